@@ -1,0 +1,2 @@
+//! `asdftool`: inspect ASDF files.
+fn main() {}

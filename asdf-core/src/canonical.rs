@@ -1,0 +1,1 @@
+//! The `asdf-canonical/1` JSON form of a file's content.

@@ -1,0 +1,37 @@
+//! # asdf-core
+//!
+//! Read ASDF (Advanced Scientific Data Format) files exactly as the standard and its real
+//! writers produce them: the `#ASDF` header, the YAML 1.1 tree with `%TAG` handles, tags,
+//! anchors and aliases, binary blocks (six codecs, MD5 checksums, streamed last block, block
+//! index), external (exploded) blocks, and arrays bound to [`ndarray`].
+//!
+//! The crate is layered bottom up; each module uses only those above it in this list:
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`layout`] | header and comment lines, locating the tree, block headers, block index |
+//! | [`codec`] | decompression/compression by 4-byte label |
+//! | [`yaml`] | the tagged tree [`Node`], YAML 1.1 scalar resolution, parsing |
+//! | [`array`] | ndarray descriptors, datatypes, inline data, binding to `ndarray` |
+//! | [`file`] | [`AsdfFile`]: open (lazy, optional mmap), typed access, `$ref` resolution |
+//! | [`canonical`] | the `asdf-canonical/1` JSON form of a file's content |
+//!
+//! ```no_run
+//! use asdf_core::AsdfFile;
+//! let file = AsdfFile::open("example.asdf")?;
+//! let data = file.array::<f64>("/data")?;
+//! println!("{:?}", data.shape());
+//! # Ok::<(), asdf_core::Error>(())
+//! ```
+
+pub mod array;
+pub mod canonical;
+pub mod codec;
+mod error;
+pub mod file;
+pub mod layout;
+pub mod yaml;
+
+pub use error::{Error, Result};
+pub use file::{AsdfFile, OpenOptions};
+pub use yaml::{Integer, Node, Value};

@@ -1,0 +1,464 @@
+//! The tagged tree: [`Node`], its [`Value`], and the style hints kept for round trips.
+//!
+//! A `Node` is a cheap handle (`Arc`) to immutable node data. Cloning a node clones the
+//! handle, so a YAML alias and its anchor are the *same* node: [`Node::ptr_eq`] tells
+//! shared identity apart from equal content.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Full tag URI of the YAML 1.1 core types (`!!str` etc.).
+pub const YAML_TAG_PREFIX: &str = "tag:yaml.org,2002:";
+/// Prefix of the ASDF standard's tags (`!` handle in ASDF files).
+pub const ASDF_TAG_PREFIX: &str = "tag:stsci.edu:asdf/";
+
+/// An exact integer of any size.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Integer {
+    /// Fits in an `i128`.
+    Small(i128),
+    /// Larger: the decimal digits with an optional leading `-`, no leading zeros.
+    Big(String),
+}
+
+impl Integer {
+    /// The value as `i64`, when it fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Integer::Small(v) => i64::try_from(*v).ok(),
+            Integer::Big(_) => None,
+        }
+    }
+    /// The value as `u64`, when it fits.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Integer::Small(v) => u64::try_from(*v).ok(),
+            Integer::Big(_) => None,
+        }
+    }
+    /// The value as `i128`, when it fits.
+    pub fn as_i128(&self) -> Option<i128> {
+        match self {
+            Integer::Small(v) => Some(*v),
+            Integer::Big(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Integer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Integer::Small(v) => write!(f, "{v}"),
+            Integer::Big(s) => f.write_str(s),
+        }
+    }
+}
+
+/// How a scalar was written in YAML (kept so a writer can reproduce it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ScalarStyle {
+    /// No preference / plain.
+    #[default]
+    Plain,
+    /// `'single quoted'`
+    SingleQuoted,
+    /// `"double quoted"`
+    DoubleQuoted,
+    /// `|` literal block
+    Literal,
+    /// `>` folded block
+    Folded,
+}
+
+/// How a sequence or mapping was written in YAML.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CollectionStyle {
+    /// No preference / block style.
+    #[default]
+    Block,
+    /// `[a, b]` / `{a: b}`
+    Flow,
+}
+
+/// Style hints of a node; they never change its meaning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Style {
+    /// No hint.
+    #[default]
+    Any,
+    /// Scalar style.
+    Scalar(ScalarStyle),
+    /// Collection style.
+    Collection(CollectionStyle),
+}
+
+/// A YAML 1.1 timestamp, kept as written.
+///
+/// `text` is the scalar as it appeared; the parsed fields allow conversion to UTC.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Timestamp {
+    /// The scalar text exactly as written.
+    pub text: String,
+    /// Year.
+    pub year: i32,
+    /// Month 1–12.
+    pub month: u8,
+    /// Day 1–31.
+    pub day: u8,
+    /// Time of day, absent for a date-only timestamp.
+    pub time: Option<TimeOfDay>,
+}
+
+/// The time part of a [`Timestamp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TimeOfDay {
+    /// Hour 0–23.
+    pub hour: u8,
+    /// Minute 0–59.
+    pub minute: u8,
+    /// Second 0–60.
+    pub second: u8,
+    /// Fraction of a second in nanoseconds.
+    pub nanosecond: u32,
+    /// Offset from UTC in seconds (east positive); `None` means none was written (UTC).
+    pub utc_offset_seconds: Option<i32>,
+}
+
+/// The content of a node.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `null`, `~`, empty.
+    Null,
+    /// `true` / `false` (YAML 1.1 also `yes`/`no`/`on`/`off`).
+    Bool(bool),
+    /// An exact integer.
+    Int(Integer),
+    /// A float (`.nan`, `.inf` included).
+    Float(f64),
+    /// A string. Also the text of every scalar carrying a non-YAML tag.
+    Str(String),
+    /// A timestamp.
+    Timestamp(Timestamp),
+    /// Decoded `!!binary` bytes.
+    Binary(Vec<u8>),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in document order. Keys may be any node.
+    Map(Vec<(Node, Node)>),
+}
+
+/// The data behind a [`Node`] handle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeData {
+    /// Full tag URI after `%TAG` expansion, if the node has one that is not a YAML core tag
+    /// (`!!str`, `!!int`, … only select the type and are not kept here).
+    pub tag: Option<String>,
+    /// The value.
+    pub value: Value,
+    /// Style hint.
+    pub style: Style,
+    /// Anchor name as written, if any.
+    pub anchor: Option<String>,
+}
+
+/// A node of the tagged tree: a shared, immutable handle.
+#[derive(Clone)]
+pub struct Node(Arc<NodeData>);
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(tag) = &self.0.tag {
+            write!(f, "!<{tag}> ")?;
+        }
+        fmt::Debug::fmt(&self.0.value, f)
+    }
+}
+
+/// Content equality (tags and values; styles and anchors are ignored).
+impl PartialEq for Node {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+            || (self.0.tag == other.0.tag && self.0.value == other.0.value)
+    }
+}
+
+impl From<NodeData> for Node {
+    fn from(d: NodeData) -> Self {
+        Node(Arc::new(d))
+    }
+}
+
+impl From<Value> for Node {
+    fn from(v: Value) -> Self {
+        Node::new(v)
+    }
+}
+
+impl Node {
+    /// An untagged node with no style hint.
+    pub fn new(value: Value) -> Self {
+        Node(Arc::new(NodeData {
+            tag: None,
+            value,
+            style: Style::Any,
+            anchor: None,
+        }))
+    }
+
+    /// A tagged node.
+    pub fn tagged(tag: impl Into<String>, value: Value) -> Self {
+        Node(Arc::new(NodeData {
+            tag: Some(tag.into()),
+            value,
+            style: Style::Any,
+            anchor: None,
+        }))
+    }
+
+    /// A string node.
+    pub fn str(s: impl Into<String>) -> Self {
+        Node::new(Value::Str(s.into()))
+    }
+
+    /// The node's data.
+    pub fn data(&self) -> &NodeData {
+        &self.0
+    }
+
+    /// The value.
+    pub fn value(&self) -> &Value {
+        &self.0.value
+    }
+
+    /// The full tag URI, if any.
+    pub fn tag(&self) -> Option<&str> {
+        self.0.tag.as_deref()
+    }
+
+    /// Style hint.
+    pub fn style(&self) -> Style {
+        self.0.style
+    }
+
+    /// Anchor name, if the node was anchored in the source.
+    pub fn anchor(&self) -> Option<&str> {
+        self.0.anchor.as_deref()
+    }
+
+    /// Whether two handles are the same node (shared identity, e.g. anchor and alias).
+    pub fn ptr_eq(&self, other: &Node) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// A stable identity for the node while it lives (address of its data).
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    /// Whether the tag is an ASDF `core/ndarray-*` tag of any version.
+    pub fn is_ndarray(&self) -> bool {
+        self.tag()
+            .is_some_and(|t| t.starts_with("tag:stsci.edu:asdf/core/ndarray-"))
+    }
+
+    /// String content, if this is a string.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.0.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Integer content, if this is an integer.
+    pub fn as_int(&self) -> Option<&Integer> {
+        match &self.0.value {
+            Value::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Integer content as `i64`, if it is one and fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        self.as_int().and_then(Integer::as_i64)
+    }
+
+    /// Float content (integers are not converted).
+    pub fn as_f64(&self) -> Option<f64> {
+        match &self.0.value {
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// Bool content.
+    pub fn as_bool(&self) -> Option<bool> {
+        match &self.0.value {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// Sequence items.
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.0.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Mapping entries in document order.
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.0.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Whether the value is null.
+    pub fn is_null(&self) -> bool {
+        matches!(self.0.value, Value::Null)
+    }
+
+    /// Looks up a string key in a mapping (first match).
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key) && k.tag().is_none())
+            .map(|(_, v)| v)
+    }
+
+    /// Follows a path of mapping keys and sequence indices.
+    ///
+    /// The path is a JSON pointer (`/a/b/0`, `~0`/`~1` escapes); `""` or `"/"` is the node
+    /// itself. A sequence index may be negative (counted from the end).
+    pub fn pointer(&self, path: &str) -> Option<&Node> {
+        let mut cur = self;
+        for raw in split_pointer(path) {
+            let seg = unescape_pointer(raw);
+            cur = match &cur.0.value {
+                Value::Map(_) => cur.get(&seg)?,
+                Value::Seq(items) => {
+                    let i: i64 = seg.parse().ok()?;
+                    let len = items.len() as i64;
+                    let idx = if i < 0 { len + i } else { i };
+                    if idx < 0 || idx >= len {
+                        return None;
+                    }
+                    &items[idx as usize]
+                }
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    /// Visits every node depth-first (pre-order) with its JSON-pointer path. Shared nodes
+    /// are visited at each place they occur; recursion through an ancestor is not followed.
+    pub fn walk(&self, mut f: impl FnMut(&str, &Node)) {
+        let mut path = String::new();
+        let mut ancestors = Vec::new();
+        self.walk_inner(&mut path, &mut ancestors, &mut f);
+    }
+
+    fn walk_inner(
+        &self,
+        path: &mut String,
+        ancestors: &mut Vec<usize>,
+        f: &mut impl FnMut(&str, &Node),
+    ) {
+        if ancestors.contains(&self.id()) {
+            return;
+        }
+        f(path, self);
+        ancestors.push(self.id());
+        let len = path.len();
+        match &self.0.value {
+            Value::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    use fmt::Write;
+                    let _ = write!(path, "/{i}");
+                    item.walk_inner(path, ancestors, f);
+                    path.truncate(len);
+                }
+            }
+            Value::Map(entries) => {
+                for (k, v) in entries {
+                    path.push('/');
+                    push_key(path, k);
+                    v.walk_inner(path, ancestors, f);
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+        ancestors.pop();
+    }
+}
+
+fn push_key(path: &mut String, k: &Node) {
+    match k.value() {
+        Value::Str(s) => {
+            for c in s.chars() {
+                match c {
+                    '~' => path.push_str("~0"),
+                    '/' => path.push_str("~1"),
+                    c => path.push(c),
+                }
+            }
+        }
+        Value::Int(i) => path.push_str(&i.to_string()),
+        Value::Bool(b) => path.push_str(if *b { "true" } else { "false" }),
+        Value::Null => path.push_str("null"),
+        other => path.push_str(&format!("{other:?}")),
+    }
+}
+
+fn split_pointer(path: &str) -> impl Iterator<Item = &str> {
+    let p = path.strip_prefix('/').unwrap_or(path);
+    p.split('/').filter(|s| !s.is_empty())
+}
+
+fn unescape_pointer(seg: &str) -> String {
+    if seg.contains('~') {
+        seg.replace("~1", "/").replace("~0", "~")
+    } else {
+        seg.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: Vec<(&str, Node)>) -> Node {
+        Node::new(Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (Node::str(k), v))
+                .collect(),
+        ))
+    }
+
+    #[test]
+    fn pointer_follows_maps_and_sequences() {
+        let leaf = Node::new(Value::Int(Integer::Small(7)));
+        let seq = Node::new(Value::Seq(vec![Node::str("x"), leaf.clone()]));
+        let root = map(vec![("a/b", map(vec![("s", seq)]))]);
+        assert_eq!(root.pointer("/a~1b/s/1").unwrap().as_i64(), Some(7));
+        assert_eq!(root.pointer("/a~1b/s/-2").unwrap().as_str(), Some("x"));
+        assert!(root.pointer("/a~1b/s/2").is_none());
+        assert!(root.pointer("/missing").is_none());
+        assert!(root.pointer("").unwrap().ptr_eq(&root));
+    }
+
+    #[test]
+    fn shared_nodes_keep_identity() {
+        let shared = Node::str("same");
+        let root = Node::new(Value::Seq(vec![shared.clone(), shared.clone()]));
+        let items = root.as_seq().unwrap();
+        assert!(items[0].ptr_eq(&items[1]));
+        let mut paths = Vec::new();
+        root.walk(|p, _| paths.push(p.to_string()));
+        assert_eq!(paths, vec!["", "/0", "/1"]);
+    }
+}
