@@ -1,2 +1,72 @@
-//! `asdftool`: inspect ASDF files.
-fn main() {}
+//! `asdftool`: inspect ASDF files from the command line.
+//!
+//! ```text
+//! asdftool info FILE [--blocks]     tree outline with array summaries (reads no block data)
+//! asdftool canonical FILE           the file's asdf-canonical/1 JSON
+//! ```
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod info;
+
+#[derive(Parser)]
+#[command(name = "asdftool", version, about = "Inspect ASDF (Advanced Scientific Data Format) files")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the tree as an outline with array summaries; reads no block data.
+    Info {
+        /// The ASDF file.
+        file: PathBuf,
+        /// Also list the block headers.
+        #[arg(long)]
+        blocks: bool,
+        /// Show at most this many lines of the tree (0: all).
+        #[arg(long, default_value_t = 0)]
+        max_rows: usize,
+    },
+    /// Print the file's canonical JSON (asdf-canonical/1): tree, tags, array hashes.
+    Canonical {
+        /// The ASDF file.
+        file: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info {
+            file,
+            blocks,
+            max_rows,
+        } => info::run(&file, blocks, max_rows),
+        Command::Canonical { file } => asdf_core::canonical::document_json(&file)
+            .map_err(|e| format!("{}: {}", file.display(), chain(&e))),
+    };
+    match result {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth reporting.
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            ExitCode::SUCCESS
+        }
+        Err(msg) => {
+            eprintln!("asdftool: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// An error and its causes on one line.
+pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    asdf_core::display_chain(err)
+}

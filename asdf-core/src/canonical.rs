@@ -1,13 +1,418 @@
-//! The `asdf-canonical/1` JSON form of a file's content.
+//! The `asdf-canonical/1` JSON form of a file's logical content (see the project's
+//! conformance `FORMAT.md`): the tree with its tags, and every ndarray as dtype, shape and
+//! the SHA-256 of its values. Layout (compression, block order, inline or external storage,
+//! anchors, YAML style) does not show.
+//!
+//! The text is written like python's `json.dumps(sort_keys=True, indent=1,
+//! ensure_ascii=False)`, so diffs against the oracle's sidecars stay readable; compare
+//! parsed values, not text.
 
-use crate::AsdfFile;
+use std::fmt::Write;
 
-/// The canonical JSON text (`asdf-canonical/1`) of an opened file.
-pub fn to_json(_file: &AsdfFile) -> crate::Result<String> {
-    Err(crate::Error::Todo)
+use crate::yaml::{self, Node, Value, YAML_TAG_PREFIX};
+use crate::{AsdfFile, Result};
+
+/// The format identifier.
+pub const FORMAT_ID: &str = "asdf-canonical/1";
+
+/// The canonical JSON text of an opened file. Reads every array (and so every block the
+/// tree uses).
+pub fn to_json(file: &AsdfFile) -> Result<String> {
+    let mut tree = String::new();
+    let mut w = Writer { file, out: &mut tree };
+    w.node(file.tree(), "", 1)?;
+    let h = file.header();
+    let mut out = String::with_capacity(tree.len() + 128);
+    out.push_str("{\n \"format\": ");
+    push_str(&mut out, FORMAT_ID);
+    out.push_str(",\n \"header\": {\n  \"asdf\": ");
+    push_opt(&mut out, h.asdf_version.as_deref());
+    out.push_str(",\n  \"standard\": ");
+    push_opt(&mut out, h.standard_version.as_deref());
+    out.push_str("\n },\n \"tree\": ");
+    out.push_str(&tree);
+    out.push_str("\n}\n");
+    Ok(out)
 }
 
 /// Opens `path` and returns its canonical JSON text.
-pub fn document_json(path: impl AsRef<std::path::Path>) -> crate::Result<String> {
+pub fn document_json(path: impl AsRef<std::path::Path>) -> Result<String> {
     to_json(&AsdfFile::open(path)?)
+}
+
+fn push_opt(out: &mut String, s: Option<&str>) {
+    match s {
+        Some(s) => push_str(out, s),
+        None => out.push_str("null"),
+    }
+}
+
+/// A JSON string literal (non-ASCII kept as is, control characters escaped).
+pub(crate) fn push_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A finite float as a JSON number that reads back as a float (`2.0`, `1e16`, `-0.0`).
+fn push_float(out: &mut String, f: f64) {
+    if f.is_nan() {
+        out.push_str("{\"$float\": \"nan\"}");
+    } else if f.is_infinite() {
+        out.push_str(if f > 0.0 {
+            "{\"$float\": \"inf\"}"
+        } else {
+            "{\"$float\": \"-inf\"}"
+        });
+    } else {
+        let _ = write!(out, "{f:?}");
+    }
+}
+
+struct Writer<'a> {
+    file: &'a AsdfFile,
+    out: &'a mut String,
+}
+
+fn indent(out: &mut String, level: usize) {
+    out.push('\n');
+    for _ in 0..level {
+        out.push(' ');
+    }
+}
+
+impl Writer<'_> {
+    /// Writes an object from already-rendered `(key, value)` pairs, sorted by key.
+    fn object(&mut self, mut entries: Vec<(String, String)>, level: usize) {
+        if entries.is_empty() {
+            self.out.push_str("{}");
+            return;
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        self.out.push('{');
+        for (i, (k, v)) in entries.iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            indent(self.out, level);
+            push_str(self.out, k);
+            self.out.push_str(": ");
+            self.out.push_str(v);
+        }
+        indent(self.out, level.saturating_sub(1));
+        self.out.push('}');
+    }
+
+    fn array(&mut self, items: Vec<String>, level: usize) {
+        if items.is_empty() {
+            self.out.push_str("[]");
+            return;
+        }
+        self.out.push('[');
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            indent(self.out, level);
+            self.out.push_str(v);
+        }
+        indent(self.out, level.saturating_sub(1));
+        self.out.push(']');
+    }
+
+    /// Renders a node into a fresh string.
+    fn render(&mut self, node: &Node, path: &str, level: usize) -> Result<String> {
+        let mut s = String::new();
+        let mut w = Writer {
+            file: self.file,
+            out: &mut s,
+        };
+        w.node(node, path, level)?;
+        Ok(s)
+    }
+
+    fn node(&mut self, node: &Node, path: &str, level: usize) -> Result<()> {
+        if node.is_ndarray() {
+            return self.ndarray(node, path, level);
+        }
+        match node.tag() {
+            Some(t) if t == "tag:yaml.org,2002:omap" || t == "tag:yaml.org,2002:pairs" => {
+                return self.omap(node, path, level, t.ends_with("omap"));
+            }
+            Some(t) if t == "tag:yaml.org,2002:set" => return self.set(node, path, level),
+            Some(t) if !t.starts_with(YAML_TAG_PREFIX) => {
+                let value = self.value(node, path, level + 1)?;
+                self.object(
+                    vec![
+                        ("$tag".to_string(), json_string(t)),
+                        ("value".to_string(), value),
+                    ],
+                    level,
+                );
+                return Ok(());
+            }
+            _ => {}
+        }
+        let v = self.value(node, path, level)?;
+        self.out.push_str(&v);
+        Ok(())
+    }
+
+    /// The node converted as if it had no tag.
+    fn value(&mut self, node: &Node, path: &str, level: usize) -> Result<String> {
+        let mut s = String::new();
+        match node.value() {
+            Value::Null => s.push_str("null"),
+            Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => {
+                let _ = write!(s, "{i}");
+            }
+            Value::Float(f) => push_float(&mut s, *f),
+            Value::Str(t) => push_str(&mut s, t),
+            Value::Timestamp(ts) => {
+                s.push_str("{\"$timestamp\": ");
+                push_str(&mut s, &yaml::timestamp_canonical(ts));
+                s.push('}');
+            }
+            Value::Binary(b) => {
+                s.push_str("{\"$bytes\": \"");
+                for byte in b {
+                    let _ = write!(s, "{byte:02x}");
+                }
+                s.push_str("\"}");
+            }
+            Value::Seq(items) => {
+                let mut rendered = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    rendered.push(self.render(item, &format!("{path}/{i}"), level + 1)?);
+                }
+                let mut w = Writer {
+                    file: self.file,
+                    out: &mut s,
+                };
+                w.array(rendered, level);
+            }
+            Value::Map(entries) => {
+                let all_str = entries
+                    .iter()
+                    .all(|(k, _)| k.tag().is_none() && matches!(k.value(), Value::Str(_)));
+                let mut w = Writer {
+                    file: self.file,
+                    out: &mut s,
+                };
+                if all_str {
+                    let mut rendered = Vec::with_capacity(entries.len());
+                    for (k, v) in entries {
+                        let key = k.as_str().unwrap_or_default();
+                        let child = format!("{path}/{}", escape_pointer(key));
+                        let key = if key.starts_with('$') {
+                            format!("${key}")
+                        } else {
+                            key.to_string()
+                        };
+                        rendered.push((key, w.render(v, &child, level + 1)?));
+                    }
+                    // Duplicate keys: the last one wins, as in a Python dict.
+                    let mut dedup: Vec<(String, String)> = Vec::with_capacity(rendered.len());
+                    for (k, v) in rendered {
+                        if let Some(slot) = dedup.iter_mut().find(|(dk, _)| *dk == k) {
+                            slot.1 = v;
+                        } else {
+                            dedup.push((k, v));
+                        }
+                    }
+                    w.object(dedup, level);
+                } else {
+                    let mut pairs = Vec::with_capacity(entries.len());
+                    for (i, (k, v)) in entries.iter().enumerate() {
+                        let child = format!("{path}/{i}");
+                        let key = w.render(k, &child, level + 3)?;
+                        let val = w.render(v, &child, level + 3)?;
+                        pairs.push((compact_key(&key), key, val));
+                    }
+                    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+                    let items = pairs
+                        .into_iter()
+                        .map(|(_, k, v)| {
+                            let mut p = String::new();
+                            Writer {
+                                file: w.file,
+                                out: &mut p,
+                            }
+                            .array(vec![k, v], level + 2);
+                            p
+                        })
+                        .collect();
+                    let mut list = String::new();
+                    Writer {
+                        file: w.file,
+                        out: &mut list,
+                    }
+                    .array(items, level + 1);
+                    w.object(vec![("$map".to_string(), list)], level);
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    fn omap(&mut self, node: &Node, path: &str, level: usize, omap: bool) -> Result<()> {
+        let mut items = Vec::new();
+        if let Some(seq) = node.as_seq() {
+            for (i, entry) in seq.iter().enumerate() {
+                for (k, v) in entry.as_map().unwrap_or_default() {
+                    let child = format!("{path}/{i}");
+                    let key = self.render(k, &child, level + 3)?;
+                    let val = self.render(v, &child, level + 3)?;
+                    let mut p = String::new();
+                    Writer {
+                        file: self.file,
+                        out: &mut p,
+                    }
+                    .array(vec![key, val], level + 2);
+                    items.push(p);
+                }
+            }
+        }
+        let mut list = String::new();
+        Writer {
+            file: self.file,
+            out: &mut list,
+        }
+        .array(items, level + 1);
+        if omap {
+            self.object(vec![("$omap".to_string(), list)], level);
+        } else {
+            self.out.push_str(&list);
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, node: &Node, path: &str, level: usize) -> Result<()> {
+        let mut keys = Vec::new();
+        for (i, (k, _)) in node.as_map().unwrap_or_default().iter().enumerate() {
+            let key = self.render(k, &format!("{path}/{i}"), level + 2)?;
+            keys.push((compact_key(&key), key));
+        }
+        keys.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut list = String::new();
+        Writer {
+            file: self.file,
+            out: &mut list,
+        }
+        .array(keys.into_iter().map(|k| k.1).collect(), level + 1);
+        self.object(vec![("$set".to_string(), list)], level);
+        Ok(())
+    }
+
+    fn ndarray(&mut self, node: &Node, path: &str, level: usize) -> Result<()> {
+        let arr = self.file.dyn_array_of(node, path)?;
+        let mut fields = vec![
+            ("dtype".to_string(), arr.dtype.canonical_json()),
+            ("sha256".to_string(), json_string(&arr.canonical_sha256_hex())),
+        ];
+        let mut shape = String::from("[");
+        for (i, d) in arr.shape.iter().enumerate() {
+            if i > 0 {
+                shape.push_str(", ");
+            }
+            let _ = write!(shape, "{d}");
+        }
+        shape.push(']');
+        fields.push(("shape".to_string(), shape));
+        if let Some(mask) = node.get("mask") {
+            let rendered = self.render(mask, &format!("{path}/mask"), level + 2)?;
+            fields.push(("mask".to_string(), rendered));
+        }
+        let mut inner = String::new();
+        Writer {
+            file: self.file,
+            out: &mut inner,
+        }
+        .object(fields, level + 1);
+        self.object(vec![("$ndarray".to_string(), inner)], level);
+        Ok(())
+    }
+}
+
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_str(&mut out, s);
+    out
+}
+
+/// A rendered key without layout whitespace, for ordering `$map` pairs.
+fn compact_key(rendered: &str) -> String {
+    let mut out = String::with_capacity(rendered.len());
+    let mut in_str = false;
+    let mut escaped = false;
+    for c in rendered.chars() {
+        if in_str {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if c == '"' {
+            in_str = true;
+            out.push(c);
+        } else if c != '\n' && c != ' ' {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_escape_like_python_json() {
+        let mut s = String::new();
+        push_str(&mut s, "a\"b\\c\n\u{0}é𝄞");
+        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0000é𝄞\"");
+    }
+
+    #[test]
+    fn floats_always_read_back_as_floats() {
+        for (f, text) in [
+            (2.0, "2.0"),
+            (1e16, "1e16"),
+            (-0.0, "-0.0"),
+            (0.1, "0.1"),
+            (f64::NAN, "{\"$float\": \"nan\"}"),
+            (f64::NEG_INFINITY, "{\"$float\": \"-inf\"}"),
+        ] {
+            let mut s = String::new();
+            push_float(&mut s, f);
+            assert_eq!(s, text);
+        }
+    }
+
+    #[test]
+    fn compact_key_drops_layout_only() {
+        assert_eq!(compact_key("[\n 1,\n \"a b\"\n]"), "[1,\"a b\"]");
+    }
 }

@@ -1,13 +1,133 @@
-//! The crate's top-level error.
+//! The crate's top-level error: every layer's error, plus what the file layer adds (which
+//! block, which tree path, which external file).
+
+use std::path::PathBuf;
+
+use crate::array::ArrayError;
+use crate::codec::CodecError;
+use crate::layout::LayoutError;
+use crate::yaml::YamlError;
 
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Every error of the crate.
+/// Every error of the crate, grouped by who is at fault.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Placeholder.
-    #[error("not implemented")]
-    Todo,
+    /// The operating system failed a read.
+    #[error("i/o error on {}", path.as_ref().map_or_else(|| "<memory>".to_string(), |p| p.display().to_string()))]
+    Io {
+        /// The file, when known.
+        path: Option<PathBuf>,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file's byte layout is malformed (header, blocks, index).
+    #[error("malformed file layout")]
+    Layout(#[from] LayoutError),
+    /// The YAML tree is malformed or exceeds a limit.
+    #[error("malformed yaml tree")]
+    Yaml(#[from] YamlError),
+    /// An ndarray node or its data is malformed, or the requested type does not match.
+    #[error("array error")]
+    Array(#[from] ArrayError),
+    /// A block failed to decompress (only this block is affected).
+    #[error("block {block} at byte {offset}: cannot decode")]
+    Codec {
+        /// Block index in file order.
+        block: usize,
+        /// File offset of the block header.
+        offset: u64,
+        /// What the codec said.
+        #[source]
+        source: CodecError,
+    },
+    /// A block's stored MD5 matches neither its stored nor its decoded bytes.
+    #[error("block {block} at byte {offset}: checksum mismatch (stored {expected}, computed {actual})")]
+    Checksum {
+        /// Block index in file order.
+        block: usize,
+        /// File offset of the block header.
+        offset: u64,
+        /// The MD5 in the block header, hex.
+        expected: String,
+        /// The MD5 computed over the stored bytes, hex.
+        actual: String,
+    },
+    /// An ndarray names a block that the file does not have.
+    #[error("{path}: source {source_index} names no block (the file has {count})")]
+    NoSuchBlock {
+        /// Tree path of the ndarray.
+        path: String,
+        /// The `source` value.
+        source_index: i64,
+        /// Number of blocks in the file.
+        count: usize,
+    },
+    /// Nothing in the tree at this path.
+    #[error("no node at tree path {path:?}")]
+    NoSuchPath {
+        /// The JSON-pointer path asked for.
+        path: String,
+    },
+    /// The node at this path is not an ndarray.
+    #[error("{path}: not an ndarray (tag {tag:?})")]
+    NotAnArray {
+        /// Tree path.
+        path: String,
+        /// The node's tag.
+        tag: Option<String>,
+    },
+    /// A `$ref` or external source could not be followed.
+    #[error("{path}: cannot resolve reference {reference:?}: {reason}")]
+    Reference {
+        /// Tree path of the referring node.
+        path: String,
+        /// The URI.
+        reference: String,
+        /// Why.
+        reason: String,
+    },
+    /// An error inside an external file referred to by this one.
+    #[error("in external file {}", file.display())]
+    External {
+        /// The external file.
+        file: PathBuf,
+        /// Its error.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A configured limit was exceeded.
+    #[error("limit exceeded: {what} is {found}, limit {limit}")]
+    Limit {
+        /// What was measured.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+        /// The value found.
+        found: u64,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: Option<&std::path::Path>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.map(|p| p.to_path_buf()),
+            source,
+        }
+    }
+}
+
+/// Writes an error with all its causes on one line: `a: b: c`.
+pub fn display_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        out.push_str(": ");
+        out.push_str(&e.to_string());
+        cur = e.source();
+    }
+    out
 }

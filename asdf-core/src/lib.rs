@@ -32,6 +32,6 @@ pub mod file;
 pub mod layout;
 pub mod yaml;
 
-pub use error::{Error, Result};
+pub use error::{display_chain, Error, Result};
 pub use file::{AsdfFile, OpenOptions};
 pub use yaml::{Integer, Node, Value};

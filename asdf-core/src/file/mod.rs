@@ -1,30 +1,673 @@
-//! The file API: [`AsdfFile`].
+//! The file API: [`AsdfFile`] and [`OpenOptions`].
+//!
+//! Opening reads the header, the YAML tree and the block headers — never block data. Block
+//! data is read (and decoded, and checksum-verified when asked) the first time an array
+//! needs it, then cached. With [`OpenOptions::mmap`] uncompressed blocks are served straight
+//! from the memory map.
 
-use crate::Node;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// Options for opening a file.
-#[derive(Clone, Debug, Default)]
-pub struct OpenOptions {}
+use md5::{Digest, Md5};
+use memmap2::Mmap;
+use ndarray::{ArrayD, ArrayViewD, CowArray, IxDyn};
+use rayon::prelude::*;
 
-/// An opened ASDF file.
+use crate::array::{self, ArraySource, DynArray, Element, NdArrayMeta};
+use crate::codec::{self, Compression};
+use crate::layout::{self, BlockHeader, Layout, LayoutLimits, ReadAt};
+use crate::yaml::{self, Document, Node, Value, YamlLimits};
+use crate::{Error, Result};
+
+mod refs;
+
+pub use refs::RefTarget;
+
+/// Options for opening a file; start from [`AsdfFile::options`].
+///
+/// ```no_run
+/// use asdf_core::AsdfFile;
+/// let file = AsdfFile::options().mmap(true).verify_checksums(true).open("big.asdf")?;
+/// # Ok::<(), asdf_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    mmap: bool,
+    verify_checksums: bool,
+    lazy: bool,
+    max_block_bytes: u64,
+    yaml_limits: YamlLimits,
+    layout_limits: LayoutLimits,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            mmap: false,
+            verify_checksums: false,
+            lazy: true,
+            max_block_bytes: 1 << 40,
+            yaml_limits: YamlLimits::default(),
+            layout_limits: LayoutLimits::default(),
+        }
+    }
+}
+
+impl OpenOptions {
+    /// Default options: lazy block loading, no mmap, no checksum verification.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Memory-map the file; uncompressed blocks are then read without copying.
+    pub fn mmap(mut self, on: bool) -> Self {
+        self.mmap = on;
+        self
+    }
+    /// Verify each block's MD5 when its data is loaded (and all of them on a non-lazy open).
+    pub fn verify_checksums(mut self, on: bool) -> Self {
+        self.verify_checksums = on;
+        self
+    }
+    /// Load block data on first use (default `true`). With `false`, every block is read,
+    /// decoded and (when asked) verified during `open`, in parallel.
+    pub fn lazy(mut self, on: bool) -> Self {
+        self.lazy = on;
+        self
+    }
+    /// Largest decoded block accepted, in bytes (default 1 TiB).
+    pub fn max_block_bytes(mut self, n: u64) -> Self {
+        self.max_block_bytes = n;
+        self
+    }
+    /// Limits for parsing the YAML tree (nesting depth, alias expansion).
+    pub fn yaml_limits(mut self, limits: YamlLimits) -> Self {
+        self.yaml_limits = limits;
+        self
+    }
+    /// Limits for locating the tree and blocks.
+    pub fn layout_limits(mut self, limits: LayoutLimits) -> Self {
+        self.layout_limits = limits;
+        self
+    }
+
+    /// Opens the file at `path`.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<AsdfFile> {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path).map_err(|e| Error::io(Some(path), e))?;
+        let (source, mmap): (Arc<dyn ReadAt>, Option<Arc<Mmap>>) = if self.mmap {
+            // SAFETY: the map is read-only and private to this process; like every reader of a
+            // file that others may modify, we accept that a concurrent truncation by another
+            // process can fault. All reads go through bounds checked against the map's length.
+            let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(Some(path), e))?;
+            let map = Arc::new(map);
+            (Arc::new(MmapSource(map.clone())), Some(map))
+        } else {
+            (Arc::new(file), None)
+        };
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        AsdfFile::build(source, mmap, Some(path.to_path_buf()), base, self.clone())
+    }
+
+    /// Opens a file held in memory; external blocks and `$ref`s resolve relative to
+    /// `base_dir`.
+    pub fn open_bytes(&self, bytes: Vec<u8>, base_dir: impl Into<PathBuf>) -> Result<AsdfFile> {
+        AsdfFile::build(Arc::new(bytes), None, None, base_dir.into(), self.clone())
+    }
+}
+
+struct MmapSource(Arc<Mmap>);
+
+impl ReadAt for MmapSource {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        (*self.0).read_exact_at(buf, offset)
+    }
+}
+
+/// Bytes of one decoded block: owned, or a range of the memory map.
 #[derive(Debug)]
-pub struct AsdfFile {}
+enum BlockBytes {
+    Owned(Vec<u8>),
+    Mapped(Arc<Mmap>, std::ops::Range<usize>),
+}
+
+impl BlockBytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            BlockBytes::Owned(v) => v,
+            BlockBytes::Mapped(m, r) => &m[r.clone()],
+        }
+    }
+}
+
+/// An opened ASDF file: its header, tree and block headers, with block data loaded on
+/// demand. `AsdfFile` is `Send + Sync`; arrays may be read from several threads.
+pub struct AsdfFile {
+    path: Option<PathBuf>,
+    base_dir: PathBuf,
+    source: Arc<dyn ReadAt>,
+    mmap: Option<Arc<Mmap>>,
+    layout: Layout,
+    doc: Document,
+    blocks: Vec<OnceLock<BlockBytes>>,
+    external: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
+    options: OpenOptions,
+}
+
+impl std::fmt::Debug for AsdfFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsdfFile")
+            .field("path", &self.path)
+            .field("header", &self.layout.header)
+            .field("blocks", &self.layout.blocks.len())
+            .finish_non_exhaustive()
+    }
+}
 
 impl AsdfFile {
-    /// Opens a file.
-    pub fn open(_path: impl AsRef<std::path::Path>) -> crate::Result<Self> {
-        Err(crate::Error::Todo)
+    /// Opens a file with default options (lazy blocks, no mmap, no checksum verification).
+    ///
+    /// ```no_run
+    /// let file = asdf_core::AsdfFile::open("observation.asdf")?;
+    /// for (path, node) in file.arrays() {
+    ///     println!("{path}: {:?}", node.tag());
+    /// }
+    /// # Ok::<(), asdf_core::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        OpenOptions::default().open(path)
     }
-    /// Opens a file held in memory (external blocks resolve relative to the working directory).
-    pub fn from_bytes(_bytes: Vec<u8>) -> crate::Result<Self> {
-        Err(crate::Error::Todo)
+
+    /// Options for opening a file.
+    pub fn options() -> OpenOptions {
+        OpenOptions::default()
     }
+
+    /// Opens a file held in memory (external blocks resolve relative to the working
+    /// directory; use [`OpenOptions::open_bytes`] to choose).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self> {
+        OpenOptions::default().open_bytes(bytes, ".")
+    }
+
+    fn build(
+        source: Arc<dyn ReadAt>,
+        mmap: Option<Arc<Mmap>>,
+        path: Option<PathBuf>,
+        base_dir: PathBuf,
+        options: OpenOptions,
+    ) -> Result<Self> {
+        let (layout, tree_bytes) = layout::read_layout(&*source, &options.layout_limits)?;
+        let doc = if tree_bytes.is_empty() {
+            Document {
+                version: None,
+                tag_directives: Vec::new(),
+                root: Node::new(Value::Null),
+            }
+        } else {
+            yaml::parse(&tree_bytes, &options.yaml_limits)?
+        };
+        let blocks = (0..layout.blocks.len()).map(|_| OnceLock::new()).collect();
+        let file = AsdfFile {
+            path,
+            base_dir,
+            source,
+            mmap,
+            layout,
+            doc,
+            blocks,
+            external: Mutex::new(HashMap::new()),
+            options,
+        };
+        if !file.options.lazy {
+            (0..file.blocks.len())
+                .into_par_iter()
+                .try_for_each(|i| file.block_data(i).map(|_| ()))?;
+        }
+        Ok(file)
+    }
+
+    /// The path the file was opened from, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The directory that relative URIs (external blocks, `$ref`) resolve against.
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
+    }
+
+    /// The `#ASDF` header lines.
+    pub fn header(&self) -> &layout::Header {
+        &self.layout.header
+    }
+
+    /// The located byte layout: tree range and block headers.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Block headers in file order.
+    pub fn blocks(&self) -> &[BlockHeader] {
+        &self.layout.blocks
+    }
+
+    /// The parsed YAML document (version, `%TAG` directives, root).
+    pub fn document(&self) -> &Document {
+        &self.doc
+    }
+
     /// The root of the tree (a null node for a file without a tree).
     pub fn tree(&self) -> &Node {
-        unimplemented!()
+        &self.doc.root
     }
-    /// Reads an array.
-    pub fn array<T>(&self, _path: &str) -> crate::Result<ndarray::ArrayD<T>> {
-        Err(crate::Error::Todo)
+
+    /// The node at a JSON-pointer path (`/a/b/0`), if any.
+    pub fn get(&self, path: &str) -> Option<&Node> {
+        self.doc.root.pointer(path)
     }
+
+    /// The node at a JSON-pointer path, or [`Error::NoSuchPath`].
+    pub fn node(&self, path: &str) -> Result<&Node> {
+        self.get(path).ok_or_else(|| Error::NoSuchPath {
+            path: path.to_string(),
+        })
+    }
+
+    /// Every ndarray node in the tree with its path, in document order.
+    pub fn arrays(&self) -> Vec<(String, Node)> {
+        let mut out = Vec::new();
+        self.doc.root.walk(|p, n| {
+            if n.is_ndarray() {
+                out.push((p.to_string(), n.clone()));
+            }
+        });
+        out
+    }
+
+    fn block_header(&self, index: usize) -> Result<&BlockHeader> {
+        self.layout.blocks.get(index).ok_or(Error::NoSuchBlock {
+            path: String::new(),
+            source_index: index as i64,
+            count: self.layout.blocks.len(),
+        })
+    }
+
+    /// The decoded bytes of block `index` (read, decoded and verified on first use, then
+    /// cached).
+    pub fn block_data(&self, index: usize) -> Result<&[u8]> {
+        let header = self.block_header(index)?;
+        if let Some(b) = self.blocks[index].get() {
+            return Ok(b.as_slice());
+        }
+        let bytes = self.load_block(header)?;
+        // Another thread may have won the race; either value is the same content.
+        let _ = self.blocks[index].set(bytes);
+        Ok(self.blocks[index]
+            .get()
+            .map(BlockBytes::as_slice)
+            .unwrap_or_default())
+    }
+
+    fn stored_range(&self, h: &BlockHeader) -> Result<std::ops::Range<usize>> {
+        let start = h.data_offset();
+        let end = start
+            .checked_add(h.used_size)
+            .filter(|&e| e <= self.source.len())
+            .ok_or(layout::LayoutError::BlockOutOfBounds {
+                index: h.index,
+                offset: h.offset,
+                end: start.saturating_add(h.used_size),
+                file_len: self.source.len(),
+            })?;
+        let s = usize::try_from(start).map_err(|_| self.limit("block offset", start))?;
+        let e = usize::try_from(end).map_err(|_| self.limit("block end", end))?;
+        Ok(s..e)
+    }
+
+    fn limit(&self, what: &'static str, found: u64) -> Error {
+        Error::Limit {
+            what,
+            limit: usize::MAX as u64,
+            found,
+        }
+    }
+
+    fn compression(&self, h: &BlockHeader) -> Result<Option<Compression>> {
+        Compression::from_label(&h.compression).map_err(|source| Error::Codec {
+            block: h.index,
+            offset: h.offset,
+            source,
+        })
+    }
+
+    fn load_block(&self, h: &BlockHeader) -> Result<BlockBytes> {
+        let compression = self.compression(h)?;
+        if h.data_size > self.options.max_block_bytes {
+            return Err(Error::Limit {
+                what: "decoded block size",
+                limit: self.options.max_block_bytes,
+                found: h.data_size,
+            });
+        }
+        let stored: BlockBytes = match &self.mmap {
+            Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
+            None => BlockBytes::Owned(
+                layout::read_stored(&*self.source, h).map_err(|e| self.wrap_layout(e))?,
+            ),
+        };
+        let decoded = match compression {
+            None => stored,
+            Some(c) => BlockBytes::Owned(
+                codec::decode(c, stored.as_slice(), h.data_size).map_err(|source| {
+                    Error::Codec {
+                        block: h.index,
+                        offset: h.offset,
+                        source,
+                    }
+                })?,
+            ),
+        };
+        if self.options.verify_checksums && h.has_checksum() {
+            self.check_md5(h, compression.is_some(), &decoded, None)?;
+        }
+        Ok(decoded)
+    }
+
+    fn wrap_layout(&self, e: layout::LayoutError) -> Error {
+        Error::Layout(e)
+    }
+
+    /// Checks a block's MD5: over the stored bytes (asdf ≥ 5.3) or, for a compressed
+    /// block, over the decoded bytes (legacy writers).
+    fn check_md5(
+        &self,
+        h: &BlockHeader,
+        compressed: bool,
+        decoded: &BlockBytes,
+        stored: Option<&[u8]>,
+    ) -> Result<()> {
+        let owned;
+        let stored_bytes: &[u8] = if !compressed {
+            decoded.as_slice()
+        } else if let Some(s) = stored {
+            s
+        } else {
+            owned = match &self.mmap {
+                Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
+                None => BlockBytes::Owned(layout::read_stored(&*self.source, h)?),
+            };
+            owned.as_slice()
+        };
+        let actual: [u8; 16] = Md5::digest(stored_bytes).into();
+        if actual == h.checksum {
+            return Ok(());
+        }
+        if compressed {
+            let legacy: [u8; 16] = Md5::digest(decoded.as_slice()).into();
+            if legacy == h.checksum {
+                return Ok(());
+            }
+        }
+        Err(Error::Checksum {
+            block: h.index,
+            offset: h.offset,
+            expected: hex(&h.checksum),
+            actual: hex(&actual),
+        })
+    }
+
+    /// Verifies the MD5 of every block that has one, in parallel. A compressed block passes
+    /// when the checksum covers either its stored or (as legacy writers did) its decoded
+    /// bytes. Reports the first mismatch in file order.
+    pub fn verify_checksums(&self) -> Result<()> {
+        let results: Vec<Result<()>> = self
+            .layout
+            .blocks
+            .par_iter()
+            .filter(|h| h.has_checksum())
+            .map(|h| {
+                let compression = self.compression(h)?;
+                let stored = match &self.mmap {
+                    Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
+                    None => BlockBytes::Owned(layout::read_stored(&*self.source, h)?),
+                };
+                let actual: [u8; 16] = Md5::digest(stored.as_slice()).into();
+                if actual == h.checksum {
+                    return Ok(());
+                }
+                match compression {
+                    Some(_) => {
+                        let decoded = match self.blocks[h.index].get() {
+                            Some(b) => BlockBytes::Owned(b.as_slice().to_vec()),
+                            None => BlockBytes::Owned(
+                                codec::decode(
+                                    compression.unwrap_or(Compression::Zlib),
+                                    stored.as_slice(),
+                                    h.data_size,
+                                )
+                                .map_err(|source| Error::Codec {
+                                    block: h.index,
+                                    offset: h.offset,
+                                    source,
+                                })?,
+                            ),
+                        };
+                        self.check_md5(h, true, &decoded, Some(stored.as_slice()))
+                    }
+                    None => Err(Error::Checksum {
+                        block: h.index,
+                        offset: h.offset,
+                        expected: hex(&h.checksum),
+                        actual: hex(&actual),
+                    }),
+                }
+            })
+            .collect();
+        results.into_iter().collect()
+    }
+
+    /// Resolves an ndarray `source: N` (negative counts from the end) to a block index.
+    fn block_index(&self, source: i64, path: &str) -> Result<usize> {
+        let count = self.layout.blocks.len();
+        let idx = if source < 0 {
+            (count as i64).checked_add(source)
+        } else {
+            Some(source)
+        };
+        idx.filter(|&i| i >= 0 && (i as u64) < count as u64)
+            .map(|i| i as usize)
+            .ok_or(Error::NoSuchBlock {
+                path: path.to_string(),
+                source_index: source,
+                count,
+            })
+    }
+
+    /// Opens (once) an external ASDF file named by a relative URI.
+    pub(crate) fn external_file(&self, uri: &str, path: &str) -> Result<Arc<AsdfFile>> {
+        let rel = refs::uri_to_relative_path(uri).ok_or_else(|| Error::Reference {
+            path: path.to_string(),
+            reference: uri.to_string(),
+            reason: "only relative file URIs are supported".into(),
+        })?;
+        let full = self.base_dir.join(rel);
+        if let Some(f) = self.lock_external().get(&full) {
+            return Ok(f.clone());
+        }
+        let opened = self
+            .options
+            .open(&full)
+            .map_err(|e| Error::External {
+                file: full.clone(),
+                source: Box::new(e),
+            })?;
+        let opened = Arc::new(opened);
+        self.lock_external().insert(full, opened.clone());
+        Ok(opened)
+    }
+
+    fn lock_external(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<AsdfFile>>> {
+        // A poisoned cache only means another thread panicked mid-insert; the map is still
+        // consistent (entries are inserted whole).
+        self.external.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The ndarray node at `path`, checked to be one.
+    fn ndarray_node(&self, path: &str) -> Result<&Node> {
+        let node = self.node(path)?;
+        if !node.is_ndarray() {
+            return Err(Error::NotAnArray {
+                path: path.to_string(),
+                tag: node.tag().map(str::to_string),
+            });
+        }
+        Ok(node)
+    }
+
+    /// The array at `path` in its dynamic form (any datatype: numbers, strings, records).
+    pub fn dyn_array(&self, path: &str) -> Result<DynArray> {
+        let node = self.ndarray_node(path)?.clone();
+        self.dyn_array_of(&node, path)
+    }
+
+    /// The dynamic array of any ndarray node of this file's tree (`path` is used in errors).
+    pub fn dyn_array_of(&self, node: &Node, path: &str) -> Result<DynArray> {
+        let meta = NdArrayMeta::from_node(node, path)?;
+        match &meta.source {
+            ArraySource::Inline(_) => Ok(array::from_inline(&meta, path)?),
+            ArraySource::Block(src) => {
+                let idx = self.block_index(*src, path)?;
+                let data = self.block_data(idx)?;
+                Ok(array::from_block(&meta, data, path)?)
+            }
+            ArraySource::Uri(uri) => {
+                let ext = self.external_file(uri, path)?;
+                let data = ext.block_data(0).map_err(|e| Error::External {
+                    file: ext.path().map(Path::to_path_buf).unwrap_or_default(),
+                    source: Box::new(e),
+                })?;
+                Ok(array::from_block(&meta, data, path)?)
+            }
+        }
+    }
+
+    /// The array at `path` as an owned `ndarray` array of `T`, byte order converted.
+    /// A datatype other than `T`'s is an [`crate::array::ArrayError::DTypeMismatch`].
+    ///
+    /// ```no_run
+    /// let file = asdf_core::AsdfFile::open("image.asdf")?;
+    /// let img = file.array::<f32>("/sci")?;
+    /// println!("{} pixels", img.len());
+    /// # Ok::<(), asdf_core::Error>(())
+    /// ```
+    pub fn array<T: Element>(&self, path: &str) -> Result<ArrayD<T>> {
+        let node = self.ndarray_node(path)?.clone();
+        if let Some(a) = self.fast_owned::<T>(&node, path)? {
+            return Ok(a);
+        }
+        Ok(self.dyn_array_of(&node, path)?.to_array::<T>()?)
+    }
+
+    /// The array at `path` without copying when its block is uncompressed, aligned and
+    /// native-endian (memory-mapped or already loaded); otherwise an owned copy.
+    pub fn array_view<T: Element>(&self, path: &str) -> Result<CowArray<'_, T, IxDyn>> {
+        let node = self.ndarray_node(path)?;
+        let meta = NdArrayMeta::from_node(node, path)?;
+        if let ArraySource::Block(src) = meta.source {
+            let idx = self.block_index(src, path)?;
+            let data = self.block_data(idx)?;
+            if let Some(view) = array::view::<T>(&meta, data, path)? {
+                return Ok(CowArray::from(view));
+            }
+        }
+        Ok(CowArray::from(self.array::<T>(path)?))
+    }
+
+    /// A zero-copy view, or `None` when the data needs a copy (compressed, misaligned,
+    /// byte-swapped, inline or external).
+    pub fn try_view<T: Element>(&self, path: &str) -> Result<Option<ArrayViewD<'_, T>>> {
+        let node = self.ndarray_node(path)?;
+        let meta = NdArrayMeta::from_node(node, path)?;
+        match meta.source {
+            ArraySource::Block(src) => {
+                let idx = self.block_index(src, path)?;
+                let data = self.block_data(idx)?;
+                Ok(array::view::<T>(&meta, data, path)?)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Reads an uncompressed, contiguous, native-endian block straight into the array's
+    /// own allocation (one copy from the kernel, as `std::fs::read` does).
+    fn fast_owned<T: Element>(&self, node: &Node, path: &str) -> Result<Option<ArrayD<T>>> {
+        if self.mmap.is_some() {
+            return Ok(None);
+        }
+        let meta = NdArrayMeta::from_node(node, path)?;
+        let ArraySource::Block(src) = meta.source else {
+            return Ok(None);
+        };
+        let idx = self.block_index(src, path)?;
+        if self.blocks[idx].get().is_some() {
+            return Ok(None);
+        }
+        let h = self.block_header(idx)?;
+        if self.compression(h)?.is_some() || self.options.verify_checksums {
+            return Ok(None);
+        }
+        let Some(plan) = array::contiguous_plan::<T>(&meta, h.used_size, path)? else {
+            return Ok(None);
+        };
+        let start = h
+            .data_offset()
+            .checked_add(plan.byte_offset)
+            .ok_or_else(|| self.limit("array offset", plan.byte_offset))?;
+        let mut out: Vec<T> = Vec::new();
+        out.try_reserve_exact(plan.len)
+            .map_err(|_| self.limit("array elements", plan.len as u64))?;
+        out.resize(plan.len, T::zero());
+        read_into_elements(&*self.source, &mut out, start)
+            .map_err(|e| Error::io(self.path.as_deref(), e))?;
+        Ok(Some(
+            ArrayD::from_shape_vec(IxDyn(&plan.shape), out).map_err(|e| {
+                crate::array::ArrayError::BadValue {
+                    path: path.to_string(),
+                    key: "shape".into(),
+                    message: e.to_string(),
+                }
+            })?,
+        ))
+    }
+
+    /// Follows a `$ref` mapping (`{$ref: URI}`) to its target: a JSON pointer in this file
+    /// (`#/path`) or in another file (`other.asdf#/path`, relative to [`Self::base_dir`]).
+    pub fn resolve_ref(&self, node: &Node, path: &str) -> Result<RefTarget> {
+        refs::resolve(self, node, path)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads `out.len()` elements' bytes from `offset` into `out`.
+fn read_into_elements<T: Element>(
+    src: &dyn ReadAt,
+    out: &mut [T],
+    offset: u64,
+) -> std::io::Result<()> {
+    let bytes = T::as_bytes_mut(out);
+    // Large reads in pieces so a huge array does not need one giant syscall.
+    const PIECE: usize = 64 << 20;
+    let mut done = 0usize;
+    while done < bytes.len() {
+        let n = PIECE.min(bytes.len() - done);
+        src.read_exact_at(&mut bytes[done..done + n], offset + done as u64)?;
+        done += n;
+    }
+    Ok(())
 }

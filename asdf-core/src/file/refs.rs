@@ -1,0 +1,120 @@
+//! `$ref` resolution (JSON pointers within the file and into other files) and relative URIs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::AsdfFile;
+use crate::{Error, Node, Result};
+
+/// Where a `$ref` leads.
+#[derive(Clone, Debug)]
+pub struct RefTarget {
+    /// The file holding the target: `None` for the referring file itself.
+    pub file: Option<Arc<AsdfFile>>,
+    /// The target node.
+    pub node: Node,
+    /// The target's JSON-pointer path inside its file.
+    pub path: String,
+}
+
+/// Most `$ref` hops followed before giving up (guards against reference cycles).
+const MAX_HOPS: usize = 64;
+
+/// A relative URI (`data0000.asdf`, `sub/dir/x.asdf`, `file:x.asdf`) as a relative path;
+/// `None` for absolute URIs with another scheme or a path escaping upwards is allowed.
+pub(crate) fn uri_to_relative_path(uri: &str) -> Option<PathBuf> {
+    let uri = uri.split('#').next().unwrap_or("");
+    let uri = uri.strip_prefix("file:").unwrap_or(uri);
+    if uri.is_empty() || uri.contains("://") {
+        return None;
+    }
+    Some(PathBuf::from(percent_decode(uri)?))
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    if !s.contains('%') {
+        return Some(s.to_string());
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The `$ref` string of a `{$ref: ...}` mapping.
+pub(crate) fn ref_uri(node: &Node) -> Option<&str> {
+    node.get("$ref")?.as_str()
+}
+
+pub(super) fn resolve(file: &AsdfFile, node: &Node, path: &str) -> Result<RefTarget> {
+    let mut current_file: Option<Arc<AsdfFile>> = None;
+    let mut current = node.clone();
+    let mut current_path = path.to_string();
+    for _ in 0..MAX_HOPS {
+        let Some(uri) = ref_uri(&current) else {
+            return Ok(RefTarget {
+                file: current_file,
+                node: current,
+                path: current_path,
+            });
+        };
+        let uri = uri.to_string();
+        let err = |reason: &str| Error::Reference {
+            path: current_path.clone(),
+            reference: uri.clone(),
+            reason: reason.to_string(),
+        };
+        let (doc, fragment) = match uri.split_once('#') {
+            Some((d, f)) => (d, f),
+            None => (uri.as_str(), ""),
+        };
+        let pointer = percent_decode(fragment).ok_or_else(|| err("bad percent-encoding"))?;
+        if !doc.is_empty() {
+            let holder = current_file.as_deref().unwrap_or(file);
+            current_file = Some(holder.external_file(doc, &current_path)?);
+        }
+        let holder = current_file.as_deref().unwrap_or(file);
+        let target = holder
+            .tree()
+            .pointer(&pointer)
+            .ok_or_else(|| err("no node at that pointer"))?
+            .clone();
+        current = target;
+        current_path = pointer;
+    }
+    Err(Error::Reference {
+        path: path.to_string(),
+        reference: ref_uri(node).unwrap_or_default().to_string(),
+        reason: format!("more than {MAX_HOPS} hops (a reference cycle?)"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_uris_become_paths() {
+        assert_eq!(
+            uri_to_relative_path("exploded0000.asdf"),
+            Some(PathBuf::from("exploded0000.asdf"))
+        );
+        assert_eq!(
+            uri_to_relative_path("file:a%20b.asdf#/x"),
+            Some(PathBuf::from("a b.asdf"))
+        );
+        assert_eq!(uri_to_relative_path("http://example.org/x.asdf"), None);
+        assert_eq!(uri_to_relative_path("#/local"), None);
+        assert_eq!(uri_to_relative_path("bad%zz"), None);
+    }
+}
