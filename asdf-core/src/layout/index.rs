@@ -91,21 +91,28 @@ fn read_range(src: &dyn ReadAt, start: u64, end: u64) -> Result<Vec<u8>, LayoutE
 }
 
 fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || hay.len() < needle.len() {
-        return None;
+    let (&first, rest) = needle.split_first()?;
+    let mut end = hay.len();
+    while let Some(i) = hay.get(..end)?.iter().rposition(|&b| b == first) {
+        if hay.get(i + 1..i + needle.len()) == Some(rest) {
+            return Some(i);
+        }
+        end = i;
     }
-    (0..=hay.len() - needle.len())
-        .rev()
-        .find(|&i| hay.get(i..i + needle.len()) == Some(needle))
+    None
 }
 
 fn parse_int(text: &[u8]) -> Option<u64> {
     let t = text.trim_ascii();
     let t = t.strip_prefix(b"+").unwrap_or(t);
-    if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
+    if t.is_empty() {
         return None;
     }
-    std::str::from_utf8(t).ok()?.parse().ok()
+    t.iter().try_fold(0u64, |acc, &b| {
+        b.is_ascii_digit()
+            .then_some(())
+            .and_then(|()| acc.checked_mul(10)?.checked_add(u64::from(b - b'0')))
+    })
 }
 
 /// Parse the YAML text after the `#ASDF BLOCK INDEX` marker: a list of integers, as a block
@@ -154,14 +161,15 @@ pub(crate) fn parse_index(text: &[u8], max_entries: usize) -> Option<Vec<u64>> {
     if !started || lines.any(|l| !l.trim_ascii().is_empty()) {
         return None;
     }
-    let joined: Vec<u8> = content.join(&b'\n');
-    let body = joined.trim_ascii();
     let mut out = Vec::new();
-    if body.is_empty() {
-        return Some(out);
-    }
-    if let Some(inner) = body.strip_prefix(b"[") {
-        let inner = inner.strip_suffix(b"]")?;
+    let is_flow = content
+        .iter()
+        .find(|l| !l.trim_ascii().is_empty())
+        .is_some_and(|l| l.trim_ascii().starts_with(b"["));
+    if is_flow {
+        let joined: Vec<u8> = content.join(&b'\n');
+        let body = joined.trim_ascii();
+        let inner = body.strip_prefix(b"[")?.strip_suffix(b"]")?;
         if inner.trim_ascii().is_empty() {
             return Some(out);
         }
@@ -176,7 +184,7 @@ pub(crate) fn parse_index(text: &[u8], max_entries: usize) -> Option<Vec<u64>> {
             out.push(parse_int(item)?);
         }
     } else {
-        for line in body.split(|&b| b == b'\n') {
+        for line in content {
             let line = line.trim_ascii();
             if line.is_empty() {
                 continue;
