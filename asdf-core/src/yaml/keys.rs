@@ -1,0 +1,158 @@
+//! Duplicate mapping keys, resolved as a Python `dict` built from the pairs in order: the key
+//! stays at its first position and takes the value of its last occurrence. Keys are equal as
+//! Python values are (`1`, `1.0` and `true` are one key; NaN never equals anything; a date
+//! differs from a date-time; zoned date-times are equal at the same instant). Sequence and
+//! mapping keys (unhashable in Python) are never merged.
+
+use std::collections::HashMap;
+
+use super::node::{Integer, Node, Value};
+use super::timestamp::timestamp_canonical;
+
+#[derive(PartialEq, Eq, Hash)]
+enum KeyId<'a> {
+    Null,
+    Int(i128),
+    BigInt(&'a str),
+    Float(u64),
+    Str(&'a str),
+    Tagged(&'a str, &'a str),
+    Bytes(&'a [u8]),
+    Date(String),
+    Naive(String),
+    Zoned(String),
+}
+
+fn key_id(node: &Node) -> Option<KeyId<'_>> {
+    let d = node.data();
+    if let Some(tag) = &d.tag {
+        return match &d.value {
+            Value::Str(s) => Some(KeyId::Tagged(tag, s)),
+            _ => None,
+        };
+    }
+    Some(match &d.value {
+        Value::Null => KeyId::Null,
+        Value::Bool(b) => KeyId::Int(i128::from(*b)),
+        Value::Int(Integer::Small(v)) => KeyId::Int(*v),
+        Value::Int(Integer::Big(s)) => KeyId::BigInt(s),
+        Value::Float(f) => {
+            if f.is_nan() {
+                return None;
+            }
+            if f.fract() == 0.0 && f.abs() < 1.0e38 {
+                KeyId::Int(*f as i128)
+            } else {
+                KeyId::Float(f.to_bits())
+            }
+        }
+        Value::Str(s) => KeyId::Str(s),
+        Value::Binary(b) => KeyId::Bytes(b),
+        Value::Timestamp(ts) => match ts.time {
+            None => KeyId::Date(timestamp_canonical(ts)),
+            Some(t) if t.utc_offset_seconds.is_none() => KeyId::Naive(timestamp_canonical(ts)),
+            Some(_) => KeyId::Zoned(timestamp_canonical(ts)),
+        },
+        Value::Seq(_) | Value::Map(_) => return None,
+    })
+}
+
+/// Removes duplicate keys in place (first position, last value). Cheap when there are none.
+pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
+    if pairs.len() < 2 {
+        return;
+    }
+    // Index of the first occurrence for every pair that repeats an earlier key.
+    let mut repeats: Vec<(usize, usize)> = Vec::new();
+    if pairs.len() <= 12 {
+        let ids: Vec<Option<KeyId<'_>>> = pairs.iter().map(|(k, _)| key_id(k)).collect();
+        for j in 1..ids.len() {
+            if let Some(kj) = &ids[j] {
+                if let Some(i) = ids[..j].iter().position(|ki| ki.as_ref() == Some(kj)) {
+                    repeats.push((i, j));
+                }
+            }
+        }
+    } else {
+        let mut seen: HashMap<KeyId<'_>, usize> = HashMap::with_capacity(pairs.len());
+        for (j, (k, _)) in pairs.iter().enumerate() {
+            if let Some(id) = key_id(k) {
+                match seen.entry(id) {
+                    std::collections::hash_map::Entry::Occupied(e) => repeats.push((*e.get(), j)),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(j);
+                    }
+                }
+            }
+        }
+    }
+    if repeats.is_empty() {
+        return;
+    }
+    let mut drop = vec![false; pairs.len()];
+    for &(first, later) in &repeats {
+        let value = pairs[later].1.clone();
+        pairs[first].1 = value;
+        drop[later] = true;
+    }
+    let mut i = 0;
+    pairs.retain(|_| {
+        let keep = !drop[i];
+        i += 1;
+        keep
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(v: Value) -> Node {
+        Node::new(v)
+    }
+
+    #[test]
+    fn last_value_first_position() {
+        let mut pairs = vec![
+            (Node::str("a"), n(Value::Int(Integer::Small(1)))),
+            (Node::str("b"), n(Value::Int(Integer::Small(2)))),
+            (Node::str("a"), n(Value::Int(Integer::Small(3)))),
+        ];
+        dedupe(&mut pairs);
+        assert_eq!(pairs.len(), 2);
+        assert_eq!(pairs[0].0.as_str(), Some("a"));
+        assert_eq!(pairs[0].1.as_i64(), Some(3));
+        assert_eq!(pairs[1].1.as_i64(), Some(2));
+    }
+
+    #[test]
+    fn python_numeric_equality_and_nan() {
+        let mut pairs = vec![
+            (n(Value::Int(Integer::Small(1))), Node::str("a")),
+            (n(Value::Float(1.0)), Node::str("b")),
+            (n(Value::Bool(true)), Node::str("c")),
+            (n(Value::Float(f64::NAN)), Node::str("d")),
+            (n(Value::Float(f64::NAN)), Node::str("e")),
+        ];
+        dedupe(&mut pairs);
+        assert_eq!(pairs.len(), 3);
+        assert_eq!(pairs[0].0.as_i64(), Some(1));
+        assert_eq!(pairs[0].1.as_str(), Some("c"));
+    }
+
+    #[test]
+    fn large_maps_use_hashing() {
+        let mut pairs: Vec<(Node, Node)> = (0..100)
+            .map(|i| {
+                (
+                    Node::str(format!("k{}", i % 50)),
+                    n(Value::Int(Integer::Small(i))),
+                )
+            })
+            .collect();
+        dedupe(&mut pairs);
+        assert_eq!(pairs.len(), 50);
+        assert_eq!(pairs[7].0.as_str(), Some("k7"));
+        assert_eq!(pairs[7].1.as_i64(), Some(57));
+    }
+}

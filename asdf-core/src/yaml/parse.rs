@@ -1,0 +1,454 @@
+//! Events from libyaml-safer into the [`Node`] tree.
+
+use std::collections::HashMap;
+
+use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle as LyStyle, SequenceStyle};
+
+use super::keys::dedupe;
+use super::node::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value, YAML_TAG_PREFIX};
+use super::resolve::{construct_core, resolve_plain_owned, CoreScalar};
+use super::{Document, YamlError, YamlLimits};
+
+/// Parses the first (and only) YAML document of `text`.
+///
+/// The text is the tree of an ASDF file: `%YAML 1.1`, any `%TAG` directives, `--- !tag`, the
+/// content, `...`; unix or CRLF newlines. An empty stream gives a null root.
+///
+/// Semantics follow python asdf (PyYAML `SafeLoader` with libyaml):
+/// - tags are stored as full URIs after `%TAG` expansion; YAML core tags (`!!str`, `!!int`,
+///   `!!float`, `!!bool`, `!!null`, `!!binary`, `!!timestamp`, `!!seq`, `!!map`) only select
+///   the type and are not stored; other tags (`!!omap`, `!!set`, `!!pairs`, custom) are kept.
+///   A scalar with a kept tag is never resolved: its value is its text.
+/// - a plain scalar, or any scalar with the non-specific tag `!`, is resolved by
+///   [`resolve_plain`](super::resolve_plain); quoted and block scalars are strings.
+/// - an alias is the anchored node itself ([`Node::ptr_eq`]); an alias to a collection that
+///   is still open is a [`YamlError::RecursiveAlias`]; anchors may not be redefined.
+/// - merge keys `<<` are flattened like PyYAML's `flatten_mapping`, and duplicate keys keep
+///   their first position with the value of their last occurrence (a Python `dict`).
+/// - more than one document is [`YamlError::MultipleDocuments`].
+pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
+    if let Err(e) = std::str::from_utf8(text) {
+        return Err(YamlError::NotUtf8 {
+            offset: e.valid_up_to() as u64,
+        });
+    }
+    let mut input = text;
+    let mut parser = Parser::new();
+    parser.set_input_string(&mut input);
+    let mut b = Builder {
+        limits,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        alias_used: 0,
+        root: None,
+    };
+    let mut version = None;
+    let mut tag_directives = Vec::new();
+    let mut seen_document = false;
+    loop {
+        let event = parser.parse().map_err(|e| syntax_error(&e, text))?;
+        let line = event.start_mark.line.saturating_add(1);
+        match event.data {
+            EventData::StreamStart { .. } | EventData::DocumentEnd { .. } => {}
+            EventData::StreamEnd => break,
+            EventData::DocumentStart {
+                version_directive,
+                tag_directives: directives,
+                ..
+            } => {
+                if seen_document {
+                    return Err(YamlError::MultipleDocuments { line });
+                }
+                seen_document = true;
+                version = version_directive.and_then(|v| {
+                    Some((u32::try_from(v.major).ok()?, u32::try_from(v.minor).ok()?))
+                });
+                tag_directives = directives
+                    .into_iter()
+                    .map(|d| (d.handle, d.prefix))
+                    .collect();
+            }
+            EventData::Alias { anchor } => b.alias(anchor, line)?,
+            EventData::Scalar {
+                anchor,
+                tag,
+                value,
+                style,
+                ..
+            } => b.scalar(anchor, tag, value, style, line)?,
+            EventData::SequenceStart {
+                anchor, tag, style, ..
+            } => {
+                let style = match style {
+                    SequenceStyle::Flow => CollectionStyle::Flow,
+                    _ => CollectionStyle::Block,
+                };
+                b.start(true, anchor, tag, style, line)?;
+            }
+            EventData::MappingStart {
+                anchor, tag, style, ..
+            } => {
+                let style = match style {
+                    MappingStyle::Flow => CollectionStyle::Flow,
+                    _ => CollectionStyle::Block,
+                };
+                b.start(false, anchor, tag, style, line)?;
+            }
+            EventData::SequenceEnd | EventData::MappingEnd => b.end(line)?,
+        }
+    }
+    Ok(Document {
+        version,
+        tag_directives,
+        root: b.root.unwrap_or_else(|| Node::new(Value::Null)),
+    })
+}
+
+/// Converts a libyaml error into [`YamlError::Syntax`] with a position.
+fn syntax_error(e: &libyaml_safer::Error, text: &[u8]) -> YamlError {
+    let mut message = e.problem().to_string();
+    if let Some(ctx) = e.context().filter(|c| !c.is_empty()) {
+        message.push(' ');
+        message.push_str(ctx);
+    }
+    match e.problem_mark() {
+        Some(m) => YamlError::Syntax {
+            message,
+            line: m.line.saturating_add(1),
+            column: m.column.saturating_add(1),
+            offset: m.index,
+        },
+        None => {
+            // Reader errors carry no mark: find the refused character ourselves.
+            let offset = first_unprintable(text).unwrap_or(0);
+            let before = text.get(..offset).unwrap_or_default();
+            let line = before.iter().filter(|&&c| c == b'\n').count() as u64 + 1;
+            let line_start = before
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(0, |p| p + 1);
+            let column = std::str::from_utf8(&before[line_start..]).map_or(0, |s| s.chars().count())
+                as u64
+                + 1;
+            YamlError::Syntax {
+                message,
+                line,
+                column,
+                offset: offset as u64,
+            }
+        }
+    }
+}
+
+/// Byte offset of the first character libyaml refuses as a control character.
+fn first_unprintable(text: &[u8]) -> Option<usize> {
+    let s = std::str::from_utf8(text).ok()?;
+    s.char_indices()
+        .find(|&(_, ch)| {
+            !(ch == '\x09'
+                || ch == '\x0A'
+                || ch == '\x0D'
+                || ('\x20'..='\x7E').contains(&ch)
+                || ch == '\u{0085}'
+                || ('\u{00A0}'..='\u{D7FF}').contains(&ch)
+                || ('\u{E000}'..='\u{FFFD}').contains(&ch)
+                || ch >= '\u{10000}')
+        })
+        .map(|(i, _)| i)
+}
+
+/// An anchor's state.
+enum Anchor {
+    /// The anchored collection is still open.
+    Open,
+    /// Finished: the node, its expanded size, whether it is a merge key.
+    Done(Node, u64, bool),
+}
+
+/// An open sequence or mapping.
+struct Frame {
+    is_seq: bool,
+    tag: Option<String>,
+    anchor: Option<String>,
+    style: CollectionStyle,
+    line: u64,
+    /// Nodes in the subtree, aliases expanded (saturating).
+    size: u64,
+    items: Vec<Node>,
+    pairs: Vec<(Node, Node)>,
+    /// A key waiting for its value, and whether it is a merge key.
+    key: Option<(Node, bool)>,
+    /// Pairs contributed by merge keys, in PyYAML's order.
+    merged: Vec<(Node, Node)>,
+    has_merge: bool,
+}
+
+struct Builder<'l> {
+    limits: &'l YamlLimits,
+    stack: Vec<Frame>,
+    anchors: HashMap<String, Anchor>,
+    alias_used: u64,
+    root: Option<Node>,
+}
+
+fn scalar_style(s: LyStyle) -> ScalarStyle {
+    match s {
+        LyStyle::SingleQuoted => ScalarStyle::SingleQuoted,
+        LyStyle::DoubleQuoted => ScalarStyle::DoubleQuoted,
+        LyStyle::Literal => ScalarStyle::Literal,
+        LyStyle::Folded => ScalarStyle::Folded,
+        _ => ScalarStyle::Plain,
+    }
+}
+
+fn invalid_scalar(tag: &str, text: String, line: u64) -> YamlError {
+    YamlError::InvalidScalar {
+        tag: tag.to_string(),
+        text,
+        line,
+    }
+}
+
+impl Builder<'_> {
+    fn check_anchor(&self, name: &str, line: u64) -> Result<(), YamlError> {
+        if self.anchors.contains_key(name) {
+            return Err(YamlError::DuplicateAnchor {
+                name: name.to_string(),
+                line,
+            });
+        }
+        Ok(())
+    }
+
+    fn scalar(
+        &mut self,
+        anchor: Option<String>,
+        tag: Option<String>,
+        text: String,
+        style: LyStyle,
+        line: u64,
+    ) -> Result<(), YamlError> {
+        if let Some(a) = &anchor {
+            self.check_anchor(a, line)?;
+        }
+        let implicit = match tag.as_deref() {
+            None => style == LyStyle::Plain,
+            Some("!") => true,
+            Some(_) => false,
+        };
+        let mut is_merge = false;
+        let (tag, value) = if implicit {
+            is_merge = text == "<<";
+            let value = resolve_plain_owned(text).map_err(|(e, text)| {
+                invalid_scalar(&format!("{YAML_TAG_PREFIX}{}", e.kind), text, line)
+            })?;
+            (None, value)
+        } else {
+            match tag {
+                None => (None, Value::Str(text)),
+                Some(t) => match t.strip_prefix(YAML_TAG_PREFIX) {
+                    Some(suffix) => {
+                        if let Some(kind) = CoreScalar::from_suffix(suffix) {
+                            let value = construct_core(kind, text)
+                                .map_err(|(_, text)| invalid_scalar(&t, text, line))?;
+                            (None, value)
+                        } else {
+                            match suffix {
+                                "seq" | "map" | "omap" | "pairs" | "set" => {
+                                    return Err(YamlError::InvalidNode {
+                                        tag: t,
+                                        message: "a collection tag on a scalar".into(),
+                                        line,
+                                    })
+                                }
+                                "merge" => {
+                                    is_merge = true;
+                                    (Some(t), Value::Str(text))
+                                }
+                                _ => (Some(t), Value::Str(text)),
+                            }
+                        }
+                    }
+                    None => (Some(t), Value::Str(text)),
+                },
+            }
+        };
+        let node = Node::from(NodeData {
+            tag,
+            value,
+            style: Style::Scalar(scalar_style(style)),
+            anchor: anchor.clone(),
+        });
+        if let Some(a) = anchor {
+            self.anchors
+                .insert(a, Anchor::Done(node.clone(), 1, is_merge));
+        }
+        self.push(node, 1, is_merge, line)
+    }
+
+    fn alias(&mut self, name: String, line: u64) -> Result<(), YamlError> {
+        let (node, size, is_merge) = match self.anchors.get(&name) {
+            None => return Err(YamlError::UnknownAlias { name, line }),
+            Some(Anchor::Open) => return Err(YamlError::RecursiveAlias { name, line }),
+            Some(Anchor::Done(node, size, is_merge)) => (node.clone(), *size, *is_merge),
+        };
+        self.alias_used = self.alias_used.saturating_add(size);
+        if self.alias_used > self.limits.max_alias_expansion {
+            return Err(YamlError::AliasBudgetExceeded {
+                limit: self.limits.max_alias_expansion,
+                line,
+            });
+        }
+        self.push(node, size, is_merge, line)
+    }
+
+    fn start(
+        &mut self,
+        is_seq: bool,
+        anchor: Option<String>,
+        tag: Option<String>,
+        style: CollectionStyle,
+        line: u64,
+    ) -> Result<(), YamlError> {
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(YamlError::DepthExceeded {
+                limit: self.limits.max_depth,
+                line,
+            });
+        }
+        if let Some(a) = &anchor {
+            self.check_anchor(a, line)?;
+            self.anchors.insert(a.clone(), Anchor::Open);
+        }
+        self.stack.push(Frame {
+            is_seq,
+            tag,
+            anchor,
+            style,
+            line,
+            size: 1,
+            items: Vec::new(),
+            pairs: Vec::new(),
+            key: None,
+            merged: Vec::new(),
+            has_merge: false,
+        });
+        Ok(())
+    }
+
+    fn end(&mut self, line: u64) -> Result<(), YamlError> {
+        let Some(f) = self.stack.pop() else {
+            return Err(YamlError::Syntax {
+                message: "unbalanced collection end".into(),
+                line,
+                column: 0,
+                offset: 0,
+            });
+        };
+        let value = if f.is_seq {
+            Value::Seq(f.items)
+        } else {
+            let mut pairs = if f.has_merge {
+                let mut m = f.merged;
+                m.extend(f.pairs);
+                m
+            } else {
+                f.pairs
+            };
+            dedupe(&mut pairs);
+            Value::Map(pairs)
+        };
+        let tag = collection_tag(f.tag, &value, f.line)?;
+        let node = Node::from(NodeData {
+            tag,
+            value,
+            style: Style::Collection(f.style),
+            anchor: f.anchor.clone(),
+        });
+        if let Some(a) = f.anchor {
+            self.anchors
+                .insert(a, Anchor::Done(node.clone(), f.size, false));
+        }
+        self.push(node, f.size, false, f.line)
+    }
+
+    /// Adds a finished node to the open collection (or makes it the root).
+    fn push(&mut self, node: Node, size: u64, is_merge: bool, line: u64) -> Result<(), YamlError> {
+        let Some(f) = self.stack.last_mut() else {
+            self.root = Some(node);
+            return Ok(());
+        };
+        f.size = f.size.saturating_add(size);
+        if f.is_seq {
+            f.items.push(node);
+            return Ok(());
+        }
+        match f.key.take() {
+            None => f.key = Some((node, is_merge)),
+            Some((key, false)) => f.pairs.push((key, node)),
+            Some((_, true)) => {
+                f.has_merge = true;
+                match node.value() {
+                    Value::Map(pairs) => f.merged.extend(pairs.iter().cloned()),
+                    Value::Seq(items) => {
+                        for item in items.iter().rev() {
+                            match item.value() {
+                                Value::Map(pairs) => f.merged.extend(pairs.iter().cloned()),
+                                _ => return Err(YamlError::InvalidMerge { line }),
+                            }
+                        }
+                    }
+                    _ => return Err(YamlError::InvalidMerge { line }),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Applies a collection's tag: YAML core tags are checked and dropped, others kept.
+fn collection_tag(
+    tag: Option<String>,
+    value: &Value,
+    line: u64,
+) -> Result<Option<String>, YamlError> {
+    let Some(t) = tag else { return Ok(None) };
+    if t == "!" {
+        return Ok(None);
+    }
+    let Some(suffix) = t.strip_prefix(YAML_TAG_PREFIX) else {
+        return Ok(Some(t));
+    };
+    let is_seq = matches!(value, Value::Seq(_));
+    let bad = |message: &str| YamlError::InvalidNode {
+        tag: t.clone(),
+        message: message.to_string(),
+        line,
+    };
+    match suffix {
+        "seq" if is_seq => Ok(None),
+        "map" if !is_seq => Ok(None),
+        "seq" => Err(bad("expected a sequence, found a mapping")),
+        "map" => Err(bad("expected a mapping, found a sequence")),
+        "set" if is_seq => Err(bad("expected a mapping, found a sequence")),
+        "omap" | "pairs" => {
+            let Value::Seq(items) = value else {
+                return Err(bad("expected a sequence, found a mapping"));
+            };
+            if items
+                .iter()
+                .all(|i| matches!(i.value(), Value::Map(p) if p.len() == 1))
+            {
+                Ok(Some(t))
+            } else {
+                Err(bad("expected a sequence of one-pair mappings"))
+            }
+        }
+        s if CoreScalar::from_suffix(s).is_some() => Err(bad("a scalar tag on a collection")),
+        _ => Ok(Some(t)),
+    }
+}
+
+#[cfg(test)]
+#[path = "parse_tests.rs"]
+mod tests;
