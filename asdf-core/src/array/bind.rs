@@ -713,3 +713,158 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod prop_tests {
+    use super::*;
+    use crate::array::ByteOrder;
+    use proptest::prelude::*;
+
+    /// Element-by-element reference: `None` when some addressed byte is outside the block.
+    fn naive(
+        block: &[u8],
+        shape: &[u64],
+        strides: &[i64],
+        offset: u64,
+        item: usize,
+    ) -> Option<Vec<u8>> {
+        let count: u64 = shape.iter().product();
+        if count == 0 {
+            return (offset <= block.len() as u64).then(Vec::new);
+        }
+        let mut out = Vec::new();
+        let mut idx = vec![0u64; shape.len()];
+        loop {
+            let pos: i128 = offset as i128
+                + idx
+                    .iter()
+                    .zip(strides)
+                    .map(|(&i, &s)| i as i128 * s as i128)
+                    .sum::<i128>();
+            if pos < 0 || pos as usize + item > block.len() {
+                return None;
+            }
+            out.extend_from_slice(&block[pos as usize..pos as usize + item]);
+            let mut k = shape.len();
+            loop {
+                if k == 0 {
+                    return Some(out);
+                }
+                k -= 1;
+                idx[k] += 1;
+                if idx[k] < shape[k] {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+    }
+
+    fn dtype_for(choice: u8) -> DType {
+        match choice % 4 {
+            0 => DType::scalar(ScalarType::UInt8, ByteOrder::Little),
+            1 => DType::scalar(ScalarType::Int16, ByteOrder::Big),
+            2 => DType::scalar(ScalarType::Float32, ByteOrder::Little),
+            _ => DType::scalar(ScalarType::Ascii(3), ByteOrder::Big),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn from_block_matches_reference_and_never_panics(
+            block in proptest::collection::vec(any::<u8>(), 0..96),
+            dims in proptest::collection::vec((0u64..5, -24i64..24), 0..4),
+            offset in 0u64..100,
+            explicit in any::<bool>(),
+            choice in any::<u8>(),
+        ) {
+            let dtype = dtype_for(choice);
+            let item = dtype.itemsize();
+            let shape: Vec<u64> = dims.iter().map(|d| d.0).collect();
+            let strides: Option<Vec<i64>> = explicit.then(|| dims.iter().map(|d| d.1).collect());
+            let meta = NdArrayMeta {
+                source: ArraySource::Block(0),
+                dtype: Some(dtype.clone()),
+                byteorder: ByteOrder::Little,
+                shape: Some(shape.iter().map(|&d| Dim::Fixed(d)).collect()),
+                offset,
+                strides: strides.clone(),
+                mask: None,
+            };
+            let eff = strides.unwrap_or_else(|| c_strides(&shape, item as u64, "").unwrap());
+            let want = naive(&block, &shape, &eff, offset, item);
+            let got = from_block(&meta, &block, "/p");
+            match (want, got) {
+                (Some(w), Ok(a)) => {
+                    prop_assert_eq!(a.data, w);
+                    prop_assert_eq!(a.shape, shape.iter().map(|&d| d as usize).collect::<Vec<_>>());
+                }
+                (None, Err(_)) => {}
+                (w, g) => prop_assert!(false, "reference {:?} vs {:?}", w.is_some(), g),
+            }
+        }
+
+        #[test]
+        fn views_agree_with_copies(
+            block in proptest::collection::vec(any::<u8>(), 0..96),
+            dims in proptest::collection::vec((0u64..5, -12i64..12), 0..3),
+            offset in 0u64..64,
+        ) {
+            let meta = NdArrayMeta {
+                source: ArraySource::Block(0),
+                dtype: Some(DType::scalar(ScalarType::UInt16, ByteOrder::native())),
+                byteorder: ByteOrder::native(),
+                shape: Some(dims.iter().map(|d| Dim::Fixed(d.0)).collect()),
+                offset,
+                strides: Some(dims.iter().map(|d| d.1 * 2).collect()),
+                mask: None,
+            };
+            match (view::<u16>(&meta, &block, ""), from_block(&meta, &block, "")) {
+                (Ok(Some(v)), Ok(a)) => {
+                    let owned = a.to_array::<u16>().unwrap();
+                    prop_assert_eq!(v, owned.view());
+                }
+                (Ok(None), Ok(_)) => {}
+                (Err(e1), Err(e2)) => prop_assert_eq!(e1, e2),
+                (v, a) => prop_assert!(false, "view {:?} vs copy {:?}", v, a),
+            }
+        }
+
+        #[test]
+        fn streamed_rows_never_panic(
+            len in 0usize..200,
+            rest in proptest::collection::vec(0u64..4, 0..3),
+            offset in 0u64..250,
+            stride0 in proptest::option::of(-8i64..40),
+        ) {
+            let block = vec![7u8; len];
+            let mut shape = vec![Dim::Streamed];
+            shape.extend(rest.iter().map(|&d| Dim::Fixed(d)));
+            let strides = stride0.map(|s0| {
+                let mut s = vec![s0];
+                let mut acc = 2i64;
+                for &d in rest.iter().rev() {
+                    s.insert(1, acc);
+                    acc *= d.max(1) as i64;
+                }
+                s
+            });
+            let meta = NdArrayMeta {
+                source: ArraySource::Block(-1),
+                dtype: Some(DType::scalar(ScalarType::Int16, ByteOrder::Big)),
+                byteorder: ByteOrder::Big,
+                shape: Some(shape),
+                offset,
+                strides,
+                mask: None,
+            };
+            if let Ok(a) = from_block(&meta, &block, "") {
+                prop_assert_eq!(a.data.len(), a.element_count() * 2);
+                let row: u64 = rest.iter().product::<u64>() * 2;
+                if meta.strides.is_none() && row > 0 {
+                    prop_assert_eq!(a.shape[0] as u64, (len as u64 - offset) / row);
+                }
+            }
+        }
+    }
+}

@@ -114,6 +114,39 @@ pub fn from_inline(meta: &NdArrayMeta, path: &str) -> Result<DynArray, ArrayErro
     Ok(arr)
 }
 
+/// Which elements of inline data are `null` (masked, per the ndarray schema), or `None`
+/// when none are (or the datatype is a record, whose nulls are not tracked).
+///
+/// [`from_inline`] stores these elements as zero; an explicit `mask` takes precedence.
+pub fn inline_null_mask(
+    meta: &NdArrayMeta,
+    path: &str,
+) -> Result<Option<ndarray::ArrayD<bool>>, ArrayError> {
+    let ArraySource::Inline(data) = &meta.source else {
+        return Err(ArrayError::WrongSource {
+            path: path.to_string(),
+            message: "the array is not inline".into(),
+        });
+    };
+    if matches!(meta.dtype, Some(DType::Record(_))) {
+        return Ok(None);
+    }
+    let ctx = Ctx { path };
+    let (shape, leaves) = leaves(data, &ctx)?;
+    if !leaves.iter().any(|(l, _)| matches!(l, Leaf::Null)) {
+        return Ok(None);
+    }
+    let mask: Vec<bool> = leaves
+        .iter()
+        .map(|(l, _)| matches!(l, Leaf::Null))
+        .collect();
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), mask)
+        .map(Some)
+        .map_err(|_| ArrayError::ShapeOverflow {
+            path: path.to_string(),
+        })
+}
+
 fn check_shape(arr: &mut DynArray, declared: &[Dim], path: &str) -> Result<(), ArrayError> {
     let matches = declared.len() == arr.shape.len()
         && declared.iter().zip(&arr.shape).all(|(d, &a)| match d {
@@ -995,6 +1028,21 @@ mod tests {
     }
 
     #[test]
+    fn nulls_are_zero_and_reported_in_the_mask() {
+        let node = seq(vec![int(1), Node::new(Value::Null), int(3)]);
+        let meta = NdArrayMeta::from_node(&node, "/m").unwrap();
+        let a = from_inline(&meta, "/m").unwrap();
+        assert_eq!(
+            a.to_array::<i64>().unwrap().into_raw_vec_and_offset().0,
+            vec![1, 0, 3]
+        );
+        let mask = inline_null_mask(&meta, "/m").unwrap().unwrap();
+        assert_eq!(mask.into_raw_vec_and_offset().0, vec![false, true, false]);
+        let none = NdArrayMeta::from_node(&seq(vec![int(1)]), "/m").unwrap();
+        assert_eq!(inline_null_mask(&none, "/m").unwrap(), None);
+    }
+
+    #[test]
     fn python_float_repr() {
         for (f, s) in [
             (1.5, "1.5"),
@@ -1040,5 +1088,75 @@ mod tests {
         assert_eq!(parse_complex("(1+2j"), None);
         assert_eq!(parse_complex("abc"), None);
         assert_eq!(parse_complex(""), None);
+    }
+}
+
+#[cfg(test)]
+mod prop_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn arb_node() -> impl Strategy<Value = Node> {
+        let leaf = prop_oneof![
+            Just(Node::new(Value::Null)),
+            any::<bool>().prop_map(|b| Node::new(Value::Bool(b))),
+            any::<i64>().prop_map(|v| Node::new(Value::Int(Integer::Small(v.into())))),
+            (-300i128..300).prop_map(|v| Node::new(Value::Int(Integer::Small(v)))),
+            any::<f64>().prop_map(|v| Node::new(Value::Float(v))),
+            "[a-zé😀 ]{0,4}".prop_map(Node::str),
+            "[-+0-9.ejnfa() ]{0,6}"
+                .prop_map(|s| Node::tagged("tag:stsci.edu:asdf/core/complex-1.0.0", Value::Str(s))),
+        ];
+        leaf.prop_recursive(4, 40, 4, |inner| {
+            proptest::collection::vec(inner, 0..4).prop_map(|v| Node::new(Value::Seq(v)))
+        })
+    }
+
+    fn arb_datatype() -> impl Strategy<Value = Option<Node>> {
+        let names = [
+            "int8",
+            "uint8",
+            "int16",
+            "uint64",
+            "float16",
+            "float32",
+            "float64",
+            "complex64",
+            "bool8",
+        ];
+        prop_oneof![
+            Just(None),
+            proptest::sample::select(names.to_vec()).prop_map(|n| Some(Node::str(n))),
+            (0i128..4).prop_map(|n| Some(Node::new(Value::Seq(vec![
+                Node::str("ascii"),
+                Node::new(Value::Int(Integer::Small(n)))
+            ])))),
+            (0i128..4).prop_map(|n| Some(Node::new(Value::Seq(vec![
+                Node::str("ucs4"),
+                Node::new(Value::Int(Integer::Small(n)))
+            ])))),
+            Just(Some(Node::new(Value::Seq(vec![
+                Node::str("int8"),
+                Node::str("float32")
+            ])))),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn inline_never_panics_and_sizes_agree(data in arb_node(), dt in arb_datatype()) {
+            let mut entries = vec![(Node::str("data"), data)];
+            if let Some(dt) = dt {
+                entries.push((Node::str("datatype"), dt));
+            }
+            let node = Node::new(Value::Map(entries));
+            if let Ok(meta) = NdArrayMeta::from_node(&node, "/p") {
+                if let Ok(a) = from_inline(&meta, "/p") {
+                    prop_assert_eq!(a.data.len(), a.element_count() * a.dtype.itemsize());
+                    let _ = a.canonical_sha256_hex();
+                    let _ = a.strings();
+                }
+            }
+        }
     }
 }

@@ -35,10 +35,11 @@ mod meta;
 #[cfg(test)]
 mod oracle_tests;
 
+pub use bind::MAX_EXPANDED_BYTES;
 pub use bind::{from_block, view};
 pub use dtype::{ByteOrder, DType, Field, ScalarType};
 pub use element::Element;
-pub use inline::from_inline;
+pub use inline::{from_inline, inline_null_mask, MAX_INLINE_BYTES};
 pub use meta::{ArraySource, Dim, NdArrayMeta};
 
 /// Errors of the array layer. Each error of a descriptor or its data names the tree path of
