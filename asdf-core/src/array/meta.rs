@@ -1,0 +1,425 @@
+//! The ndarray descriptor: [`NdArrayMeta`] parsed from a `core/ndarray-*` node.
+
+use super::dtype::describe_node;
+use super::{ArrayError, ByteOrder, DType};
+use crate::yaml::{Node, Value};
+
+/// One entry of an ndarray `shape`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// A fixed length.
+    Fixed(u64),
+    /// `*`: as many whole rows as the (streamed) block holds. Only the first entry.
+    Streamed,
+}
+
+/// Where an ndarray's data comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArraySource {
+    /// `source: N`: block N of this file (negative counts from the last block).
+    Block(i64),
+    /// `source: "uri"`: the first block of another ASDF file (exploded form).
+    Uri(String),
+    /// Inline nested lists: the `data` value, or the whole node when it is a bare list.
+    Inline(Node),
+}
+
+/// A parsed `core/ndarray` descriptor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NdArrayMeta {
+    /// The data source.
+    pub source: ArraySource,
+    /// The `datatype`; `None` when absent (inline data then infers it; block data is
+    /// `float64`, as python asdf reads it).
+    pub dtype: Option<DType>,
+    /// The `byteorder` of block data. Inline data and descriptors without `byteorder` use
+    /// the native order, as python asdf does.
+    pub byteorder: ByteOrder,
+    /// The `shape`, if given.
+    pub shape: Option<Vec<Dim>>,
+    /// The `offset` in bytes into the block (0 when absent).
+    pub offset: u64,
+    /// The `strides` in bytes, if given (same length as `shape`).
+    pub strides: Option<Vec<i64>>,
+    /// The `mask` value, untouched (a number or another ndarray node).
+    pub mask: Option<Node>,
+}
+
+fn bad(path: &str, key: &str, message: String) -> ArrayError {
+    ArrayError::BadValue {
+        path: path.to_string(),
+        key: key.to_string(),
+        message,
+    }
+}
+
+impl NdArrayMeta {
+    /// Parses an ndarray node (its tag is not checked). `path` is its tree path, used in
+    /// errors.
+    ///
+    /// A bare sequence is inline data with an inferred datatype. A mapping must have exactly
+    /// one of `source` and `data`; `datatype`, `byteorder`, `shape`, `offset`, `strides` and
+    /// `mask` are optional. Unknown keys are ignored.
+    pub fn from_node(node: &Node, path: &str) -> Result<Self, ArrayError> {
+        match node.value() {
+            Value::Seq(_) => Ok(NdArrayMeta {
+                source: ArraySource::Inline(node.clone()),
+                dtype: None,
+                byteorder: ByteOrder::native(),
+                shape: None,
+                offset: 0,
+                strides: None,
+                mask: None,
+            }),
+            Value::Map(_) => Self::from_map(node, path),
+            _ => Err(bad(
+                path,
+                "",
+                format!(
+                    "an ndarray must be a mapping or a list, found {}",
+                    describe_node(node)
+                ),
+            )),
+        }
+    }
+
+    fn from_map(node: &Node, path: &str) -> Result<Self, ArrayError> {
+        let source =
+            match (node.get("source"), node.get("data")) {
+                (Some(_), Some(_)) => {
+                    return Err(bad(
+                        path,
+                        "data",
+                        "source and data may not both be given".into(),
+                    ))
+                }
+                (None, None) => {
+                    return Err(ArrayError::MissingKey {
+                        path: path.to_string(),
+                        key: "source".into(),
+                    })
+                }
+                (Some(s), None) => match s.value() {
+                    Value::Int(i) => ArraySource::Block(i.as_i64().ok_or_else(|| {
+                        bad(path, "source", format!("block index {i} out of range"))
+                    })?),
+                    Value::Str(u) => ArraySource::Uri(u.clone()),
+                    _ => {
+                        return Err(bad(
+                            path,
+                            "source",
+                            format!(
+                                "expected an integer or a URI string, found {}",
+                                describe_node(s)
+                            ),
+                        ))
+                    }
+                },
+                (None, Some(d)) => match d.value() {
+                    Value::Seq(_) => ArraySource::Inline(d.clone()),
+                    _ => {
+                        return Err(bad(
+                            path,
+                            "data",
+                            format!("expected a list, found {}", describe_node(d)),
+                        ))
+                    }
+                },
+            };
+        let inline = matches!(source, ArraySource::Inline(_));
+        let declared_order = match node.get("byteorder") {
+            None => None,
+            Some(b) => Some(b.as_str().and_then(ByteOrder::parse).ok_or_else(|| {
+                bad(
+                    path,
+                    "byteorder",
+                    format!("expected little or big, found {}", describe_node(b)),
+                )
+            })?),
+        };
+        // python asdf ignores `byteorder` for inline data and uses the native order.
+        let byteorder = if inline {
+            ByteOrder::native()
+        } else {
+            declared_order.unwrap_or_else(ByteOrder::native)
+        };
+        let dtype = match node.get("datatype") {
+            None => None,
+            Some(d) => Some(DType::from_node(d, byteorder, &format!("{path}/datatype"))?),
+        };
+        let shape = match node.get("shape") {
+            None => None,
+            Some(s) => Some(parse_shape(s, path)?),
+        };
+        let offset = match node.get("offset") {
+            None => 0,
+            Some(o) => o.as_int().and_then(|i| i.as_u64()).ok_or_else(|| {
+                bad(
+                    path,
+                    "offset",
+                    format!(
+                        "expected a non-negative integer, found {}",
+                        describe_node(o)
+                    ),
+                )
+            })?,
+        };
+        let strides = match node.get("strides") {
+            None => None,
+            Some(s) => {
+                let items = s.as_seq().ok_or_else(|| {
+                    bad(
+                        path,
+                        "strides",
+                        format!("expected a list of integers, found {}", describe_node(s)),
+                    )
+                })?;
+                let strides = items
+                    .iter()
+                    .map(|it| {
+                        it.as_i64().ok_or_else(|| {
+                            bad(
+                                path,
+                                "strides",
+                                format!("expected a 64-bit integer, found {}", describe_node(it)),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<i64>, _>>()?;
+                if let Some(shape) = &shape {
+                    if shape.len() != strides.len() {
+                        return Err(bad(
+                            path,
+                            "strides",
+                            format!("{} strides for {} dimensions", strides.len(), shape.len()),
+                        ));
+                    }
+                }
+                Some(strides)
+            }
+        };
+        Ok(NdArrayMeta {
+            source,
+            dtype,
+            byteorder,
+            shape,
+            offset,
+            strides,
+            mask: node.get("mask").cloned(),
+        })
+    }
+
+    /// The shape when every dimension is fixed (`None` if absent or streamed).
+    pub fn fixed_shape(&self) -> Option<Vec<u64>> {
+        self.shape
+            .as_ref()?
+            .iter()
+            .map(|d| match d {
+                Dim::Fixed(n) => Some(*n),
+                Dim::Streamed => None,
+            })
+            .collect()
+    }
+
+    /// Whether the first dimension is `*`.
+    pub fn is_streamed(&self) -> bool {
+        matches!(self.shape.as_deref(), Some([Dim::Streamed, ..]))
+    }
+}
+
+fn parse_shape(node: &Node, path: &str) -> Result<Vec<Dim>, ArrayError> {
+    let items = node.as_seq().ok_or_else(|| {
+        bad(
+            path,
+            "shape",
+            format!("expected a list, found {}", describe_node(node)),
+        )
+    })?;
+    let mut dims = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        let dim = match it.value() {
+            Value::Str(s) if s == "*" => {
+                if i != 0 {
+                    return Err(bad(path, "shape", "'*' may only be the first entry".into()));
+                }
+                Dim::Streamed
+            }
+            Value::Int(n) => Dim::Fixed(n.as_u64().ok_or_else(|| {
+                bad(
+                    path,
+                    "shape",
+                    format!("dimension {n} is not a non-negative 64-bit integer"),
+                )
+            })?),
+            _ => {
+                return Err(bad(
+                    path,
+                    "shape",
+                    format!(
+                        "expected a non-negative integer or '*', found {}",
+                        describe_node(it)
+                    ),
+                ))
+            }
+        };
+        dims.push(dim);
+    }
+    Ok(dims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::ScalarType;
+    use crate::yaml::Integer;
+
+    fn s(x: &str) -> Node {
+        Node::str(x)
+    }
+    fn i(x: i128) -> Node {
+        Node::new(Value::Int(Integer::Small(x)))
+    }
+    fn seq(items: Vec<Node>) -> Node {
+        Node::new(Value::Seq(items))
+    }
+    fn map(entries: Vec<(&str, Node)>) -> Node {
+        Node::new(Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (Node::str(k), v))
+                .collect(),
+        ))
+    }
+
+    #[test]
+    fn full_block_descriptor() {
+        let node = map(vec![
+            ("source", i(-1)),
+            ("datatype", s("float64")),
+            ("byteorder", s("big")),
+            ("shape", seq(vec![s("*"), i(8)])),
+            ("offset", i(16)),
+            ("strides", seq(vec![i(64), i(-8)])),
+            ("mask", i(-999)),
+            ("extra", s("ignored")),
+        ]);
+        let m = NdArrayMeta::from_node(&node, "/x").unwrap();
+        assert_eq!(m.source, ArraySource::Block(-1));
+        assert_eq!(
+            m.dtype,
+            Some(DType::scalar(ScalarType::Float64, ByteOrder::Big))
+        );
+        assert_eq!(m.byteorder, ByteOrder::Big);
+        assert_eq!(m.shape, Some(vec![Dim::Streamed, Dim::Fixed(8)]));
+        assert!(m.is_streamed());
+        assert_eq!(m.fixed_shape(), None);
+        assert_eq!(m.offset, 16);
+        assert_eq!(m.strides, Some(vec![64, -8]));
+        assert_eq!(m.mask, Some(i(-999)));
+    }
+
+    #[test]
+    fn uri_and_inline_sources() {
+        let m = NdArrayMeta::from_node(&map(vec![("source", s("ext.asdf"))]), "").unwrap();
+        assert_eq!(m.source, ArraySource::Uri("ext.asdf".into()));
+        assert_eq!(m.dtype, None);
+        assert_eq!(m.byteorder, ByteOrder::native());
+        let data = seq(vec![i(1), i(2)]);
+        let m = NdArrayMeta::from_node(
+            &map(vec![
+                ("data", data.clone()),
+                ("byteorder", s("big")),
+                ("datatype", s("int16")),
+            ]),
+            "",
+        )
+        .unwrap();
+        assert_eq!(m.source, ArraySource::Inline(data.clone()));
+        // inline data is native whatever `byteorder` says
+        assert_eq!(m.byteorder, ByteOrder::native());
+        assert_eq!(
+            m.dtype,
+            Some(DType::scalar(ScalarType::Int16, ByteOrder::native()))
+        );
+        let bare = NdArrayMeta::from_node(&data, "").unwrap();
+        assert_eq!(bare.source, ArraySource::Inline(data));
+        assert_eq!(bare.shape, None);
+    }
+
+    #[test]
+    fn errors_name_path_and_key() {
+        let err = |n: Node| NdArrayMeta::from_node(&n, "/tree/arr").unwrap_err();
+        assert_eq!(
+            err(map(vec![("shape", seq(vec![]))])),
+            ArrayError::MissingKey {
+                path: "/tree/arr".into(),
+                key: "source".into()
+            }
+        );
+        let key_of = |e: ArrayError| match e {
+            ArrayError::BadValue { path, key, .. } => {
+                assert_eq!(path, "/tree/arr");
+                key
+            }
+            other => panic!("unexpected {other:?}"),
+        };
+        assert_eq!(
+            key_of(err(map(vec![("source", i(0)), ("data", seq(vec![]))]))),
+            "data"
+        );
+        assert_eq!(
+            key_of(err(map(vec![("source", s("a")), ("offset", i(-1))]))),
+            "offset"
+        );
+        assert_eq!(
+            key_of(err(map(vec![("source", Node::new(Value::Bool(true)))]))),
+            "source"
+        );
+        assert_eq!(key_of(err(map(vec![("data", i(5))]))), "data");
+        assert_eq!(
+            key_of(err(map(vec![("source", i(0)), ("byteorder", s("native"))]))),
+            "byteorder"
+        );
+        assert_eq!(
+            key_of(err(map(vec![
+                ("source", i(0)),
+                ("shape", seq(vec![i(2), s("*")]))
+            ]))),
+            "shape"
+        );
+        assert_eq!(
+            key_of(err(map(vec![
+                ("source", i(0)),
+                ("shape", seq(vec![i(-2)]))
+            ]))),
+            "shape"
+        );
+        assert_eq!(
+            key_of(err(map(vec![
+                ("source", i(0)),
+                ("shape", seq(vec![i(2)])),
+                ("strides", seq(vec![i(2), i(1)]))
+            ]))),
+            "strides"
+        );
+        assert_eq!(
+            key_of(err(map(vec![
+                ("source", i(0)),
+                ("strides", seq(vec![Node::new(Value::Float(1.0))]))
+            ]))),
+            "strides"
+        );
+        assert_eq!(
+            key_of(err(map(vec![(
+                "source",
+                Node::new(Value::Int(Integer::Big("99999999999999999999999".into())))
+            )]))),
+            "source"
+        );
+        assert_eq!(key_of(err(s("scalar"))), "");
+        assert!(matches!(
+            err(map(vec![("source", i(0)), ("datatype", s("int3"))])),
+            ArrayError::UnknownDatatype { ref path, .. } if path == "/tree/arr/datatype"
+        ));
+    }
+}
