@@ -11,7 +11,8 @@ use asdf_core::{AsdfFile, Node, Value};
 const MAX_SCALAR: usize = 60;
 
 pub fn run(path: &Path, blocks: bool, max_rows: usize) -> Result<String, String> {
-    let file = AsdfFile::open(path).map_err(|e| format!("{}: {}", path.display(), crate::chain(&e)))?;
+    let file =
+        AsdfFile::open(path).map_err(|e| format!("{}: {}", path.display(), crate::chain(&e)))?;
     let mut out = String::new();
     let h = file.header();
     let _ = writeln!(
@@ -35,12 +36,12 @@ pub fn run(path: &Path, blocks: bool, max_rows: usize) -> Result<String, String>
     if blocks {
         let _ = writeln!(out, "\nblocks: {}", file.blocks().len());
         for b in file.blocks() {
-            let comp = match b.compression_label() {
-                Some(l) => String::from_utf8_lossy(&l).into_owned(),
-                None => "none".to_string(),
-            };
+            let comp = label_text(b.compression_label());
             let sum = if b.has_checksum() {
-                b.checksum.iter().map(|x| format!("{x:02x}")).collect::<String>()
+                b.checksum
+                    .iter()
+                    .map(|x| format!("{x:02x}"))
+                    .collect::<String>()
             } else {
                 "none".to_string()
             };
@@ -61,6 +62,16 @@ pub fn run(path: &Path, blocks: bool, max_rows: usize) -> Result<String, String>
         }
     }
     Ok(out)
+}
+
+/// A compression label as text (`lz4 ` is stored with a trailing space).
+fn label_text(label: Option<[u8; 4]>) -> String {
+    match label {
+        Some(l) => String::from_utf8_lossy(&l)
+            .trim_end_matches(['\0', ' '])
+            .to_string(),
+        None => "none".to_string(),
+    }
 }
 
 fn short_tag(tag: &str) -> &str {
@@ -195,18 +206,19 @@ fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String {
             let idx = if *i < 0 { count + i } else { *i };
             match usize::try_from(idx).ok().and_then(|k| file.blocks().get(k)) {
                 Some(b) => {
-                    let comp = b
-                        .compression_label()
-                        .map(|l| String::from_utf8_lossy(&l).into_owned())
-                        .unwrap_or_else(|| "none".into());
-                    let kind = if b.is_streamed() { "streamed" } else { "internal" };
+                    let comp = label_text(b.compression_label());
+                    let kind = if b.is_streamed() {
+                        "streamed"
+                    } else {
+                        "internal"
+                    };
                     format!("{kind} block {idx}, compression {comp}")
                 }
                 None => format!("block {i} (missing)"),
             }
         }
     };
-    let mut s = format!("ndarray {dtype} {shape}, {storage}");
+    let mut s = format!("{dtype} {shape}, {storage}");
     if meta.offset != 0 || meta.strides.is_some() {
         let _ = write!(s, ", offset {}", meta.offset);
         if let Some(st) = &meta.strides {

@@ -14,7 +14,11 @@ use clap::{Parser, Subcommand};
 mod info;
 
 #[derive(Parser)]
-#[command(name = "asdftool", version, about = "Inspect ASDF (Advanced Scientific Data Format) files")]
+#[command(
+    name = "asdftool",
+    version,
+    about = "Inspect ASDF (Advanced Scientific Data Format) files"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -19,7 +19,10 @@ pub const FORMAT_ID: &str = "asdf-canonical/1";
 /// tree uses).
 pub fn to_json(file: &AsdfFile) -> Result<String> {
     let mut tree = String::new();
-    let mut w = Writer { file, out: &mut tree };
+    let mut w = Writer {
+        file,
+        out: &mut tree,
+    };
     w.node(file.tree(), "", 1)?;
     let h = file.header();
     let mut out = String::with_capacity(tree.len() + 128);
@@ -323,7 +326,10 @@ impl Writer<'_> {
         let arr = self.file.dyn_array_of(node, path)?;
         let mut fields = vec![
             ("dtype".to_string(), arr.dtype.canonical_json()),
-            ("sha256".to_string(), json_string(&arr.canonical_sha256_hex())),
+            (
+                "sha256".to_string(),
+                json_string(&arr.canonical_sha256_hex()),
+            ),
         ];
         let mut shape = String::from("[");
         for (i, d) in arr.shape.iter().enumerate() {

@@ -45,7 +45,9 @@ pub enum Error {
         source: CodecError,
     },
     /// A block's stored MD5 matches neither its stored nor its decoded bytes.
-    #[error("block {block} at byte {offset}: checksum mismatch (stored {expected}, computed {actual})")]
+    #[error(
+        "block {block} at byte {offset}: checksum mismatch (stored {expected}, computed {actual})"
+    )]
     Checksum {
         /// Block index in file order.
         block: usize,

@@ -20,6 +20,7 @@ use crate::layout::{self, BlockHeader, Layout, LayoutLimits, ReadAt};
 use crate::yaml::{self, Document, Node, Value, YamlLimits};
 use crate::{Error, Result};
 
+mod fast;
 mod refs;
 
 pub use refs::RefTarget;
@@ -360,15 +361,15 @@ impl AsdfFile {
         };
         let decoded = match compression {
             None => stored,
-            Some(c) => BlockBytes::Owned(
-                codec::decode(c, stored.as_slice(), h.data_size).map_err(|source| {
-                    Error::Codec {
+            Some(c) => {
+                BlockBytes::Owned(codec::decode(c, stored.as_slice(), h.data_size).map_err(
+                    |source| Error::Codec {
                         block: h.index,
                         offset: h.offset,
                         source,
-                    }
-                })?,
-            ),
+                    },
+                )?)
+            }
         };
         if self.options.verify_checksums && h.has_checksum() {
             self.check_md5(h, compression.is_some(), &decoded, None)?;
@@ -448,10 +449,12 @@ impl AsdfFile {
                                     stored.as_slice(),
                                     h.data_size,
                                 )
-                                .map_err(|source| Error::Codec {
-                                    block: h.index,
-                                    offset: h.offset,
-                                    source,
+                                .map_err(|source| {
+                                    Error::Codec {
+                                        block: h.index,
+                                        offset: h.offset,
+                                        source,
+                                    }
                                 })?,
                             ),
                         };
@@ -497,13 +500,10 @@ impl AsdfFile {
         if let Some(f) = self.lock_external().get(&full) {
             return Ok(f.clone());
         }
-        let opened = self
-            .options
-            .open(&full)
-            .map_err(|e| Error::External {
-                file: full.clone(),
-                source: Box::new(e),
-            })?;
+        let opened = self.options.open(&full).map_err(|e| Error::External {
+            file: full.clone(),
+            source: Box::new(e),
+        })?;
         let opened = Arc::new(opened);
         self.lock_external().insert(full, opened.clone());
         Ok(opened)
@@ -619,18 +619,16 @@ impl AsdfFile {
         if self.compression(h)?.is_some() || self.options.verify_checksums {
             return Ok(None);
         }
-        let Some(plan) = array::contiguous_plan::<T>(&meta, h.used_size, path)? else {
+        let Some(plan) = fast::contiguous_plan::<T>(&meta, h.used_size)? else {
             return Ok(None);
         };
         let start = h
             .data_offset()
             .checked_add(plan.byte_offset)
             .ok_or_else(|| self.limit("array offset", plan.byte_offset))?;
-        let mut out: Vec<T> = Vec::new();
-        out.try_reserve_exact(plan.len)
-            .map_err(|_| self.limit("array elements", plan.len as u64))?;
-        out.resize(plan.len, T::zero());
-        read_into_elements(&*self.source, &mut out, start)
+        let mut out: Vec<T> = fast::zeroed_vec(plan.len)
+            .ok_or_else(|| self.limit("array elements", plan.len as u64))?;
+        fast::read_elements(&*self.source, &mut out, start)
             .map_err(|e| Error::io(self.path.as_deref(), e))?;
         Ok(Some(
             ArrayD::from_shape_vec(IxDyn(&plan.shape), out).map_err(|e| {
@@ -652,22 +650,4 @@ impl AsdfFile {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Reads `out.len()` elements' bytes from `offset` into `out`.
-fn read_into_elements<T: Element>(
-    src: &dyn ReadAt,
-    out: &mut [T],
-    offset: u64,
-) -> std::io::Result<()> {
-    let bytes = T::as_bytes_mut(out);
-    // Large reads in pieces so a huge array does not need one giant syscall.
-    const PIECE: usize = 64 << 20;
-    let mut done = 0usize;
-    while done < bytes.len() {
-        let n = PIECE.min(bytes.len() - done);
-        src.read_exact_at(&mut bytes[done..done + n], offset + done as u64)?;
-        done += n;
-    }
-    Ok(())
 }

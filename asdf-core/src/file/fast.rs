@@ -1,0 +1,220 @@
+//! Reading an uncompressed, contiguous, native-endian block straight into the array's own
+//! allocation: one copy from the kernel, as `std::fs::read` does, with no zeroing pass and
+//! with transparent huge pages requested for large arrays (as numpy does).
+
+use crate::array::{ArrayError, DType, Dim, Element, NdArrayMeta, ScalarType};
+use crate::layout::ReadAt;
+
+/// Where the elements lie in the block, when they can be read directly.
+pub(super) struct Plan {
+    /// Byte offset inside the block's data.
+    pub byte_offset: u64,
+    /// Number of elements.
+    pub len: usize,
+    /// Shape.
+    pub shape: Vec<usize>,
+}
+
+/// The plan for reading `meta`'s elements as `T` straight from a block of `block_len`
+/// bytes, or `None` when a general read is needed (other type or byte order, strides,
+/// streamed shape, or out of bounds — the general path reports those errors).
+pub(super) fn contiguous_plan<T: Element>(
+    meta: &NdArrayMeta,
+    block_len: u64,
+) -> Result<Option<Plan>, ArrayError> {
+    if !T::ANY_BIT_PATTERN {
+        return Ok(None);
+    }
+    let dtype = meta
+        .dtype
+        .clone()
+        .unwrap_or_else(|| DType::scalar(ScalarType::Float64, meta.byteorder));
+    let DType::Scalar { ty, byteorder } = dtype else {
+        return Ok(None);
+    };
+    if ty != T::SCALAR || (ty.has_byteorder() && !byteorder.is_native()) {
+        return Ok(None);
+    }
+    let Some(dims) = &meta.shape else {
+        return Ok(None);
+    };
+    let mut shape = Vec::with_capacity(dims.len());
+    for d in dims {
+        match d {
+            Dim::Fixed(n) => shape.push(usize::try_from(*n).ok()),
+            Dim::Streamed => return Ok(None),
+        }
+    }
+    let Some(shape) = shape.into_iter().collect::<Option<Vec<usize>>>() else {
+        return Ok(None);
+    };
+    let Some(len) = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) else {
+        return Ok(None);
+    };
+    let size = std::mem::size_of::<T>();
+    if let Some(strides) = &meta.strides {
+        // Only C-contiguous strides qualify.
+        let mut expect = size as i64;
+        for (s, d) in strides.iter().zip(&shape).rev() {
+            if *d > 1 && *s != expect {
+                return Ok(None);
+            }
+            expect = expect.saturating_mul(*d as i64);
+        }
+    }
+    let Some(bytes) = len.checked_mul(size) else {
+        return Ok(None);
+    };
+    let end = meta.offset.checked_add(bytes as u64);
+    if end.is_none_or(|e| e > block_len) {
+        return Ok(None);
+    }
+    Ok(Some(Plan {
+        byte_offset: meta.offset,
+        len,
+        shape,
+    }))
+}
+
+/// Arrays from this size up ask for transparent huge pages.
+const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
+const HUGE_PAGE: usize = 2 << 20;
+
+/// A `Vec<T>` of `len` zero elements, allocated zeroed (fresh pages for large sizes, so no
+/// memset pass), or `None` when the allocation fails.
+pub(super) fn zeroed_vec<T: Element>(len: usize) -> Option<Vec<T>> {
+    assert!(
+        T::ANY_BIT_PATTERN,
+        "zeroed_vec needs a type valid for any bit pattern"
+    );
+    if len == 0 || std::mem::size_of::<T>() == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(len).ok()?;
+    // SAFETY: `layout` has a non-zero size (len > 0, size_of::<T>() > 0).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if ptr.is_null() {
+        return None;
+    }
+    advise_huge_pages(ptr as *mut u8, layout.size());
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[T; len]`, so
+    // it is aligned for `T` and capacity `len` matches; all `len` elements are initialised
+    // because the memory is zeroed and `T::ANY_BIT_PATTERN` (checked above) guarantees that
+    // all-zero bytes are a valid `T` (plain integers, IEEE floats, complex of floats).
+    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(ptr: *mut u8, size: usize) {
+    if size < HUGE_PAGE_THRESHOLD {
+        return;
+    }
+    let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
+    let end = (ptr as usize + size) & !(HUGE_PAGE - 1);
+    if end > start {
+        // SAFETY: [start, end) lies inside the allocation just made and is page aligned;
+        // MADV_HUGEPAGE only changes how the kernel backs these pages, never their content.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_ptr: *mut u8, _size: usize) {}
+
+/// Reads the bytes of `out`'s elements from `offset`.
+pub(super) fn read_elements<T: Element>(
+    src: &dyn ReadAt,
+    out: &mut [T],
+    offset: u64,
+) -> std::io::Result<()> {
+    assert!(
+        T::ANY_BIT_PATTERN,
+        "read_elements needs a type valid for any bit pattern"
+    );
+    let size = std::mem::size_of_val(out);
+    // SAFETY: `out` is a valid, exclusively borrowed slice of `size` bytes; `T` has no
+    // padding and every bit pattern is a valid `T` (asserted above), so writing arbitrary
+    // bytes through this `u8` view keeps every element valid.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, size) };
+    // Large reads in pieces, so a huge array does not need one giant request.
+    const PIECE: usize = 256 << 20;
+    let mut done = 0usize;
+    while done < bytes.len() {
+        let n = PIECE.min(bytes.len() - done);
+        src.read_exact_at(&mut bytes[done..done + n], offset + done as u64)?;
+        done += n;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::{ArraySource, ByteOrder};
+
+    fn meta(shape: &[u64], strides: Option<Vec<i64>>, byteorder: ByteOrder) -> NdArrayMeta {
+        NdArrayMeta {
+            source: ArraySource::Block(0),
+            dtype: Some(DType::scalar(ScalarType::Float64, byteorder)),
+            byteorder,
+            shape: Some(shape.iter().map(|&d| Dim::Fixed(d)).collect()),
+            offset: 8,
+            strides,
+            mask: None,
+        }
+    }
+
+    #[test]
+    fn plans_only_contiguous_native_reads_in_bounds() {
+        let native = ByteOrder::native();
+        let p = contiguous_plan::<f64>(&meta(&[2, 3], None, native), 56)
+            .unwrap()
+            .unwrap();
+        assert_eq!((p.byte_offset, p.len, p.shape), (8, 6, vec![2, 3]));
+        // C-contiguous strides written out are fine; transposed ones are not.
+        assert!(
+            contiguous_plan::<f64>(&meta(&[2, 3], Some(vec![24, 8]), native), 56)
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            contiguous_plan::<f64>(&meta(&[2, 3], Some(vec![8, 16]), native), 56)
+                .unwrap()
+                .is_none()
+        );
+        // Block too short, wrong type, foreign byte order: the general path decides.
+        assert!(contiguous_plan::<f64>(&meta(&[2, 3], None, native), 55)
+            .unwrap()
+            .is_none());
+        assert!(contiguous_plan::<f32>(&meta(&[2, 3], None, native), 56)
+            .unwrap()
+            .is_none());
+        let foreign = match native {
+            ByteOrder::Little => ByteOrder::Big,
+            ByteOrder::Big => ByteOrder::Little,
+        };
+        assert!(contiguous_plan::<f64>(&meta(&[2, 3], None, foreign), 56)
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn reads_elements_from_an_offset() {
+        let src: Vec<u8> = (0u8..32).collect();
+        let mut out = zeroed_vec::<u16>(4).unwrap();
+        read_elements(&src, &mut out, 2).unwrap();
+        assert_eq!(
+            out,
+            vec![
+                u16::from_ne_bytes([2, 3]),
+                u16::from_ne_bytes([4, 5]),
+                u16::from_ne_bytes([6, 7]),
+                u16::from_ne_bytes([8, 9])
+            ]
+        );
+        let big = zeroed_vec::<f64>(1 << 20).unwrap();
+        assert!(big.iter().all(|&v| v == 0.0));
+    }
+}
