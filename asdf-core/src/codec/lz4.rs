@@ -1,0 +1,145 @@
+//! `lz4\0`: python asdf's chunked lz4 blocks.
+//!
+//! The stored bytes are a sequence of chunks `[u32 BE n][u32 LE len][raw lz4 block of n-4
+//! bytes]` (python's `lz4.block.compress` with its size prefix, framed by its length), each
+//! compressing at most 4 MiB of input. Chunks are independent, so they are decoded and
+//! encoded in parallel.
+
+use rayon::prelude::*;
+
+use super::{to_usize, CodecError};
+
+const CODEC: &str = "lz4";
+
+/// Input bytes per chunk, as python asdf writes (`compression_block_size`, 4 MiB).
+pub(super) const CHUNK_INPUT: usize = 4 << 20;
+
+/// Largest output per input byte of an lz4 block (each byte of a match length extension
+/// adds 255 bytes), plus slack for short blocks.
+const MAX_RATIO: u64 = 255;
+
+fn corrupt(message: String) -> CodecError {
+    CodecError::Corrupt {
+        codec: CODEC,
+        message,
+    }
+}
+
+struct Chunk<'a> {
+    block: &'a [u8],
+    len: usize,
+}
+
+/// Split the stored bytes into chunks and check their declared lengths add up to `expected`.
+fn chunks(stored: &[u8], expected: u64) -> Result<Vec<Chunk<'_>>, CodecError> {
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    let mut total = 0u64;
+    while pos < stored.len() {
+        let head = stored
+            .get(pos..pos + 8)
+            .ok_or_else(|| corrupt(format!("truncated chunk header at byte {pos}")))?;
+        let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+        if n < 4 {
+            return Err(corrupt(format!(
+                "chunk at byte {pos} has length {n} below 4"
+            )));
+        }
+        let block = stored.get(pos + 8..pos + 4 + n).ok_or_else(|| {
+            corrupt(format!(
+                "chunk at byte {pos} of {n} bytes runs past the end"
+            ))
+        })?;
+        let len64 = u64::from(len);
+        if len64
+            > (block.len() as u64)
+                .saturating_mul(MAX_RATIO)
+                .saturating_add(64)
+        {
+            return Err(corrupt(format!(
+                "chunk at byte {pos} claims {len} bytes from {} compressed bytes",
+                block.len()
+            )));
+        }
+        total = total.saturating_add(len64);
+        if total > expected {
+            return Err(CodecError::ExcessData { expected });
+        }
+        out.push(Chunk {
+            block,
+            len: len as usize,
+        });
+        pos += 4 + n;
+    }
+    if total != expected {
+        return Err(CodecError::SizeMismatch {
+            expected,
+            actual: total,
+        });
+    }
+    Ok(out)
+}
+
+fn decode_chunks(chunks: &[Chunk<'_>], out: &mut [u8]) -> Result<(), CodecError> {
+    let mut jobs = Vec::with_capacity(chunks.len());
+    let mut rest = out;
+    for c in chunks {
+        let at = c.len.min(rest.len());
+        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(at);
+        rest = tail;
+        jobs.push((c.block, dst));
+    }
+    let one = |(block, dst): (&[u8], &mut [u8])| -> Result<(), CodecError> {
+        let want = dst.len();
+        match lz4_flex::block::decompress_into(block, dst) {
+            Ok(n) if n == want => Ok(()),
+            Ok(n) => Err(corrupt(format!(
+                "chunk decoded to {n} bytes instead of {want}"
+            ))),
+            Err(e) => Err(corrupt(e.to_string())),
+        }
+    };
+    if jobs.len() <= 1 {
+        jobs.into_iter().try_for_each(one)
+    } else {
+        jobs.into_par_iter().try_for_each(one)
+    }
+}
+
+pub(super) fn decode(stored: &[u8], data_size: u64) -> Result<Vec<u8>, CodecError> {
+    // The chunk lengths are checked against the stored size before this allocation.
+    let chunks = chunks(stored, data_size)?;
+    let mut out = vec![0u8; to_usize(data_size)?];
+    decode_chunks(&chunks, &mut out)?;
+    Ok(out)
+}
+
+pub(super) fn decode_into(stored: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+    let chunks = chunks(stored, out.len() as u64)?;
+    decode_chunks(&chunks, out)
+}
+
+fn encode_chunk(input: &[u8]) -> Vec<u8> {
+    let bound = lz4_flex::block::get_maximum_output_size(input.len());
+    let mut out = vec![0u8; bound + 8];
+    let n = lz4_flex::block::compress_into(input, out.get_mut(8..).unwrap_or_default())
+        .unwrap_or_default();
+    out.truncate(n + 8);
+    let framed = (n as u32).saturating_add(4);
+    out[0..4].copy_from_slice(&framed.to_be_bytes());
+    out[4..8].copy_from_slice(&(input.len() as u32).to_le_bytes());
+    out
+}
+
+pub(super) fn encode(data: &[u8]) -> Vec<u8> {
+    let parts: Vec<Vec<u8>> = if data.len() <= CHUNK_INPUT {
+        data.chunks(CHUNK_INPUT).map(encode_chunk).collect()
+    } else {
+        data.par_chunks(CHUNK_INPUT).map(encode_chunk).collect()
+    };
+    if parts.len() == 1 {
+        return parts.into_iter().next().unwrap_or_default();
+    }
+    parts.concat()
+}
