@@ -161,6 +161,9 @@ fn make_big(path: &Path, bytes: usize) {
     f.flush().unwrap();
 }
 
+/// Writes one benchmark input file.
+type Maker = Box<dyn Fn(&Path)>;
+
 /// Median wall time of `runs` calls, in seconds.
 fn time(runs: usize, mut f: impl FnMut()) -> f64 {
     f(); // warm-up
@@ -197,7 +200,7 @@ fn main() {
     let p = |name: &str| dir.join(name);
     let want = |name: &str| only.as_deref().is_none_or(|o| o == name);
 
-    let files: [(&str, Box<dyn Fn(&Path)>); 6] = [
+    let files: [(&str, Maker); 6] = [
         ("tree200k.asdf", Box::new(make_tree)),
         (
             "blocks10k.asdf",

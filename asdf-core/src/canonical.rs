@@ -156,7 +156,7 @@ impl Writer<'_> {
             Some(t) if t == "tag:yaml.org,2002:omap" || t == "tag:yaml.org,2002:pairs" => {
                 return self.omap(node, path, level, t.ends_with("omap"));
             }
-            Some(t) if t == "tag:yaml.org,2002:set" => return self.set(node, path, level),
+            Some("tag:yaml.org,2002:set") => return self.set(node, path, level),
             Some(t) if !t.starts_with(YAML_TAG_PREFIX) => {
                 let value = self.value(node, path, level + 1)?;
                 self.object(

@@ -32,8 +32,14 @@ fn views_sharing_one_block_read_like_numpy() {
     let f = AsdfFile::open(fixture("views_shared_base.asdf")).unwrap();
     let base = arange_i32(20);
     assert_eq!(f.array::<i32>("/base").unwrap(), base);
-    assert_eq!(f.array::<i32>("/rev").unwrap(), base.slice(s![..;-1]).into_dyn());
-    assert_eq!(f.array::<i32>("/every3").unwrap(), base.slice(s![1..;3]).into_dyn());
+    assert_eq!(
+        f.array::<i32>("/rev").unwrap(),
+        base.slice(s![..;-1]).into_dyn()
+    );
+    assert_eq!(
+        f.array::<i32>("/every3").unwrap(),
+        base.slice(s![1..;3]).into_dyn()
+    );
     let b2 = Array::from_iter((0..48).map(f64::from))
         .into_shape_with_order((6, 8))
         .unwrap();
@@ -164,7 +170,9 @@ fn external_blocks_and_refs_resolve() {
     );
 
     let r = AsdfFile::open(fixture("json_pointer_refs.asdf")).unwrap();
-    let target = r.resolve_ref(r.node("/ref_array").unwrap(), "/ref_array").unwrap();
+    let target = r
+        .resolve_ref(r.node("/ref_array").unwrap(), "/ref_array")
+        .unwrap();
     assert!(target.file.is_none());
     assert!(target.node.ptr_eq(r.node("/data").unwrap()));
     assert_eq!(target.path, "/data");
@@ -181,7 +189,10 @@ fn streamed_rows_and_negative_sources() {
     let f = AsdfFile::open(fixture("stream.asdf")).unwrap();
     let a = f.array::<f64>("/stream").unwrap();
     assert_eq!(a.shape(), &[5, 4]);
-    assert!(a.outer_iter().enumerate().all(|(i, row)| row.iter().all(|&v| v == i as f64)));
+    assert!(a
+        .outer_iter()
+        .enumerate()
+        .all(|(i, row)| row.iter().all(|&v| v == i as f64)));
     // stream_partial_row: 3 whole rows plus 3 stray bytes.
     let p = AsdfFile::open(fixture("stream_partial_row.asdf")).unwrap();
     assert_eq!(p.array::<f64>("/stream").unwrap().shape(), &[3, 4]);
@@ -195,7 +206,11 @@ fn bytes_and_paths_open_alike() {
     assert_eq!(a.tree(), b.tree());
     for label in ["zlib", "bzp2", "lz4", "zstd", "lz4f", "blsc"] {
         let p = format!("/{label}");
-        assert_eq!(a.array::<f64>(&p).unwrap(), b.array::<f64>(&p).unwrap(), "{label}");
+        assert_eq!(
+            a.array::<f64>(&p).unwrap(),
+            b.array::<f64>(&p).unwrap(),
+            "{label}"
+        );
     }
     // zlib = arange(300) * 1
     assert_eq!(

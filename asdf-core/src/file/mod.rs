@@ -102,7 +102,7 @@ impl OpenOptions {
             // process can fault. All reads go through bounds checked against the map's length.
             let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(Some(path), e))?;
             let map = Arc::new(map);
-            (Arc::new(MmapSource(map.clone())), Some(map))
+            (map.clone() as Arc<dyn ReadAt>, Some(map))
         } else {
             (Arc::new(file), None)
         };
@@ -114,17 +114,6 @@ impl OpenOptions {
     /// `base_dir`.
     pub fn open_bytes(&self, bytes: Vec<u8>, base_dir: impl Into<PathBuf>) -> Result<AsdfFile> {
         AsdfFile::build(Arc::new(bytes), None, None, base_dir.into(), self.clone())
-    }
-}
-
-struct MmapSource(Arc<Mmap>);
-
-impl ReadAt for MmapSource {
-    fn len(&self) -> u64 {
-        self.0.len() as u64
-    }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        (*self.0).read_exact_at(buf, offset)
     }
 }
 
