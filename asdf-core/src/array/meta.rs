@@ -221,6 +221,18 @@ impl NdArrayMeta {
             .collect()
     }
 
+    /// The block this array reads, as an index into a file of `block_count` blocks
+    /// (negative sources count from the end: `-1` is the last block). `None` for URI and
+    /// inline sources and for indices outside the file.
+    pub fn block_index(&self, block_count: usize) -> Option<usize> {
+        let ArraySource::Block(i) = self.source else {
+            return None;
+        };
+        let n = i64::try_from(block_count).ok()?;
+        let idx = if i < 0 { n.checked_add(i)? } else { i };
+        usize::try_from(idx).ok().filter(|&k| k < block_count)
+    }
+
     /// Whether the first dimension is `*`.
     pub fn is_streamed(&self) -> bool {
         matches!(self.shape.as_deref(), Some([Dim::Streamed, ..]))
@@ -316,6 +328,25 @@ mod tests {
         assert_eq!(m.offset, 16);
         assert_eq!(m.strides, Some(vec![64, -8]));
         assert_eq!(m.mask, Some(i(-999)));
+    }
+
+    #[test]
+    fn block_index_counts_negative_from_the_end() {
+        let at = |src: i128, n: usize| {
+            NdArrayMeta::from_node(&map(vec![("source", i(src))]), "")
+                .unwrap()
+                .block_index(n)
+        };
+        assert_eq!(at(0, 3), Some(0));
+        assert_eq!(at(2, 3), Some(2));
+        assert_eq!(at(3, 3), None);
+        assert_eq!(at(-1, 3), Some(2));
+        assert_eq!(at(-3, 3), Some(0));
+        assert_eq!(at(-4, 3), None);
+        assert_eq!(at(i64::MIN as i128, 3), None);
+        assert_eq!(at(-1, 0), None);
+        let uri = NdArrayMeta::from_node(&map(vec![("source", s("x.asdf"))]), "").unwrap();
+        assert_eq!(uri.block_index(3), None);
     }
 
     #[test]
