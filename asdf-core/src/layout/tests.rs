@@ -505,6 +505,29 @@ fn huge_sizes_are_typed_errors() {
 }
 
 #[test]
+fn last_block_padding_cut_short_is_accepted() {
+    let mut f = b"#ASDF 1.0.0\n".to_vec();
+    f.extend_from_slice(TREE);
+    let off = f.len() as u64;
+    f.extend(encode_block_header(&hdr(off, 48, 0, &[0; 4], 100, 4, 4)));
+    f.extend_from_slice(b"abcd");
+    let (l, _) = read_layout(&f, &lim()).unwrap();
+    assert_eq!(l.blocks[0].allocated_size, 4);
+    assert_eq!(read_stored(&f, &l.blocks[0]).unwrap(), b"abcd");
+    // But not when the used bytes are missing.
+    f.truncate(f.len() - 1);
+    assert_eq!(
+        read_layout(&f, &lim()),
+        Err(LayoutError::BlockOutOfBounds {
+            index: 0,
+            offset: off,
+            end: off + 154,
+            file_len: off + 57
+        })
+    );
+}
+
+#[test]
 fn too_many_blocks() {
     let (f, _) = three_blocks();
     let l = LayoutLimits {
