@@ -476,3 +476,77 @@ mod fuzz {
         }
     }
 }
+
+/// Reads every block of the `.asdf` files in `$ASDF_CHECK_DIR` (written by python asdf),
+/// decodes them and checks their MD5 (of the stored or the decoded bytes).
+#[test]
+#[ignore]
+fn check_python_files() {
+    use crate::layout::{read_layout, read_stored, LayoutLimits};
+    use md5::{Digest, Md5};
+    let Ok(dir) = std::env::var("ASDF_CHECK_DIR") else {
+        return;
+    };
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        let file = std::fs::File::open(&p).unwrap();
+        let (layout, _) = read_layout(&file, &LayoutLimits::default()).unwrap();
+        for b in &layout.blocks {
+            let stored = read_stored(&file, b).unwrap();
+            let data = match Compression::from_label(&b.compression).unwrap() {
+                Some(c) => decode(c, &stored, b.data_size).unwrap(),
+                None => stored.clone(),
+            };
+            if b.has_checksum() {
+                let ok =
+                    Md5::digest(&stored)[..] == b.checksum || Md5::digest(&data)[..] == b.checksum;
+                assert!(ok, "{} block {}", p.display(), b.index);
+            }
+        }
+        eprintln!(
+            "{}: {} blocks, index {:?}, streamed {}",
+            p.display(),
+            layout.blocks.len(),
+            layout.block_index,
+            layout.blocks.last().is_some_and(|b| b.is_streamed())
+        );
+    }
+}
+
+/// Writes one small file per codec with our block header, block index and encoder into
+/// `/tmp/asdf-rs-written/`, for python asdf to open with checksum validation.
+#[test]
+#[ignore]
+fn write_files_for_python() {
+    use crate::layout::{encode_block_header, encode_block_index, BlockHeader};
+    use md5::{Digest, Md5};
+    let dir = std::env::temp_dir().join("asdf-rs-written");
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = floats(8 * 5000);
+    for c in Compression::ALL {
+        let stored = encode(c, &data, None).unwrap();
+        let mut f = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nx: !core/ndarray-1.1.0 {source: 0, datatype: float64, shape: [5000], byteorder: little}\ny: !core/ndarray-1.1.0 {source: 1, datatype: float64, shape: [5000], byteorder: little}\n...\n".to_vec();
+        let mut offsets = vec![];
+        for (i, header_size) in [(0usize, 48u16), (1, 64)] {
+            let offset = f.len() as u64;
+            offsets.push(offset);
+            let h = BlockHeader {
+                index: i,
+                offset,
+                header_size,
+                flags: 0,
+                compression: c.label(),
+                allocated_size: stored.len() as u64 + 10,
+                used_size: stored.len() as u64,
+                data_size: data.len() as u64,
+                checksum: Md5::digest(&stored).into(),
+            };
+            f.extend(encode_block_header(&h));
+            f.extend_from_slice(&stored);
+            f.extend_from_slice(&[0; 10]);
+        }
+        f.extend(encode_block_index(&offsets));
+        std::fs::write(dir.join(format!("{}.asdf", c.name())), f).unwrap();
+    }
+    std::fs::write(dir.join("expected.bin"), &data).unwrap();
+}
