@@ -112,14 +112,30 @@ fn check_sizes(h: &mut BlockHeader, file_len: u64) -> Result<(), LayoutError> {
         h.data_size = len;
         return Ok(());
     }
-    let end = data_offset.checked_add(h.allocated_size);
-    if !matches!(end, Some(e) if e <= file_len) {
-        return Err(LayoutError::BlockOutOfBounds {
+    if h.used_size > h.allocated_size {
+        return Err(LayoutError::BadSizes {
             index: h.index,
             offset: h.offset,
-            end: end.unwrap_or(u64::MAX),
-            file_len,
+            allocated: h.allocated_size,
+            used: h.used_size,
+            data: h.data_size,
         });
+    }
+    let end = data_offset.checked_add(h.allocated_size);
+    if !matches!(end, Some(e) if e <= file_len) {
+        // A writer that seeks over the padding of the last block may leave the file short
+        // of the allocated end: accept it when the used bytes are all there.
+        let used_end = data_offset.checked_add(h.used_size);
+        if matches!(used_end, Some(e) if e <= file_len) {
+            h.allocated_size = file_len - data_offset;
+        } else {
+            return Err(LayoutError::BlockOutOfBounds {
+                index: h.index,
+                offset: h.offset,
+                end: end.unwrap_or(u64::MAX),
+                file_len,
+            });
+        }
     }
     if h.used_size > h.allocated_size || (h.compression == [0; 4] && h.used_size != h.data_size) {
         return Err(LayoutError::BadSizes {

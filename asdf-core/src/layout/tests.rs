@@ -505,6 +505,29 @@ fn huge_sizes_are_typed_errors() {
 }
 
 #[test]
+fn last_block_padding_cut_short_is_accepted() {
+    let mut f = b"#ASDF 1.0.0\n".to_vec();
+    f.extend_from_slice(TREE);
+    let off = f.len() as u64;
+    f.extend(encode_block_header(&hdr(off, 48, 0, &[0; 4], 100, 4, 4)));
+    f.extend_from_slice(b"abcd");
+    let (l, _) = read_layout(&f, &lim()).unwrap();
+    assert_eq!(l.blocks[0].allocated_size, 4);
+    assert_eq!(read_stored(&f, &l.blocks[0]).unwrap(), b"abcd");
+    // But not when the used bytes are missing.
+    f.truncate(f.len() - 1);
+    assert_eq!(
+        read_layout(&f, &lim()),
+        Err(LayoutError::BlockOutOfBounds {
+            index: 0,
+            offset: off,
+            end: off + 154,
+            file_len: off + 57
+        })
+    );
+}
+
+#[test]
 fn too_many_blocks() {
     let (f, _) = three_blocks();
     let l = LayoutLimits {
@@ -658,4 +681,58 @@ fn reference_files() {
         }
     }
     assert!(count > 100, "{count} files");
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn valid_file() -> Vec<u8> {
+        let (mut f, offs) = three_blocks();
+        f.extend(encode_block_index(&offs));
+        f
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+            let _ = read_layout(&bytes, &lim());
+            let mut with_header = b"#ASDF 1.0.0\n".to_vec();
+            with_header.extend_from_slice(&bytes);
+            let _ = read_layout(&with_header, &lim());
+            let mut with_block = b"#ASDF 1.0.0\n".to_vec();
+            with_block.extend_from_slice(&BLOCK_MAGIC);
+            with_block.extend_from_slice(&bytes);
+            if let Ok((l, _)) = read_layout(&with_block, &lim()) {
+                for b in &l.blocks {
+                    prop_assert!(read_stored(&with_block, b).is_ok());
+                }
+            }
+        }
+
+        #[test]
+        fn mutated_files_never_panic(
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut f = valid_file();
+            for (at, v) in edits {
+                let i = at.index(f.len());
+                f[i] = v;
+            }
+            let keep = f.len() - cut.index(f.len() / 4);
+            f.truncate(keep);
+            if let Ok((l, tree)) = read_layout(&f, &lim()) {
+                if let Some((s, e)) = l.tree {
+                    prop_assert_eq!(&f[s as usize..e as usize], &tree[..]);
+                }
+                for b in &l.blocks {
+                    prop_assert!(b.end_offset() <= f.len() as u64);
+                    prop_assert!(read_stored(&f, b).is_ok());
+                }
+            }
+        }
+    }
 }
