@@ -33,6 +33,16 @@ pub enum Error {
     /// An ndarray node or its data is malformed, or the requested type does not match.
     #[error("array error")]
     Array(#[from] ArrayError),
+    /// The array at `path` cannot be converted as asked (another element type, a field
+    /// it does not have, invalid characters).
+    #[error("{path}: cannot convert the array")]
+    Convert {
+        /// Tree path of the ndarray.
+        path: String,
+        /// Why.
+        #[source]
+        source: ArrayError,
+    },
     /// A block failed to decompress (only this block is affected).
     #[error("block {block} at byte {offset}: cannot decode")]
     Codec {

@@ -30,6 +30,7 @@ pub mod codec;
 mod error;
 pub mod file;
 pub mod layout;
+mod mem;
 pub mod yaml;
 
 pub use error::{display_chain, Error, Result};

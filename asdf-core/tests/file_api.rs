@@ -77,7 +77,10 @@ fn big_endian_views_are_converted() {
 fn wrong_element_type_is_a_typed_error() {
     let f = AsdfFile::open(fixture("views_shared_base.asdf")).unwrap();
     match f.array::<f32>("/base") {
-        Err(Error::Array(ArrayError::DTypeMismatch { .. })) => {}
+        Err(Error::Convert {
+            path,
+            source: ArrayError::DTypeMismatch { .. },
+        }) if path == "/base" => {}
         other => panic!("expected a datatype mismatch, got {other:?}"),
     }
     assert!(matches!(

@@ -195,7 +195,8 @@ pub(super) fn decode(stored: &[u8], data_size: u64) -> Result<Vec<u8>, CodecErro
     // The header is checked (sizes against the stored bytes and `data_size`) before the
     // output is allocated.
     check_header(stored, data_size)?;
-    let mut out = vec![0u8; super::to_usize(data_size)?];
+    let mut out = crate::mem::zeroed_bytes(super::to_usize(data_size)?)
+        .ok_or(CodecError::TooLargeForPlatform { size: data_size })?;
     decode_into(stored, &mut out)?;
     Ok(out)
 }

@@ -110,7 +110,8 @@ fn decode_chunks(chunks: &[Chunk<'_>], out: &mut [u8]) -> Result<(), CodecError>
 pub(super) fn decode(stored: &[u8], data_size: u64) -> Result<Vec<u8>, CodecError> {
     // The chunk lengths are checked against the stored size before this allocation.
     let chunks = chunks(stored, data_size)?;
-    let mut out = vec![0u8; to_usize(data_size)?];
+    let mut out = crate::mem::zeroed_bytes(to_usize(data_size)?)
+        .ok_or(CodecError::TooLargeForPlatform { size: data_size })?;
     decode_chunks(&chunks, &mut out)?;
     Ok(out)
 }

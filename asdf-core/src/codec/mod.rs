@@ -197,7 +197,8 @@ pub fn decode(c: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, 
                 .saturating_mul(c.plausible_ratio())
                 .max(64 << 10);
             if data_size <= plausible as u64 {
-                let mut out = vec![0u8; to_usize(data_size)?];
+                let mut out = crate::mem::zeroed_bytes(to_usize(data_size)?)
+                    .ok_or(CodecError::TooLargeForPlatform { size: data_size })?;
                 decode_into(c, stored, &mut out)?;
                 Ok(out)
             } else {

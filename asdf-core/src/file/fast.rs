@@ -76,10 +76,6 @@ pub(super) fn contiguous_plan<T: Element>(
     }))
 }
 
-/// Arrays from this size up ask for transparent huge pages.
-const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
-const HUGE_PAGE: usize = 2 << 20;
-
 /// A `Vec<T>` of `len` zero elements, allocated zeroed (fresh pages for large sizes, so no
 /// memset pass), or `None` when the allocation fails.
 pub(super) fn zeroed_vec<T: Element>(len: usize) -> Option<Vec<T>> {
@@ -96,32 +92,13 @@ pub(super) fn zeroed_vec<T: Element>(len: usize) -> Option<Vec<T>> {
     if ptr.is_null() {
         return None;
     }
-    advise_huge_pages(ptr as *mut u8, layout.size());
+    crate::mem::advise_huge_pages(ptr as *mut u8, layout.size());
     // SAFETY: `ptr` was allocated by the global allocator with the layout of `[T; len]`, so
     // it is aligned for `T` and capacity `len` matches; all `len` elements are initialised
     // because the memory is zeroed and `T::ANY_BIT_PATTERN` (checked above) guarantees that
     // all-zero bytes are a valid `T` (plain integers, IEEE floats, complex of floats).
     Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
-
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(ptr: *mut u8, size: usize) {
-    if size < HUGE_PAGE_THRESHOLD {
-        return;
-    }
-    let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
-    let end = (ptr as usize + size) & !(HUGE_PAGE - 1);
-    if end > start {
-        // SAFETY: [start, end) lies inside the allocation just made and is page aligned;
-        // MADV_HUGEPAGE only changes how the kernel backs these pages, never their content.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_ptr: *mut u8, _size: usize) {}
 
 /// Reads the bytes of `out`'s elements from `offset`.
 pub(super) fn read_elements<T: Element>(

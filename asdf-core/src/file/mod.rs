@@ -344,9 +344,7 @@ impl AsdfFile {
         }
         let stored: BlockBytes = match &self.mmap {
             Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
-            None => BlockBytes::Owned(
-                layout::read_stored(&*self.source, h).map_err(|e| self.wrap_layout(e))?,
-            ),
+            None => BlockBytes::Owned(self.read_stored(h)?),
         };
         let decoded = match compression {
             None => stored,
@@ -366,8 +364,14 @@ impl AsdfFile {
         Ok(decoded)
     }
 
-    fn wrap_layout(&self, e: layout::LayoutError) -> Error {
-        Error::Layout(e)
+    /// The stored bytes of a block, read into a fresh (huge-page backed when large) buffer.
+    fn read_stored(&self, h: &BlockHeader) -> Result<Vec<u8>> {
+        let len =
+            usize::try_from(h.used_size).map_err(|_| self.limit("block size", h.used_size))?;
+        let mut buf =
+            crate::mem::zeroed_bytes(len).ok_or_else(|| self.limit("block size", h.used_size))?;
+        layout::read_stored_into(&*self.source, h, &mut buf)?;
+        Ok(buf)
     }
 
     /// Checks a block's MD5: over the stored bytes (asdf ≥ 5.3) or, for a compressed
@@ -387,7 +391,7 @@ impl AsdfFile {
         } else {
             owned = match &self.mmap {
                 Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
-                None => BlockBytes::Owned(layout::read_stored(&*self.source, h)?),
+                None => BlockBytes::Owned(self.read_stored(h)?),
             };
             owned.as_slice()
         };
@@ -422,7 +426,7 @@ impl AsdfFile {
                 let compression = self.compression(h)?;
                 let stored = match &self.mmap {
                     Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
-                    None => BlockBytes::Owned(layout::read_stored(&*self.source, h)?),
+                    None => BlockBytes::Owned(self.read_stored(h)?),
                 };
                 let actual: [u8; 16] = Md5::digest(stored.as_slice()).into();
                 if actual == h.checksum {
@@ -557,7 +561,12 @@ impl AsdfFile {
         if let Some(a) = self.fast_owned::<T>(&node, path)? {
             return Ok(a);
         }
-        Ok(self.dyn_array_of(&node, path)?.to_array::<T>()?)
+        self.dyn_array_of(&node, path)?
+            .to_array::<T>()
+            .map_err(|source| Error::Convert {
+                path: path.to_string(),
+                source,
+            })
     }
 
     /// The array at `path` without copying when its block is uncompressed, aligned and
