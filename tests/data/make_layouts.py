@@ -256,9 +256,10 @@ def build() -> None:
 
     # -- no tree / no header ------------------------------------------------------
     add("blocks_no_tree", assemble(HEADER, good), doc(None, root_tag=None),
-        hand_only="python asdf 6.0.0 reads a file without a tree as an empty tree {} (it "
-                  "fills in asdf_library/history only when writing); the canonical form of "
-                  "a missing tree is null (see AsdfFile::tree: a null node)")
+        hand_only="python asdf 6.0.0 reads a file without a tree as an empty root "
+                  "{\"$tag\": \"...core/asdf-1.1.0\", \"value\": {}} (it makes up the root); "
+                  "the canonical form of a missing tree is null (AsdfFile::tree is a null "
+                  "node for a file without a tree)")
     add("header_only", HEADER, doc(None, root_tag=None),
         hand_only="same as blocks_no_tree: no tree at all, canonical tree is null")
     add("tree_only_no_header",
