@@ -209,6 +209,13 @@ def build() -> None:
     add("crlf_unused_space", assemble(crlf_tree, good, gap=b"\r\n" * 10, newline=b"\r\n"),
         two_arrays_expect())
 
+    add("no_standard_line", assemble(b"#ASDF 1.0.0\n" + YAML_HEAD + TWO_ARRAYS.encode() + b"...\n", good),
+        doc({"a": ndarray_json("<i4", [4], A_BYTES), "b": ndarray_json("<f8", [5], B_BYTES)},
+            header={"asdf": "1.0.0", "standard": None}))
+    add("no_yaml_directive", assemble(
+        HEADER + b"%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n" + TWO_ARRAYS.encode() + b"...\n",
+        good), two_arrays_expect())
+
     # -- block headers ----------------------------------------------------------
     add("header_size_64",
         assemble(tree2, [block(A_BYTES, header_size=64),
@@ -480,7 +487,6 @@ def to_json(d: dict) -> str:
 
 
 def semantically_equal(a, b) -> bool:
-    compare_dir = None
     # a tiny local version of compare_expect.compare: types kept apart, -0.0 != 0.0
     if type(a) is not type(b):
         return False
@@ -497,7 +503,6 @@ def semantically_equal(a, b) -> bool:
                 kb = sorted(json.dumps(x, sort_keys=True) for x in b[un])
                 return ka == kb
         return all(semantically_equal(a[k], b[k]) for k in a)
-    del compare_dir
     return a == b
 
 
