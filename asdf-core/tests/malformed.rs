@@ -387,6 +387,12 @@ fn garbage_after_header() {
         "a: !core/ndarray-1.1.0\n  data: [abcdef]\n  datatype: [ascii, 2]\n",
     ));
     let _ = read_all(b"%YAML 1.1\n--- {a: 1}\n".to_vec());
+    // no `%YAML 1.1` line (python asdf refuses: "invalid content between header and tree")
+    let _ = read_all(
+        b"#ASDF 1.0.0\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: 1\n...\n".to_vec(),
+    );
+    // no `...` end marker (python asdf refuses: "end of YAML marker not found")
+    let _ = read_all(b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: [1, 2]}\n".to_vec());
     let _ = read_all(tree("").into_iter().take(60).collect());
 }
 

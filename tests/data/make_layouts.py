@@ -209,6 +209,13 @@ def build() -> None:
     add("crlf_unused_space", assemble(crlf_tree, good, gap=b"\r\n" * 10, newline=b"\r\n"),
         two_arrays_expect())
 
+    # no #ASDF_STANDARD line: python then assumes standard 1.0.0, so use its tag versions
+    v100 = (b"#ASDF 1.0.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.0.0\n"
+            + TWO_ARRAYS.replace("ndarray-1.1.0", "ndarray-1.0.0").encode() + b"...\n")
+    add("no_standard_line", assemble(v100, good),
+        doc({"a": ndarray_json("<i4", [4], A_BYTES), "b": ndarray_json("<f8", [5], B_BYTES)},
+            header={"asdf": "1.0.0", "standard": None}, root_tag="tag:stsci.edu:asdf/core/asdf-1.0.0"))
+
     # -- block headers ----------------------------------------------------------
     add("header_size_64",
         assemble(tree2, [block(A_BYTES, header_size=64),
@@ -256,9 +263,10 @@ def build() -> None:
 
     # -- no tree / no header ------------------------------------------------------
     add("blocks_no_tree", assemble(HEADER, good), doc(None, root_tag=None),
-        hand_only="python asdf 6.0.0 reads a file without a tree as an empty tree {} (it "
-                  "fills in asdf_library/history only when writing); the canonical form of "
-                  "a missing tree is null (see AsdfFile::tree: a null node)")
+        hand_only="python asdf 6.0.0 reads a file without a tree as an empty root "
+                  "{\"$tag\": \"...core/asdf-1.1.0\", \"value\": {}} (it makes up the root); "
+                  "the canonical form of a missing tree is null (AsdfFile::tree is a null "
+                  "node for a file without a tree)")
     add("header_only", HEADER, doc(None, root_tag=None),
         hand_only="same as blocks_no_tree: no tree at all, canonical tree is null")
     add("tree_only_no_header",
@@ -479,7 +487,6 @@ def to_json(d: dict) -> str:
 
 
 def semantically_equal(a, b) -> bool:
-    compare_dir = None
     # a tiny local version of compare_expect.compare: types kept apart, -0.0 != 0.0
     if type(a) is not type(b):
         return False
@@ -496,7 +503,6 @@ def semantically_equal(a, b) -> bool:
                 kb = sorted(json.dumps(x, sort_keys=True) for x in b[un])
                 return ka == kb
         return all(semantically_equal(a[k], b[k]) for k in a)
-    del compare_dir
     return a == b
 
 

@@ -255,7 +255,8 @@ fn compare_at(a: &Value, b: &Value, path: &str, diffs: &mut Vec<String>, ignore:
 
 /// The repository root (the workspace directory).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::fs::canonicalize(&root).unwrap_or(root)
 }
 
 /// `tests/data/<sub>` under the repository root.
