@@ -398,9 +398,8 @@ fn garbage_after_header() {
 
 #[test]
 fn wrong_checksum_does_not_panic() {
-    // With checksum verification on, `layouts/checksum_wrong.asdf` must be rejected; the
-    // options for that are not part of the API yet (OpenOptions is empty), so this only checks
-    // that the default path does not panic. See also the `checksum_*` layouts in conformance.
+    // Reading everything with default options (no verification) must not panic; with
+    // verification on, `tests/file_api.rs` checks that wrong checksums are typed errors.
     for name in [
         "checksum_wrong",
         "checksum_wrong_zlib",
