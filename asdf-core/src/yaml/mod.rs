@@ -161,3 +161,6 @@ pub enum YamlError {
         line: u64,
     },
 }
+
+#[cfg(test)]
+mod oracle_tests;

@@ -26,12 +26,57 @@ use super::{Document, YamlError, YamlLimits};
 /// - merge keys `<<` are flattened like PyYAML's `flatten_mapping`, and duplicate keys keep
 ///   their first position with the value of their last occurrence (a Python `dict`).
 /// - more than one document is [`YamlError::MultipleDocuments`].
+///
+/// Known differences from python asdf, all outside what ASDF writers produce: sequences and
+/// mappings are accepted as mapping keys (Python refuses them as unhashable); a tag directly followed by `,` in flow
+/// context (`[!foo, 1]`) makes libyaml-safer 0.3 panic, which is caught and reported as a
+/// [`YamlError::Syntax`] (with `panic = "abort"` it would abort).
 pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
     if let Err(e) = std::str::from_utf8(text) {
         return Err(YamlError::NotUtf8 {
             offset: e.valid_up_to() as u64,
         });
     }
+    // A block scalar at the very end without a line break makes libyaml-safer 0.3 panic:
+    // append one, and take it back from such a scalar.
+    let original_len = text.len() as u64;
+    let owned;
+    let text = if text.is_empty() || text.ends_with(b"\n") || text.ends_with(b"\r") {
+        text
+    } else {
+        let mut t = Vec::with_capacity(text.len() + 1);
+        t.extend_from_slice(text);
+        t.push(b'\n');
+        owned = t;
+        &owned[..]
+    };
+    // libyaml-safer 0.3 still has a few panics on malformed input; turn them into errors.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        parse_events(text, original_len, limits)
+    })) {
+        Ok(result) => result,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(YamlError::Syntax {
+                message: format!("yaml parser failure: {what}"),
+                line: 0,
+                column: 0,
+                offset: 0,
+            })
+        }
+    }
+}
+
+fn parse_events(
+    text: &[u8],
+    original_len: u64,
+    limits: &YamlLimits,
+) -> Result<Document, YamlError> {
+    let appended = original_len < text.len() as u64;
     let mut input = text;
     let mut parser = Parser::new();
     parser.set_input_string(&mut input);
@@ -72,10 +117,20 @@ pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
             EventData::Scalar {
                 anchor,
                 tag,
-                value,
+                mut value,
                 style,
+                plain_implicit,
                 ..
-            } => b.scalar(anchor, tag, value, style, line)?,
+            } => {
+                if appended
+                    && matches!(style, LyStyle::Literal | LyStyle::Folded)
+                    && event.end_mark.index >= original_len
+                    && value.ends_with('\n')
+                {
+                    value.pop();
+                }
+                b.scalar(anchor, tag, value, style, plain_implicit, line)?;
+            }
             EventData::SequenceStart {
                 anchor, tag, style, ..
             } => {
@@ -103,6 +158,9 @@ pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
         root: b.root.unwrap_or_else(|| Node::new(Value::Null)),
     })
 }
+
+const MERGE_TAG: &str = "tag:yaml.org,2002:merge";
+const VALUE_TAG: &str = "tag:yaml.org,2002:value";
 
 /// Converts a libyaml error into [`YamlError::Syntax`] with a position.
 fn syntax_error(e: &libyaml_safer::Error, text: &[u8]) -> YamlError {
@@ -226,26 +284,36 @@ impl Builder<'_> {
         tag: Option<String>,
         text: String,
         style: LyStyle,
+        plain_implicit: bool,
         line: u64,
     ) -> Result<(), YamlError> {
         if let Some(a) = &anchor {
             self.check_anchor(a, line)?;
         }
-        let implicit = match tag.as_deref() {
-            None => style == LyStyle::Plain,
-            Some("!") => true,
-            Some(_) => false,
-        };
+        // As PyYAML's CParser: no tag or `!`, and libyaml's plain-implicit flag (plain style,
+        // or the `!` tag on a scalar with content).
+        let implicit = plain_implicit && matches!(tag.as_deref(), None | Some("!"));
         let mut is_merge = false;
         let (tag, value) = if implicit {
-            is_merge = text == "<<";
-            let value = resolve_plain_owned(text).map_err(|(e, text)| {
-                invalid_scalar(&format!("{YAML_TAG_PREFIX}{}", e.kind), text, line)
-            })?;
-            (None, value)
+            match text.as_str() {
+                // PyYAML's merge and value resolvers: as keys they are handled by the
+                // mapping, elsewhere they stay strings tagged with the resolved type.
+                "<<" => {
+                    is_merge = true;
+                    (Some(MERGE_TAG.to_string()), Value::Str(text))
+                }
+                "=" => (Some(VALUE_TAG.to_string()), Value::Str(text)),
+                _ => {
+                    let value = resolve_plain_owned(text).map_err(|(e, text)| {
+                        invalid_scalar(&format!("{YAML_TAG_PREFIX}{}", e.kind), text, line)
+                    })?;
+                    (None, value)
+                }
+            }
         } else {
             match tag {
                 None => (None, Value::Str(text)),
+                Some(t) if t == "!" => (None, Value::Str(text)),
                 Some(t) => match t.strip_prefix(YAML_TAG_PREFIX) {
                     Some(suffix) => {
                         if let Some(kind) = CoreScalar::from_suffix(suffix) {
@@ -384,7 +452,21 @@ impl Builder<'_> {
             return Ok(());
         }
         match f.key.take() {
-            None => f.key = Some((node, is_merge)),
+            None => {
+                // PyYAML's flatten_mapping turns `=` (value) keys into plain strings.
+                let node = if node.tag() == Some(VALUE_TAG) {
+                    let d = node.data();
+                    Node::from(NodeData {
+                        tag: None,
+                        value: d.value.clone(),
+                        style: d.style,
+                        anchor: d.anchor.clone(),
+                    })
+                } else {
+                    node
+                };
+                f.key = Some((node, is_merge));
+            }
             Some((key, false)) => f.pairs.push((key, node)),
             Some((_, true)) => {
                 f.has_merge = true;

@@ -163,6 +163,14 @@ fn non_specific_tag_and_quoting() {
     assert_eq!(r.get("d").unwrap().as_str(), Some("yes"));
     assert_eq!(r.get("e").unwrap().as_str(), Some("5\n"));
     assert_eq!(r.get("f").unwrap().tag(), None);
+    // An empty node with `!` is not plain-implicit: an empty string, not null.
+    let r = root(
+        "a: !
+b:
+",
+    );
+    assert_eq!(r.get("a").unwrap().as_str(), Some(""));
+    assert!(r.get("b").unwrap().is_null());
 }
 
 #[test]
@@ -350,8 +358,14 @@ fn merge_keys_like_pyyaml() {
     // Explicit !!merge key.
     let r = root("{!!merge x: {a: 1}}");
     assert_eq!(r.get("a").unwrap().as_i64(), Some(1));
-    // `<<` as a value is a string.
-    assert_eq!(root("[<<]").as_seq().unwrap()[0].as_str(), Some("<<"));
+    // `<<` and `=` elsewhere are strings tagged with PyYAML's resolved type; `=` as a key is
+    // a plain string.
+    let r = root("[<<, =, {=: 1}]");
+    let items = r.as_seq().unwrap();
+    assert_eq!(items[0].as_str(), Some("<<"));
+    assert_eq!(items[0].tag(), Some("tag:yaml.org,2002:merge"));
+    assert_eq!(items[1].tag(), Some("tag:yaml.org,2002:value"));
+    assert_eq!(items[2].get("=").unwrap().as_i64(), Some(1));
     assert_eq!(
         p("{<<: 5}").unwrap_err(),
         YamlError::InvalidMerge { line: 1 }
@@ -436,6 +450,21 @@ fn syntax_errors_have_positions() {
         parse(b"a: \xff\n", &YamlLimits::default()).unwrap_err(),
         YamlError::NotUtf8 { offset: 3 }
     );
+}
+
+#[test]
+fn libyaml_safer_panics_become_errors() {
+    // Block scalar at the end without a line break (python asdf: no final newline).
+    let r = root("a: |\n  t");
+    assert_eq!(r.get("a").unwrap().as_str(), Some("t"));
+    assert_eq!(root("|\n  t").as_str(), Some("t"));
+    assert_eq!(root("|+\n  t\n\n  u").as_str(), Some("t\n\nu"));
+    assert_eq!(
+        root("a: |\n  t\n# c").get("a").unwrap().as_str(),
+        Some("t\n")
+    );
+    // A tag followed by `,` in flow context panics inside libyaml-safer 0.3.
+    assert!(matches!(p("[!foo, 1]"), Err(YamlError::Syntax { .. })));
 }
 
 mod prop {
