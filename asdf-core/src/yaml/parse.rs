@@ -37,18 +37,23 @@ pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
             offset: e.valid_up_to() as u64,
         });
     }
-    // A block scalar at the very end without a line break makes libyaml-safer 0.3 panic:
-    // append one, and take it back from such a scalar.
-    let original_len = text.len() as u64;
+    // A block scalar at the very end without a line break makes libyaml-safer 0.3 panic.
+    // A last line of blanks only is dropped (it is no content); after a last line with
+    // content a line break is appended, and taken back from a block scalar ending there.
+    let last_break = text.iter().rposition(|&c| c == b'\n' || c == b'\r');
+    let last_line = &text[last_break.map_or(0, |p| p + 1)..];
     let owned;
-    let text = if text.is_empty() || text.ends_with(b"\n") || text.ends_with(b"\r") {
-        text
+    let (text, original_len) = if last_line.is_empty() {
+        (text, text.len() as u64)
+    } else if last_line.iter().all(|&c| c == b' ' || c == b'\t') {
+        let cut = &text[..last_break.map_or(0, |p| p + 1)];
+        (cut, cut.len() as u64)
     } else {
         let mut t = Vec::with_capacity(text.len() + 1);
         t.extend_from_slice(text);
         t.push(b'\n');
         owned = t;
-        &owned[..]
+        (&owned[..], text.len() as u64)
     };
     // libyaml-safer 0.3 still has a few panics on malformed input; turn them into errors.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -463,6 +463,9 @@ fn libyaml_safer_panics_become_errors() {
         root("a: |\n  t\n# c").get("a").unwrap().as_str(),
         Some("t\n")
     );
+    assert_eq!(root("|\n  t: \n  ").as_str(), Some("t: \n"));
+    assert_eq!(root("|+\n  t\n  ").as_str(), Some("t\n"));
+    assert!(root("  \t ").is_null());
     // A tag followed by `,` in flow context panics inside libyaml-safer 0.3.
     assert!(matches!(p("[!foo, 1]"), Err(YamlError::Syntax { .. })));
 }
