@@ -19,6 +19,7 @@
 //! ```
 
 mod bigint;
+mod fast;
 mod keys;
 mod node;
 mod parse;
@@ -164,3 +165,6 @@ pub enum YamlError {
 
 #[cfg(test)]
 mod oracle_tests;
+
+#[cfg(test)]
+mod fast_tests;

@@ -206,6 +206,9 @@ fn differential_dump() {
     let input = std::fs::read(std::env::var("YAML_DIFF_IN").unwrap()).unwrap();
     let mut out = String::new();
     for case in input.split(|&b| b == 0) {
+        if let Err(e) = super::fast_tests::check_paths(case) {
+            panic!("fast and libyaml paths disagree: {e}");
+        }
         let line = match std::panic::catch_unwind(|| parse(case, &YamlLimits::default())) {
             Ok(Ok(doc)) => json!({ "ok": canon(&doc.root) }),
             Ok(Err(e)) => json!({ "err": format!("{e:?}") }),

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle as LyStyle, SequenceStyle};
 
+use super::fast;
 use super::keys::dedupe;
 use super::node::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value, YAML_TAG_PREFIX};
 use super::resolve::{construct_core, resolve_plain_owned, CoreScalar};
@@ -32,6 +33,17 @@ use super::{Document, YamlError, YamlLimits};
 /// context (`[!foo, 1]`) makes libyaml-safer 0.3 panic, which is caught and reported as a
 /// [`YamlError::Syntax`] (with `panic = "abort"` it would abort).
 pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
+    let s = std::str::from_utf8(text).map_err(|e| YamlError::NotUtf8 {
+        offset: e.valid_up_to() as u64,
+    })?;
+    if let Some(doc) = fast::parse_fast(s, limits) {
+        return Ok(doc);
+    }
+    parse_libyaml(text, limits)
+}
+
+/// [`parse`] through libyaml-safer's events only (the fast path skipped).
+pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
     if let Err(e) = std::str::from_utf8(text) {
         return Err(YamlError::NotUtf8 {
             offset: e.valid_up_to() as u64,
@@ -85,13 +97,7 @@ fn parse_events(
     let mut input = text;
     let mut parser = Parser::new();
     parser.set_input_string(&mut input);
-    let mut b = Builder {
-        limits,
-        stack: Vec::new(),
-        anchors: HashMap::new(),
-        alias_used: 0,
-        root: None,
-    };
+    let mut b = Builder::new(limits);
     let mut version = None;
     let mut tag_directives = Vec::new();
     let mut seen_document = false;
@@ -160,7 +166,7 @@ fn parse_events(
     Ok(Document {
         version,
         tag_directives,
-        root: b.root.unwrap_or_else(|| Node::new(Value::Null)),
+        root: b.finish(),
     })
 }
 
@@ -246,7 +252,7 @@ struct Frame {
     has_merge: bool,
 }
 
-struct Builder<'l> {
+pub(super) struct Builder<'l> {
     limits: &'l YamlLimits,
     stack: Vec<Frame>,
     anchors: HashMap<String, Anchor>,
@@ -272,7 +278,22 @@ fn invalid_scalar(tag: &str, text: String, line: u64) -> YamlError {
     }
 }
 
-impl Builder<'_> {
+impl<'l> Builder<'l> {
+    pub(super) fn new(limits: &'l YamlLimits) -> Self {
+        Builder {
+            limits,
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            alias_used: 0,
+            root: None,
+        }
+    }
+
+    /// The finished root (null when there was none).
+    pub(super) fn finish(self) -> Node {
+        self.root.unwrap_or_else(|| Node::new(Value::Null))
+    }
+
     fn check_anchor(&self, name: &str, line: u64) -> Result<(), YamlError> {
         if self.anchors.contains_key(name) {
             return Err(YamlError::DuplicateAnchor {
@@ -283,7 +304,7 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn scalar(
+    pub(super) fn scalar(
         &mut self,
         anchor: Option<String>,
         tag: Option<String>,
@@ -359,7 +380,7 @@ impl Builder<'_> {
         self.push(node, 1, is_merge, line)
     }
 
-    fn alias(&mut self, name: String, line: u64) -> Result<(), YamlError> {
+    pub(super) fn alias(&mut self, name: String, line: u64) -> Result<(), YamlError> {
         let (node, size, is_merge) = match self.anchors.get(&name) {
             None => return Err(YamlError::UnknownAlias { name, line }),
             Some(Anchor::Open) => return Err(YamlError::RecursiveAlias { name, line }),
@@ -375,7 +396,7 @@ impl Builder<'_> {
         self.push(node, size, is_merge, line)
     }
 
-    fn start(
+    pub(super) fn start(
         &mut self,
         is_seq: bool,
         anchor: Option<String>,
@@ -409,7 +430,7 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn end(&mut self, line: u64) -> Result<(), YamlError> {
+    pub(super) fn end(&mut self, line: u64) -> Result<(), YamlError> {
         let Some(f) = self.stack.pop() else {
             return Err(YamlError::Syntax {
                 message: "unbalanced collection end".into(),

@@ -501,3 +501,39 @@ mod prop {
         }
     }
 }
+
+/// A 3 MB tree of 200 000 scalar leaves; run with
+/// `cargo test --release -p asdf-core --lib yaml::parse::tests::parse_speed -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing, run in release"]
+fn parse_speed() {
+    let mut text =
+        String::from("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nitems:\n");
+    let mut i = 0u64;
+    while text.len() < 3_000_000 {
+        text.push_str(&format!(
+            "- name: object_{i}\n  id: {i}\n  value: {}.25e+3\n  ok: true\n  \
+             unit: !unit/unit-1.0.0 m\n  pos: [{}, {}.5, -3]\n  note: 'quoted text here'\n",
+            i % 977,
+            i % 13,
+            i % 7
+        ));
+        i += 1;
+    }
+    text.push_str("...\n");
+    let mut leaves = 0;
+    let start = std::time::Instant::now();
+    let doc = parse(text.as_bytes(), &YamlLimits::default()).unwrap();
+    let parse_time = start.elapsed();
+    doc.root.walk(|_, n| {
+        if !matches!(n.value(), Value::Seq(_) | Value::Map(_)) {
+            leaves += 1;
+        }
+    });
+    let total = start.elapsed();
+    eprintln!(
+        "{} bytes, {leaves} leaves: parse {parse_time:?}, parse+walk {total:?}",
+        text.len()
+    );
+    assert!(leaves > 150_000);
+}
