@@ -570,11 +570,7 @@ impl Fast<'_, '_> {
                 _ => {}
             }
         }
-        let value = self.text(start, start + end)?;
-        let implicit = p.tag.is_none();
-        self.b
-            .scalar(p.anchor, p.tag, value, LyStyle::Plain, implicit, 0)
-            .ok()?;
+        self.plain_scalar(p, start, start + end)?;
         self.pos = self.next_line(le);
         // A following line indented deeper (even a comment) would continue the scalar.
         if let Some((_, ind)) = self.peek_line(self.pos, false) {
@@ -583,6 +579,17 @@ impl Fast<'_, '_> {
             }
         }
         Some(())
+    }
+
+    fn plain_scalar(&mut self, p: Props, start: usize, end: usize) -> Option<()> {
+        if p.anchor.is_none() && p.tag.is_none() {
+            return self.b.plain(self.src.get(start..end)?).ok();
+        }
+        let value = self.text(start, end)?;
+        let implicit = p.tag.is_none();
+        self.b
+            .scalar(p.anchor, p.tag, value, LyStyle::Plain, implicit, 0)
+            .ok()
     }
 
     /// A single-line quoted scalar (double-quoted without escapes).
@@ -788,11 +795,7 @@ impl Fast<'_, '_> {
         while end > 0 && rest[end - 1] == b' ' {
             end -= 1;
         }
-        let value = self.text(start, start + end)?;
-        let implicit = p.tag.is_none();
-        self.b
-            .scalar(p.anchor, p.tag, value, LyStyle::Plain, implicit, 0)
-            .ok()?;
+        self.plain_scalar(p, start, start + end)?;
         self.pos = start + stop;
         if self.at(self.pos) == b'\n' {
             // The scalar must end here, not continue on the next line.

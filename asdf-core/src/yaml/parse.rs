@@ -7,7 +7,7 @@ use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle as LyStyle, Seq
 use super::fast;
 use super::keys::dedupe;
 use super::node::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value, YAML_TAG_PREFIX};
-use super::resolve::{construct_core, resolve_plain_owned, CoreScalar};
+use super::resolve::{classify, construct_core, resolve_plain_owned, CoreScalar};
 use super::{Document, YamlError, YamlLimits};
 
 /// Parses the first (and only) YAML document of `text`.
@@ -243,8 +243,8 @@ struct Frame {
     line: u64,
     /// Nodes in the subtree, aliases expanded (saturating).
     size: u64,
-    items: Vec<Node>,
-    pairs: Vec<(Node, Node)>,
+    /// Where this collection's children start on the builder's shared item/pair stack.
+    start: usize,
     /// A key waiting for its value, and whether it is a merge key.
     key: Option<(Node, bool)>,
     /// Pairs contributed by merge keys, in PyYAML's order.
@@ -255,6 +255,10 @@ struct Frame {
 pub(super) struct Builder<'l> {
     limits: &'l YamlLimits,
     stack: Vec<Frame>,
+    /// Children of the open sequences, innermost last (one exact-size Vec per sequence).
+    items: Vec<Node>,
+    /// Entries of the open mappings, innermost last.
+    pairs: Vec<(Node, Node)>,
     anchors: HashMap<String, Anchor>,
     alias_used: u64,
     root: Option<Node>,
@@ -283,6 +287,8 @@ impl<'l> Builder<'l> {
         Builder {
             limits,
             stack: Vec::new(),
+            items: Vec::new(),
+            pairs: Vec::new(),
             anchors: HashMap::new(),
             alias_used: 0,
             root: None,
@@ -380,6 +386,24 @@ impl<'l> Builder<'l> {
         self.push(node, 1, is_merge, line)
     }
 
+    /// A plain scalar without tag or anchor (the common case; no copy unless a string).
+    pub(super) fn plain(&mut self, text: &str) -> Result<(), YamlError> {
+        let value = match classify(text) {
+            Ok(Some(v)) if text != "<<" && text != "=" => v,
+            Ok(None) if text != "<<" && text != "=" => Value::Str(text.to_string()),
+            _ => {
+                return self.scalar(None, None, text.to_string(), LyStyle::Plain, true, 0);
+            }
+        };
+        let node = Node::from(NodeData {
+            tag: None,
+            value,
+            style: Style::Scalar(ScalarStyle::Plain),
+            anchor: None,
+        });
+        self.push(node, 1, false, 0)
+    }
+
     pub(super) fn alias(&mut self, name: String, line: u64) -> Result<(), YamlError> {
         let (node, size, is_merge) = match self.anchors.get(&name) {
             None => return Err(YamlError::UnknownAlias { name, line }),
@@ -421,8 +445,11 @@ impl<'l> Builder<'l> {
             style,
             line,
             size: 1,
-            items: Vec::new(),
-            pairs: Vec::new(),
+            start: if is_seq {
+                self.items.len()
+            } else {
+                self.pairs.len()
+            },
             key: None,
             merged: Vec::new(),
             has_merge: false,
@@ -440,14 +467,14 @@ impl<'l> Builder<'l> {
             });
         };
         let value = if f.is_seq {
-            Value::Seq(f.items)
+            Value::Seq(self.items.split_off(f.start.min(self.items.len())))
         } else {
             let mut pairs = if f.has_merge {
                 let mut m = f.merged;
-                m.extend(f.pairs);
+                m.extend(self.pairs.drain(f.start.min(self.pairs.len())..));
                 m
             } else {
-                f.pairs
+                self.pairs.split_off(f.start.min(self.pairs.len()))
             };
             dedupe(&mut pairs);
             Value::Map(pairs)
@@ -474,7 +501,7 @@ impl<'l> Builder<'l> {
         };
         f.size = f.size.saturating_add(size);
         if f.is_seq {
-            f.items.push(node);
+            self.items.push(node);
             return Ok(());
         }
         match f.key.take() {
@@ -493,7 +520,7 @@ impl<'l> Builder<'l> {
                 };
                 f.key = Some((node, is_merge));
             }
-            Some((key, false)) => f.pairs.push((key, node)),
+            Some((key, false)) => self.pairs.push((key, node)),
             Some((_, true)) => {
                 f.has_merge = true;
                 match node.value() {

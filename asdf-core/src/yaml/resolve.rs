@@ -85,7 +85,7 @@ pub(crate) fn resolve_plain_owned(text: String) -> Result<Value, (ConstructError
 }
 
 /// `Ok(None)` means "a string".
-fn classify(text: &str) -> Result<Option<Value>, ConstructError> {
+pub(crate) fn classify(text: &str) -> Result<Option<Value>, ConstructError> {
     let b = text.as_bytes();
     let Some(&first) = b.first() else {
         return Ok(Some(Value::Null));
