@@ -27,6 +27,15 @@ const MAX_KEY: usize = 1000;
 
 /// Parses `text` if it lies in the fast subset; `None` means "use libyaml".
 pub(super) fn parse_fast(text: &str, limits: &YamlLimits) -> Option<Document> {
+    if text.as_bytes().contains(&b'\r') {
+        // CRLF line breaks: the subset has no multi-line scalars, so LF reads the same.
+        let lf = text.replace("\r\n", "\n");
+        return parse_lf(&lf, limits);
+    }
+    parse_lf(text, limits)
+}
+
+fn parse_lf(text: &str, limits: &YamlLimits) -> Option<Document> {
     if !simple_bytes(text.as_bytes()) {
         return None;
     }
@@ -619,20 +628,68 @@ impl Fast<'_, '_> {
             }
             (out, LyStyle::SingleQuoted, i)
         } else {
-            let off = rest
-                .iter()
-                .position(|&c| c == b'"' || c == b'\\' || c == b'\n')?;
-            if rest.get(off) != Some(&b'"') {
-                return None;
-            }
-            (
-                self.text(start, start + off)?,
-                LyStyle::DoubleQuoted,
-                off + 1,
-            )
+            let (value, consumed) = self.double_quoted(start)?;
+            (value, LyStyle::DoubleQuoted, consumed)
         };
         self.pos = start + consumed;
         self.b.scalar(p.anchor, p.tag, value, style, false, 0).ok()
+    }
+
+    /// The body of a single-line double-quoted scalar starting at `start` (after the quote),
+    /// with libyaml's escapes: the value and the bytes consumed including the closing quote.
+    fn double_quoted(&self, start: usize) -> Option<(String, usize)> {
+        let rest = self.s.get(start..)?;
+        let mut out = String::new();
+        let mut i = 0;
+        loop {
+            let off = rest
+                .get(i..)?
+                .iter()
+                .position(|&c| c == b'"' || c == b'\\' || c == b'\n')?;
+            out.push_str(self.src.get(start + i..start + i + off)?);
+            i += off;
+            match rest.get(i) {
+                Some(b'"') => return Some((out, i + 1)),
+                Some(b'\\') => {}
+                _ => return None,
+            }
+            let code = *rest.get(i + 1)?;
+            i += 2;
+            let simple = match code {
+                b'0' => Some('\0'),
+                b'a' => Some('\x07'),
+                b'b' => Some('\x08'),
+                b't' => Some('\t'),
+                b'n' => Some('\n'),
+                b'v' => Some('\x0b'),
+                b'f' => Some('\x0c'),
+                b'r' => Some('\r'),
+                b'e' => Some('\x1b'),
+                b' ' | b'"' | b'/' | b'\\' => Some(char::from(code)),
+                b'N' => Some('\u{85}'),
+                b'_' => Some('\u{a0}'),
+                b'L' => Some('\u{2028}'),
+                b'P' => Some('\u{2029}'),
+                _ => None,
+            };
+            if let Some(c) = simple {
+                out.push(c);
+                continue;
+            }
+            let len = match code {
+                b'x' => 2,
+                b'u' => 4,
+                b'U' => 8,
+                _ => return None,
+            };
+            let hex = rest.get(i..i + len)?;
+            let mut v: u32 = 0;
+            for &h in hex {
+                v = (v << 4) + char::from(h).to_digit(16)?;
+            }
+            out.push(char::from_u32(v)?);
+            i += len;
+        }
     }
 
     fn alias(&mut self) -> Option<()> {

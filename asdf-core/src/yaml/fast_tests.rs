@@ -183,6 +183,13 @@ fn fast_path_agrees_on_small_documents() {
         "a : 1\n",
         "a:1\n",
         "a: 1 \nb:  2  \n",
+        "a: \"\\0\\a\\b\\t\\n\\v\\f\\r\\e\\ \\\"\\/\\\\\\N\\_\\L\\P\"\n",
+        "a: [\"\\x41\\u00e9\\U0001F600\", \"\\U00110000\", \"\\ud800\"]\n",
+        "a: [\"\\x41\\u00e9\\U0001F600\", b]\n",
+        "a: \"\\q\"\n",
+        "a: \"\\x4\"\n",
+        "a: \"ab\\\"\n",
+        "a: \"x\\\n  y\"\n",
         "a: [1, [2, [3, [4]]]]\n",
         "a: {b: [1, 2], c: {d: e}}\n",
         "a: [&x 1, *x, !t 2, !t &y 3, &z !t 4]\n",
@@ -229,6 +236,8 @@ fn fast_path_agrees_on_reference_files() {
             total += 1;
             if check_paths(&bytes[start..end + 5]).unwrap() {
                 fast += 1;
+            } else {
+                eprintln!("libyaml path: {}", f.path().display());
             }
         }
     }
@@ -421,8 +430,12 @@ mod props {
         /// Random documents with a random byte changed or deleted.
         #[test]
         fn mutated_documents(seed in any::<u64>(), at in any::<usize>(), byte in proptest::sample::select(
-            b" \n:-[]{},#&*!'\"ab1.".to_vec()), delete in any::<bool>()) {
-            let mut doc = random_doc(seed).into_bytes();
+            b" \n:-[]{},#&*!'\"ab1.\\\r".to_vec()), delete in any::<bool>(), crlf in any::<bool>()) {
+            let mut doc = random_doc(seed);
+            if crlf {
+                doc = doc.replace('\n', "\r\n");
+            }
+            let mut doc = doc.into_bytes();
             if !doc.is_empty() {
                 let i = at % doc.len();
                 if delete { doc.remove(i); } else { doc[i] = byte; }
@@ -432,4 +445,28 @@ mod props {
             }
         }
     }
+}
+
+#[test]
+fn fast_path_takes_escapes_and_crlf() {
+    let escapes =
+        "a: \"\\0\\a\\b\\t\\n\\v\\f\\r\\e\\ \\\"\\/\\\\\\N\\_\\L\\P\\x41\\u00e9\\U0001F600\"\n";
+    assert_eq!(check_paths(escapes.as_bytes()), Ok(true));
+    let doc = parse(escapes.as_bytes(), &YamlLimits::default()).unwrap();
+    assert_eq!(
+        doc.root.get("a").unwrap().as_str(),
+        Some("\0\x07\x08\t\n\x0b\x0c\r\x1b \"/\\\u{85}\u{a0}\u{2028}\u{2029}Aé\u{1F600}")
+    );
+    let crlf = ASDF_LIKE
+        .replace("'$ref'\n", "$ref: x\n")
+        .replace('\n', "\r\n");
+    assert_eq!(check_paths(crlf.as_bytes()), Ok(true));
+    assert_eq!(check_paths(b"a: 1\r\nb: [2,\r\n  3]\r\n"), Ok(true));
+    assert_eq!(check_paths(b"a: 1\rb: 2\n"), Ok(false));
+    // Invalid escapes are left to libyaml, which reports them.
+    assert_eq!(check_paths(b"a: \"\\q\"\n"), Ok(false));
+    assert!(matches!(
+        parse(b"a: \"\\q\"\n", &YamlLimits::default()),
+        Err(YamlError::Syntax { .. })
+    ));
 }
