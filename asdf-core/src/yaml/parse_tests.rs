@@ -531,6 +531,10 @@ fn parse_speed() {
         drop(doc);
     }
     eprintln!("parse times: {times:?}");
+    let t = std::time::Instant::now();
+    let slow = parse_libyaml(text.as_bytes(), &YamlLimits::default()).unwrap();
+    eprintln!("libyaml path: {:?}", t.elapsed());
+    drop(slow);
     let start = std::time::Instant::now();
     let doc = parse(text.as_bytes(), &YamlLimits::default()).unwrap();
     let parse_time = start.elapsed();
