@@ -427,6 +427,59 @@ impl Fast<'_, '_> {
         }
     }
 
+    /// Where a quoted key starting at `c` ends (after the closing quote), when the quoted
+    /// scalar is on one line and followed by `:` and a blank.
+    fn quoted_key_end(&self, c: usize) -> Option<usize> {
+        let q = self.at(c);
+        let mut i = c + 1;
+        loop {
+            match self.at(i) {
+                0 | b'\n' => return None,
+                b'\\' if q == b'"' => i += 2,
+                b'\'' if q == b'\'' && self.at(i + 1) == b'\'' => i += 2,
+                b if b == q => break,
+                _ => i += 1,
+            }
+        }
+        let end = i + 1;
+        (self.at(end) == b':' && self.blank_or_eol(end + 1) && end - c <= MAX_KEY).then_some(end)
+    }
+
+    /// Whether a key (plain, or quoted on one line) followed by `:` and a blank starts at `c`.
+    fn is_key(&self, c: usize) -> bool {
+        match self.at(c) {
+            b'\'' | b'"' => self.quoted_key_end(c).is_some(),
+            _ => self.simple_key(c).is_some(),
+        }
+    }
+
+    /// Reads the key at `c` and its `:`; `self.pos` is left after the `:`. In flow context
+    /// the `:` must be followed by a space.
+    fn key(&mut self, c: usize, flow: bool) -> Option<()> {
+        let colon = match self.at(c) {
+            b'\'' | b'"' => {
+                let end = self.quoted_key_end(c)?;
+                self.pos = c;
+                // A key never folds over lines (`isize::MAX`: no line is deeper).
+                self.quoted(Props::default(), isize::MAX)?;
+                if self.pos != end {
+                    return None;
+                }
+                end
+            }
+            _ => {
+                let end = self.simple_key(c)?;
+                self.b.plain(self.src.get(c..end)?).ok()?;
+                end
+            }
+        };
+        if flow && self.at(colon + 1) != b' ' {
+            return None;
+        }
+        self.pos = colon + 1;
+        Some(())
+    }
+
     fn block_map(&mut self, m: usize, p: Props) -> Option<()> {
         self.enter()?;
         self.b
@@ -434,12 +487,7 @@ impl Fast<'_, '_> {
             .ok()?;
         loop {
             let c = self.pos + m;
-            let key_end = self.simple_key(c)?;
-            let key = self.text(c, key_end)?;
-            self.b
-                .scalar(None, None, key, LyStyle::Plain, true, 0)
-                .ok()?;
-            self.pos = key_end + 1;
+            self.key(c, false)?;
             self.block_value(m as isize, true)?;
             match self.peek_line(self.pos, true) {
                 None => break,
@@ -474,7 +522,11 @@ impl Fast<'_, '_> {
             while self.at(c) == b' ' {
                 c += 1;
             }
-            if !self.eol(c) && self.simple_key(c).is_some() {
+            if c > after && self.is_dash(c, 0) {
+                // Compact nested sequence `- - item`.
+                self.pos = ls;
+                self.block_seq(c - ls, Props::default(), false)?;
+            } else if !self.eol(c) && self.is_key(c) {
                 // Compact mapping `- key: value`: a block mapping at the key's column.
                 self.pos = ls;
                 self.block_map(c - ls, Props::default())?;
@@ -544,7 +596,7 @@ impl Fast<'_, '_> {
                 self.end_of_line()
             }
             b'\'' | b'"' => {
-                self.quoted(p)?;
+                self.quoted(p, n)?;
                 self.end_of_line()
             }
             b'*' => {
@@ -558,15 +610,56 @@ impl Fast<'_, '_> {
         }
     }
 
-    /// A single-line plain scalar in block context.
+    /// A plain scalar in block context, continued over more-indented lines (folded as
+    /// libyaml does: one line break becomes a space, each empty line a line break).
     fn block_plain(&mut self, n: isize, p: Props) -> Option<()> {
         let start = self.pos;
         let c = self.at(start);
         if is_indicator(c) && !(c == b'-' && matches!(self.at(start + 1), b'0'..=b'9' | b'.')) {
             return None;
         }
-        let le = self.line_end(start);
-        let line = self.s.get(start..le)?;
+        let mut le = self.line_end(start);
+        let first_end = start + self.plain_line(start, le)?;
+        let mut folded: Option<String> = None;
+        loop {
+            let (next, empty) = self.after_break(le);
+            let Some((cp, ind)) = next else { break };
+            if ind as isize <= n {
+                break;
+            }
+            // A continuation line; anything unusual at its start is left to libyaml.
+            if is_indicator(self.at(cp)) {
+                return None;
+            }
+            let le2 = self.line_end(cp);
+            let end = cp + self.plain_line(cp, le2)?;
+            let text = folded.get_or_insert_with(|| {
+                self.src
+                    .get(start..first_end)
+                    .unwrap_or_default()
+                    .to_string()
+            });
+            push_fold(text, empty);
+            text.push_str(self.src.get(cp..end)?);
+            le = le2;
+        }
+        match folded {
+            None => self.plain_scalar(p, start, first_end)?,
+            Some(text) => {
+                let implicit = p.tag.is_none();
+                self.b
+                    .scalar(p.anchor, p.tag, text, LyStyle::Plain, implicit, 0)
+                    .ok()?;
+            }
+        }
+        self.pos = self.next_line(le);
+        Some(())
+    }
+
+    /// Checks one line of a block plain scalar (`from..le`): no `: `, no trailing `:`, no
+    /// ` #`. Returns its length without trailing spaces.
+    fn plain_line(&self, from: usize, le: usize) -> Option<usize> {
+        let line = self.s.get(from..le)?;
         let mut end = line.len();
         while end > 0 && line[end - 1] == b' ' {
             end -= 1;
@@ -579,15 +672,30 @@ impl Fast<'_, '_> {
                 _ => {}
             }
         }
-        self.plain_scalar(p, start, start + end)?;
-        self.pos = self.next_line(le);
-        // A following line indented deeper (even a comment) would continue the scalar.
-        if let Some((_, ind)) = self.peek_line(self.pos, false) {
-            if ind as isize > n {
-                return None;
+        Some(end)
+    }
+
+    /// After the line break at `at` (or the end of the text): the next line with content as
+    /// `(content position, indent)`, and how many empty lines came before it.
+    fn after_break(&self, at: usize) -> (Option<(usize, usize)>, usize) {
+        let mut pos = at + 1;
+        let mut empty = 0;
+        while pos < self.s.len() {
+            let mut i = pos;
+            while self.at(i) == b' ' {
+                i += 1;
             }
+            if self.at(i) == b'\n' {
+                empty += 1;
+                pos = i + 1;
+                continue;
+            }
+            if i >= self.s.len() {
+                break;
+            }
+            return (Some((i, i - pos)), empty);
         }
-        Some(())
+        (None, empty)
     }
 
     fn plain_scalar(&mut self, p: Props, start: usize, end: usize) -> Option<()> {
@@ -601,8 +709,8 @@ impl Fast<'_, '_> {
             .ok()
     }
 
-    /// A single-line quoted scalar (double-quoted without escapes).
-    fn quoted(&mut self, p: Props) -> Option<()> {
+    /// A quoted scalar, possibly continued over more-indented lines.
+    fn quoted(&mut self, p: Props, n: isize) -> Option<()> {
         let q = self.at(self.pos);
         let start = self.pos + 1;
         let rest = self.s.get(start..)?;
@@ -614,10 +722,20 @@ impl Fast<'_, '_> {
                     .get(i..)?
                     .iter()
                     .position(|&c| c == b'\'' || c == b'\n')?;
+                let segment = self.src.get(start + i..start + i + off)?;
                 if rest.get(i + off) == Some(&b'\n') {
-                    return None;
+                    // Fold: blanks before the break go, the next line must be deeper.
+                    out.push_str(segment.trim_end_matches(' '));
+                    let (next, empty) = self.after_break(start + i + off);
+                    let (cp, ind) = next?;
+                    if ind as isize <= n {
+                        return None;
+                    }
+                    push_fold(&mut out, empty);
+                    i = cp - start;
+                    continue;
                 }
-                out.push_str(self.src.get(start + i..start + i + off)?);
+                out.push_str(segment);
                 i += off + 1;
                 if rest.get(i) == Some(&b'\'') {
                     out.push('\'');
@@ -628,16 +746,17 @@ impl Fast<'_, '_> {
             }
             (out, LyStyle::SingleQuoted, i)
         } else {
-            let (value, consumed) = self.double_quoted(start)?;
+            let (value, consumed) = self.double_quoted(start, n)?;
             (value, LyStyle::DoubleQuoted, consumed)
         };
         self.pos = start + consumed;
         self.b.scalar(p.anchor, p.tag, value, style, false, 0).ok()
     }
 
-    /// The body of a single-line double-quoted scalar starting at `start` (after the quote),
-    /// with libyaml's escapes: the value and the bytes consumed including the closing quote.
-    fn double_quoted(&self, start: usize) -> Option<(String, usize)> {
+    /// The body of a double-quoted scalar starting at `start` (after the quote), with
+    /// libyaml's escapes and line folding (continuation lines deeper than `n`): the value and
+    /// the bytes consumed including the closing quote.
+    fn double_quoted(&self, start: usize, n: isize) -> Option<(String, usize)> {
         let rest = self.s.get(start..)?;
         let mut out = String::new();
         let mut i = 0;
@@ -646,14 +765,41 @@ impl Fast<'_, '_> {
                 .get(i..)?
                 .iter()
                 .position(|&c| c == b'"' || c == b'\\' || c == b'\n')?;
-            out.push_str(self.src.get(start + i..start + i + off)?);
+            let segment = self.src.get(start + i..start + i + off)?;
             i += off;
             match rest.get(i) {
-                Some(b'"') => return Some((out, i + 1)),
-                Some(b'\\') => {}
-                _ => return None,
+                Some(b'"') => {
+                    out.push_str(segment);
+                    return Some((out, i + 1));
+                }
+                Some(b'\\') => out.push_str(segment),
+                _ => {
+                    // A line break: fold as in a single-quoted scalar.
+                    out.push_str(segment.trim_end_matches(' '));
+                    let (next, empty) = self.after_break(start + i);
+                    let (cp, ind) = next?;
+                    if ind as isize <= n {
+                        return None;
+                    }
+                    push_fold(&mut out, empty);
+                    i = cp - start;
+                    continue;
+                }
             }
             let code = *rest.get(i + 1)?;
+            if code == b'\n' {
+                // An escaped line break: joined without a space; empty lines still count.
+                let (next, empty) = self.after_break(start + i + 1);
+                let (cp, ind) = next?;
+                if ind as isize <= n {
+                    return None;
+                }
+                for _ in 0..empty {
+                    out.push('\n');
+                }
+                i = cp - start;
+                continue;
+            }
             i += 2;
             let simple = match code {
                 b'0' => Some('\0'),
@@ -771,17 +917,9 @@ impl Fast<'_, '_> {
             self.pos += 1;
         } else {
             loop {
-                // Key: a plain scalar ending in `: `.
+                // Key: a plain or quoted scalar, then `: `.
                 let c = self.pos;
-                let key_end = self.simple_key(c)?;
-                if self.at(key_end + 1) != b' ' {
-                    return None;
-                }
-                let key = self.text(c, key_end)?;
-                self.b
-                    .scalar(None, None, key, LyStyle::Plain, true, 0)
-                    .ok()?;
-                self.pos = key_end + 1;
+                self.key(c, true)?;
                 self.flow_ws(n)?;
                 if matches!(self.at(self.pos), b',' | b'}') {
                     return None;
@@ -817,7 +955,7 @@ impl Fast<'_, '_> {
         match self.at(self.pos) {
             b'[' => self.flow_seq(n, p),
             b'{' => self.flow_map(n, p),
-            b'\'' | b'"' => self.quoted(p),
+            b'\'' | b'"' => self.quoted(p, n),
             b'*' => {
                 if p.anchor.is_some() || p.tag.is_some() {
                     return None;
@@ -862,6 +1000,17 @@ impl Fast<'_, '_> {
             }
         }
         Some(())
+    }
+}
+
+/// Appends the folding of a line break followed by `empty` empty lines.
+fn push_fold(text: &mut String, empty: usize) {
+    if empty == 0 {
+        text.push(' ');
+    } else {
+        for _ in 0..empty {
+            text.push('\n');
+        }
     }
 }
 
