@@ -966,14 +966,61 @@ impl Fast<'_, '_> {
         }
     }
 
-    /// A plain scalar inside a flow collection, on one line.
+    /// A plain scalar inside a flow collection, possibly continued over more-indented lines.
     fn flow_plain(&mut self, n: isize, p: Props) -> Option<()> {
         let start = self.pos;
         let c = self.at(start);
         if is_indicator(c) && !(c == b'-' && matches!(self.at(start + 1), b'0'..=b'9' | b'.')) {
             return None;
         }
-        let rest = self.s.get(start..)?;
+        let (stop, end) = self.flow_plain_line(start)?;
+        let mut stop_pos = start + stop;
+        let mut folded: Option<String> = None;
+        while self.at(stop_pos) == b'\n' {
+            let (next, empty) = self.after_break(stop_pos);
+            let Some((cp, ind)) = next else { break };
+            let c = self.at(cp);
+            if matches!(c, b',' | b']' | b'}') {
+                break;
+            }
+            if ind as isize <= n || is_indicator(c) {
+                return None;
+            }
+            let (stop2, end2) = self.flow_plain_line(cp)?;
+            let text = folded.get_or_insert_with(|| {
+                self.src
+                    .get(start..start + end)
+                    .unwrap_or_default()
+                    .to_string()
+            });
+            push_fold(text, empty);
+            text.push_str(self.src.get(cp..cp + end2)?);
+            stop_pos = cp + stop2;
+        }
+        match folded {
+            None => self.plain_scalar(p, start, start + end)?,
+            Some(text) => {
+                let implicit = p.tag.is_none();
+                self.b
+                    .scalar(p.anchor, p.tag, text, LyStyle::Plain, implicit, 0)
+                    .ok()?;
+            }
+        }
+        self.pos = stop_pos;
+        if self.at(self.pos) == b'\n' {
+            // The scalar ends here: what follows must close or continue the collection.
+            self.flow_ws(n)?;
+            if !matches!(self.at(self.pos), b',' | b']' | b'}') {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// One line of a flow plain scalar from `from`: where it stops (at `,[]{}` or the line
+    /// end) and its length without trailing spaces. `:` and ` #` are left to libyaml.
+    fn flow_plain_line(&self, from: usize) -> Option<(usize, usize)> {
+        let rest = self.s.get(from..)?;
         let mut stop = rest.len();
         for (i, &b) in rest.iter().enumerate() {
             match b {
@@ -990,16 +1037,7 @@ impl Fast<'_, '_> {
         while end > 0 && rest[end - 1] == b' ' {
             end -= 1;
         }
-        self.plain_scalar(p, start, start + end)?;
-        self.pos = start + stop;
-        if self.at(self.pos) == b'\n' {
-            // The scalar must end here, not continue on the next line.
-            self.flow_ws(n)?;
-            if !matches!(self.at(self.pos), b',' | b']' | b'}') {
-                return None;
-            }
-        }
-        Some(())
+        Some((stop, end))
     }
 }
 
