@@ -57,6 +57,13 @@ fn key_id(node: &Node) -> Option<KeyId<'_>> {
     })
 }
 
+fn plain_str(n: &Node) -> Option<&str> {
+    match (n.tag(), n.value()) {
+        (None, Value::Str(s)) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
 /// Removes duplicate keys in place (first position, last value). Cheap when there are none.
 pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
     if pairs.len() < 2 {
@@ -65,11 +72,23 @@ pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
     // Index of the first occurrence for every pair that repeats an earlier key.
     let mut repeats: Vec<(usize, usize)> = Vec::new();
     if pairs.len() <= 12 {
-        let ids: Vec<Option<KeyId<'_>>> = pairs.iter().map(|(k, _)| key_id(k)).collect();
-        for j in 1..ids.len() {
-            if let Some(kj) = &ids[j] {
-                if let Some(i) = ids[..j].iter().position(|ki| ki.as_ref() == Some(kj)) {
+        if pairs.iter().all(|(k, _)| plain_str(k).is_some()) {
+            // All plain string keys: compare the strings directly.
+            for j in 1..pairs.len() {
+                let kj = plain_str(&pairs[j].0);
+                if let Some(i) = pairs[..j].iter().position(|(k, _)| plain_str(k) == kj) {
                     repeats.push((i, j));
+                }
+            }
+        } else {
+            for j in 1..pairs.len() {
+                if let Some(kj) = key_id(&pairs[j].0) {
+                    if let Some(i) = pairs[..j]
+                        .iter()
+                        .position(|(k, _)| key_id(k).as_ref() == Some(&kj))
+                    {
+                        repeats.push((i, j));
+                    }
                 }
             }
         }

@@ -4,9 +4,10 @@ use std::collections::HashMap;
 
 use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle as LyStyle, SequenceStyle};
 
+use super::fast;
 use super::keys::dedupe;
 use super::node::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value, YAML_TAG_PREFIX};
-use super::resolve::{construct_core, resolve_plain_owned, CoreScalar};
+use super::resolve::{classify, construct_core, resolve_plain_owned, CoreScalar};
 use super::{Document, YamlError, YamlLimits};
 
 /// Parses the first (and only) YAML document of `text`.
@@ -26,22 +27,81 @@ use super::{Document, YamlError, YamlLimits};
 /// - merge keys `<<` are flattened like PyYAML's `flatten_mapping`, and duplicate keys keep
 ///   their first position with the value of their last occurrence (a Python `dict`).
 /// - more than one document is [`YamlError::MultipleDocuments`].
+///
+/// Documents in the subset ASDF writers produce are read by a fast hand-written parser
+/// (about 100 MB/s); anything else, and every error, goes through libyaml-safer's event
+/// parser, so results and errors are libyaml's either way.
+///
+/// Known differences from python asdf, all outside what ASDF writers produce: sequences and
+/// mappings are accepted as mapping keys (Python refuses them as unhashable); a tag directly followed by `,` in flow
+/// context (`[!foo, 1]`) makes libyaml-safer 0.3 panic, which is caught and reported as a
+/// [`YamlError::Syntax`] (with `panic = "abort"` it would abort).
 pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
+    let s = std::str::from_utf8(text).map_err(|e| YamlError::NotUtf8 {
+        offset: e.valid_up_to() as u64,
+    })?;
+    if let Some(doc) = fast::parse_fast(s, limits) {
+        return Ok(doc);
+    }
+    parse_libyaml(text, limits)
+}
+
+/// [`parse`] through libyaml-safer's events only (the fast path skipped).
+pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
     if let Err(e) = std::str::from_utf8(text) {
         return Err(YamlError::NotUtf8 {
             offset: e.valid_up_to() as u64,
         });
     }
+    // A block scalar at the very end without a line break makes libyaml-safer 0.3 panic.
+    // A last line of blanks only is dropped (it is no content); after a last line with
+    // content a line break is appended, and taken back from a block scalar ending there.
+    let last_break = text.iter().rposition(|&c| c == b'\n' || c == b'\r');
+    let last_line = &text[last_break.map_or(0, |p| p + 1)..];
+    let owned;
+    let (text, original_len) = if last_line.is_empty() {
+        (text, text.len() as u64)
+    } else if last_line.iter().all(|&c| c == b' ' || c == b'\t') {
+        let cut = &text[..last_break.map_or(0, |p| p + 1)];
+        (cut, cut.len() as u64)
+    } else {
+        let mut t = Vec::with_capacity(text.len() + 1);
+        t.extend_from_slice(text);
+        t.push(b'\n');
+        owned = t;
+        (&owned[..], text.len() as u64)
+    };
+    // libyaml-safer 0.3 still has a few panics on malformed input; turn them into errors.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        parse_events(text, original_len, limits)
+    })) {
+        Ok(result) => result,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(YamlError::Syntax {
+                message: format!("yaml parser failure: {what}"),
+                line: 0,
+                column: 0,
+                offset: 0,
+            })
+        }
+    }
+}
+
+fn parse_events(
+    text: &[u8],
+    original_len: u64,
+    limits: &YamlLimits,
+) -> Result<Document, YamlError> {
+    let appended = original_len < text.len() as u64;
     let mut input = text;
     let mut parser = Parser::new();
     parser.set_input_string(&mut input);
-    let mut b = Builder {
-        limits,
-        stack: Vec::new(),
-        anchors: HashMap::new(),
-        alias_used: 0,
-        root: None,
-    };
+    let mut b = Builder::new(limits);
     let mut version = None;
     let mut tag_directives = Vec::new();
     let mut seen_document = false;
@@ -72,10 +132,20 @@ pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
             EventData::Scalar {
                 anchor,
                 tag,
-                value,
+                mut value,
                 style,
+                plain_implicit,
                 ..
-            } => b.scalar(anchor, tag, value, style, line)?,
+            } => {
+                if appended
+                    && matches!(style, LyStyle::Literal | LyStyle::Folded)
+                    && event.end_mark.index >= original_len
+                    && value.ends_with('\n')
+                {
+                    value.pop();
+                }
+                b.scalar(anchor, tag, value, style, plain_implicit, line)?;
+            }
             EventData::SequenceStart {
                 anchor, tag, style, ..
             } => {
@@ -100,9 +170,12 @@ pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
     Ok(Document {
         version,
         tag_directives,
-        root: b.root.unwrap_or_else(|| Node::new(Value::Null)),
+        root: b.finish(),
     })
 }
+
+const MERGE_TAG: &str = "tag:yaml.org,2002:merge";
+const VALUE_TAG: &str = "tag:yaml.org,2002:value";
 
 /// Converts a libyaml error into [`YamlError::Syntax`] with a position.
 fn syntax_error(e: &libyaml_safer::Error, text: &[u8]) -> YamlError {
@@ -174,8 +247,8 @@ struct Frame {
     line: u64,
     /// Nodes in the subtree, aliases expanded (saturating).
     size: u64,
-    items: Vec<Node>,
-    pairs: Vec<(Node, Node)>,
+    /// Where this collection's children start on the builder's shared item/pair stack.
+    start: usize,
     /// A key waiting for its value, and whether it is a merge key.
     key: Option<(Node, bool)>,
     /// Pairs contributed by merge keys, in PyYAML's order.
@@ -183,9 +256,13 @@ struct Frame {
     has_merge: bool,
 }
 
-struct Builder<'l> {
+pub(super) struct Builder<'l> {
     limits: &'l YamlLimits,
     stack: Vec<Frame>,
+    /// Children of the open sequences, innermost last (one exact-size Vec per sequence).
+    items: Vec<Node>,
+    /// Entries of the open mappings, innermost last.
+    pairs: Vec<(Node, Node)>,
     anchors: HashMap<String, Anchor>,
     alias_used: u64,
     root: Option<Node>,
@@ -209,7 +286,24 @@ fn invalid_scalar(tag: &str, text: String, line: u64) -> YamlError {
     }
 }
 
-impl Builder<'_> {
+impl<'l> Builder<'l> {
+    pub(super) fn new(limits: &'l YamlLimits) -> Self {
+        Builder {
+            limits,
+            stack: Vec::new(),
+            items: Vec::new(),
+            pairs: Vec::new(),
+            anchors: HashMap::new(),
+            alias_used: 0,
+            root: None,
+        }
+    }
+
+    /// The finished root (null when there was none).
+    pub(super) fn finish(self) -> Node {
+        self.root.unwrap_or_else(|| Node::new(Value::Null))
+    }
+
     fn check_anchor(&self, name: &str, line: u64) -> Result<(), YamlError> {
         if self.anchors.contains_key(name) {
             return Err(YamlError::DuplicateAnchor {
@@ -220,32 +314,42 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn scalar(
+    pub(super) fn scalar(
         &mut self,
         anchor: Option<String>,
         tag: Option<String>,
         text: String,
         style: LyStyle,
+        plain_implicit: bool,
         line: u64,
     ) -> Result<(), YamlError> {
         if let Some(a) = &anchor {
             self.check_anchor(a, line)?;
         }
-        let implicit = match tag.as_deref() {
-            None => style == LyStyle::Plain,
-            Some("!") => true,
-            Some(_) => false,
-        };
+        // As PyYAML's CParser: no tag or `!`, and libyaml's plain-implicit flag (plain style,
+        // or the `!` tag on a scalar with content).
+        let implicit = plain_implicit && matches!(tag.as_deref(), None | Some("!"));
         let mut is_merge = false;
         let (tag, value) = if implicit {
-            is_merge = text == "<<";
-            let value = resolve_plain_owned(text).map_err(|(e, text)| {
-                invalid_scalar(&format!("{YAML_TAG_PREFIX}{}", e.kind), text, line)
-            })?;
-            (None, value)
+            match text.as_str() {
+                // PyYAML's merge and value resolvers: as keys they are handled by the
+                // mapping, elsewhere they stay strings tagged with the resolved type.
+                "<<" => {
+                    is_merge = true;
+                    (Some(MERGE_TAG.to_string()), Value::Str(text))
+                }
+                "=" => (Some(VALUE_TAG.to_string()), Value::Str(text)),
+                _ => {
+                    let value = resolve_plain_owned(text).map_err(|(e, text)| {
+                        invalid_scalar(&format!("{YAML_TAG_PREFIX}{}", e.kind), text, line)
+                    })?;
+                    (None, value)
+                }
+            }
         } else {
             match tag {
                 None => (None, Value::Str(text)),
+                Some(t) if t == "!" => (None, Value::Str(text)),
                 Some(t) => match t.strip_prefix(YAML_TAG_PREFIX) {
                     Some(suffix) => {
                         if let Some(kind) = CoreScalar::from_suffix(suffix) {
@@ -286,7 +390,25 @@ impl Builder<'_> {
         self.push(node, 1, is_merge, line)
     }
 
-    fn alias(&mut self, name: String, line: u64) -> Result<(), YamlError> {
+    /// A plain scalar without tag or anchor (the common case; no copy unless a string).
+    pub(super) fn plain(&mut self, text: &str) -> Result<(), YamlError> {
+        let value = match classify(text) {
+            Ok(Some(v)) if text != "<<" && text != "=" => v,
+            Ok(None) if text != "<<" && text != "=" => Value::Str(text.to_string()),
+            _ => {
+                return self.scalar(None, None, text.to_string(), LyStyle::Plain, true, 0);
+            }
+        };
+        let node = Node::from(NodeData {
+            tag: None,
+            value,
+            style: Style::Scalar(ScalarStyle::Plain),
+            anchor: None,
+        });
+        self.push(node, 1, false, 0)
+    }
+
+    pub(super) fn alias(&mut self, name: String, line: u64) -> Result<(), YamlError> {
         let (node, size, is_merge) = match self.anchors.get(&name) {
             None => return Err(YamlError::UnknownAlias { name, line }),
             Some(Anchor::Open) => return Err(YamlError::RecursiveAlias { name, line }),
@@ -302,7 +424,7 @@ impl Builder<'_> {
         self.push(node, size, is_merge, line)
     }
 
-    fn start(
+    pub(super) fn start(
         &mut self,
         is_seq: bool,
         anchor: Option<String>,
@@ -327,8 +449,11 @@ impl Builder<'_> {
             style,
             line,
             size: 1,
-            items: Vec::new(),
-            pairs: Vec::new(),
+            start: if is_seq {
+                self.items.len()
+            } else {
+                self.pairs.len()
+            },
             key: None,
             merged: Vec::new(),
             has_merge: false,
@@ -336,7 +461,7 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn end(&mut self, line: u64) -> Result<(), YamlError> {
+    pub(super) fn end(&mut self, line: u64) -> Result<(), YamlError> {
         let Some(f) = self.stack.pop() else {
             return Err(YamlError::Syntax {
                 message: "unbalanced collection end".into(),
@@ -346,14 +471,14 @@ impl Builder<'_> {
             });
         };
         let value = if f.is_seq {
-            Value::Seq(f.items)
+            Value::Seq(self.items.split_off(f.start.min(self.items.len())))
         } else {
             let mut pairs = if f.has_merge {
                 let mut m = f.merged;
-                m.extend(f.pairs);
+                m.extend(self.pairs.drain(f.start.min(self.pairs.len())..));
                 m
             } else {
-                f.pairs
+                self.pairs.split_off(f.start.min(self.pairs.len()))
             };
             dedupe(&mut pairs);
             Value::Map(pairs)
@@ -380,12 +505,26 @@ impl Builder<'_> {
         };
         f.size = f.size.saturating_add(size);
         if f.is_seq {
-            f.items.push(node);
+            self.items.push(node);
             return Ok(());
         }
         match f.key.take() {
-            None => f.key = Some((node, is_merge)),
-            Some((key, false)) => f.pairs.push((key, node)),
+            None => {
+                // PyYAML's flatten_mapping turns `=` (value) keys into plain strings.
+                let node = if node.tag() == Some(VALUE_TAG) {
+                    let d = node.data();
+                    Node::from(NodeData {
+                        tag: None,
+                        value: d.value.clone(),
+                        style: d.style,
+                        anchor: d.anchor.clone(),
+                    })
+                } else {
+                    node
+                };
+                f.key = Some((node, is_merge));
+            }
+            Some((key, false)) => self.pairs.push((key, node)),
             Some((_, true)) => {
                 f.has_merge = true;
                 match node.value() {

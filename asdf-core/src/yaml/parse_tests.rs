@@ -163,6 +163,14 @@ fn non_specific_tag_and_quoting() {
     assert_eq!(r.get("d").unwrap().as_str(), Some("yes"));
     assert_eq!(r.get("e").unwrap().as_str(), Some("5\n"));
     assert_eq!(r.get("f").unwrap().tag(), None);
+    // An empty node with `!` is not plain-implicit: an empty string, not null.
+    let r = root(
+        "a: !
+b:
+",
+    );
+    assert_eq!(r.get("a").unwrap().as_str(), Some(""));
+    assert!(r.get("b").unwrap().is_null());
 }
 
 #[test]
@@ -350,8 +358,14 @@ fn merge_keys_like_pyyaml() {
     // Explicit !!merge key.
     let r = root("{!!merge x: {a: 1}}");
     assert_eq!(r.get("a").unwrap().as_i64(), Some(1));
-    // `<<` as a value is a string.
-    assert_eq!(root("[<<]").as_seq().unwrap()[0].as_str(), Some("<<"));
+    // `<<` and `=` elsewhere are strings tagged with PyYAML's resolved type; `=` as a key is
+    // a plain string.
+    let r = root("[<<, =, {=: 1}]");
+    let items = r.as_seq().unwrap();
+    assert_eq!(items[0].as_str(), Some("<<"));
+    assert_eq!(items[0].tag(), Some("tag:yaml.org,2002:merge"));
+    assert_eq!(items[1].tag(), Some("tag:yaml.org,2002:value"));
+    assert_eq!(items[2].get("=").unwrap().as_i64(), Some(1));
     assert_eq!(
         p("{<<: 5}").unwrap_err(),
         YamlError::InvalidMerge { line: 1 }
@@ -438,6 +452,24 @@ fn syntax_errors_have_positions() {
     );
 }
 
+#[test]
+fn libyaml_safer_panics_become_errors() {
+    // Block scalar at the end without a line break (python asdf: no final newline).
+    let r = root("a: |\n  t");
+    assert_eq!(r.get("a").unwrap().as_str(), Some("t"));
+    assert_eq!(root("|\n  t").as_str(), Some("t"));
+    assert_eq!(root("|+\n  t\n\n  u").as_str(), Some("t\n\nu"));
+    assert_eq!(
+        root("a: |\n  t\n# c").get("a").unwrap().as_str(),
+        Some("t\n")
+    );
+    assert_eq!(root("|\n  t: \n  ").as_str(), Some("t: \n"));
+    assert_eq!(root("|+\n  t\n  ").as_str(), Some("t\n"));
+    assert!(root("  \t ").is_null());
+    // A tag followed by `,` in flow context panics inside libyaml-safer 0.3.
+    assert!(matches!(p("[!foo, 1]"), Err(YamlError::Syntax { .. })));
+}
+
 mod prop {
     use super::*;
     use proptest::prelude::*;
@@ -468,4 +500,53 @@ mod prop {
             let _ = parse(format!("a: {text}\nb: !!int '{text}'\nc: !!float '{text}'\nd: !!timestamp '{text}'\n").as_bytes(), &YamlLimits::default());
         }
     }
+}
+
+/// A 3 MB tree of 200 000 scalar leaves; run with
+/// `cargo test --release -p asdf-core --lib yaml::parse::tests::parse_speed -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing, run in release"]
+fn parse_speed() {
+    let mut text =
+        String::from("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nitems:\n");
+    let mut i = 0u64;
+    while text.len() < 3_000_000 {
+        text.push_str(&format!(
+            "- name: object_{i}\n  id: {i}\n  value: {}.25e+3\n  ok: true\n  \
+             unit: !unit/unit-1.0.0 m\n  pos: [{}, {}.5, -3]\n  note: 'quoted text here'\n",
+            i % 977,
+            i % 13,
+            i % 7
+        ));
+        i += 1;
+    }
+    text.push_str("...\n");
+    let mut leaves = 0;
+    // First parse in a fresh process (page faults of new heap memory included), then warm.
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let doc = parse(text.as_bytes(), &YamlLimits::default()).unwrap();
+        times.push(t.elapsed());
+        drop(doc);
+    }
+    eprintln!("parse times: {times:?}");
+    let t = std::time::Instant::now();
+    let slow = parse_libyaml(text.as_bytes(), &YamlLimits::default()).unwrap();
+    eprintln!("libyaml path: {:?}", t.elapsed());
+    drop(slow);
+    let start = std::time::Instant::now();
+    let doc = parse(text.as_bytes(), &YamlLimits::default()).unwrap();
+    let parse_time = start.elapsed();
+    doc.root.walk(|_, n| {
+        if !matches!(n.value(), Value::Seq(_) | Value::Map(_)) {
+            leaves += 1;
+        }
+    });
+    let total = start.elapsed();
+    eprintln!(
+        "{} bytes, {leaves} leaves: parse {parse_time:?}, parse+walk {total:?}",
+        text.len()
+    );
+    assert!(leaves > 150_000);
 }

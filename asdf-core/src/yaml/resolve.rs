@@ -85,7 +85,7 @@ pub(crate) fn resolve_plain_owned(text: String) -> Result<Value, (ConstructError
 }
 
 /// `Ok(None)` means "a string".
-fn classify(text: &str) -> Result<Option<Value>, ConstructError> {
+pub(crate) fn classify(text: &str) -> Result<Option<Value>, ConstructError> {
     let b = text.as_bytes();
     let Some(&first) = b.first() else {
         return Ok(Some(Value::Null));
@@ -184,8 +184,8 @@ fn classify_number(text: &str) -> Result<Option<Value>, ConstructError> {
         return Ok(None);
     }
 
-    // Timestamps start with a digit and have '-' at index 4 (never signed).
-    if !signed && b.len() >= 8 && b[4] == b'-' {
+    // Timestamps start with four digits and a '-' (never signed); nothing else does.
+    if !signed && b.len() >= 8 && b[4] == b'-' && b[..4].iter().all(u8::is_ascii_digit) {
         return match timestamp::parse_implicit(text) {
             None => Ok(None),
             Some(Ok(ts)) => Ok(Some(Value::Timestamp(ts))),
@@ -416,14 +416,24 @@ fn construct_int(text: &str) -> Option<Integer> {
         if v.len() > MAX_DIGITS {
             return None;
         }
-        // Parts may carry their own sign in Python; sum with exact arithmetic via i128 when
-        // possible, otherwise refuse (only absurd inputs get there).
-        let mut total: i128 = 0;
-        for part in v.split(':') {
-            let p = py_int(part, 10)?.as_i128()?;
-            total = total.checked_mul(60)?.checked_add(p)?;
+        if v.split(':').all(|p| {
+            let p = p.trim().as_bytes();
+            !p.is_empty() && p.iter().all(u8::is_ascii_digit)
+        }) {
+            let body: Vec<u8> = v.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+            match sexagesimal_int(false, &body).ok()? {
+                Value::Int(i) => i,
+                _ => return None,
+            }
+        } else {
+            // Parts may carry their own sign in Python: exact within i128, refused beyond.
+            let mut total: i128 = 0;
+            for part in v.split(':') {
+                let p = py_int(part, 10)?.as_i128()?;
+                total = total.checked_mul(60)?.checked_add(p)?;
+            }
+            Integer::Small(total)
         }
-        Integer::Small(total)
     } else {
         // Empty after the sign: Python raises IndexError.
         if v.is_empty() {
@@ -675,6 +685,9 @@ mod tests {
         assert_eq!(f("1:2.3"), 62.3);
         assert_eq!(f("-1:0.5"), -60.5);
         assert_eq!(f("190:20:30.15"), 685_230.15);
+        assert_eq!(f("1.0e-400"), 0.0);
+        assert_eq!(f("1.0e+400"), f64::INFINITY);
+        assert_eq!(f("1234.5e-3"), 1.2345);
         for t in [
             "1e3", "1.0e3", "1.0e+3.", "+.5", "-.5", "._5", ".iNF", "-.nan", "+.nan", ".", "-.",
             "1.0e+", "1.0e+3a", "inf", "nan", "1.2.3", "0:30.5x",
@@ -713,6 +726,15 @@ mod tests {
         assert_eq!(c(Int, "--5"), Ok(int(5)));
         assert_eq!(c(Int, "1:-5"), Ok(int(55)));
         assert_eq!(c(Int, "-1:60"), Ok(int(-120)));
+        assert_eq!(
+            c(
+                Int,
+                "1:2:3:4:5:6:7:8:9:10:11:12:13:14:15:16:17:18:19:20:21:22:23:24:25"
+            ),
+            Ok(Value::Int(Integer::Big(
+                "4900365647215691130594656707842573972996265".into()
+            )))
+        );
         assert_eq!(c(Int, "0x_"), Err(err("int")));
         assert_eq!(c(Int, "abc"), Err(err("int")));
         assert_eq!(c(Int, ""), Err(err("int")));
