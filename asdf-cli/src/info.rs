@@ -167,6 +167,7 @@ fn scalar_text(v: &Value) -> String {
         Value::Binary(b) => format!("<{} bytes>", b.len()),
         Value::Seq(s) => format!("[{} items]", s.len()),
         Value::Map(m) => format!("{{{} keys}}", m.len()),
+        Value::Recursive(name) => format!("*{name} (recursive)"),
     };
     if s.chars().count() > MAX_SCALAR {
         let cut: String = s.chars().take(MAX_SCALAR).collect();

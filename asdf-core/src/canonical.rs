@@ -191,6 +191,7 @@ impl Writer<'_> {
                 push_str(&mut s, &yaml::timestamp_canonical(ts));
                 s.push('}');
             }
+            Value::Recursive(_) => s.push_str("{\"$recursive\": true}"),
             Value::Binary(b) => {
                 s.push_str("{\"$bytes\": \"");
                 for byte in b {

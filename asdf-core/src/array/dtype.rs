@@ -237,6 +237,7 @@ fn describe(node: &Node) -> String {
         Value::Map(_) => "a mapping".into(),
         Value::Timestamp(t) => t.text.clone(),
         Value::Binary(_) => "binary data".into(),
+        Value::Recursive(name) => format!("a recursive alias *{name}"),
     }
 }
 

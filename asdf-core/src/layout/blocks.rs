@@ -124,9 +124,11 @@ fn check_sizes(h: &mut BlockHeader, file_len: u64) -> Result<(), LayoutError> {
     let end = data_offset.checked_add(h.allocated_size);
     if !matches!(end, Some(e) if e <= file_len) {
         // A writer that seeks over the padding of the last block may leave the file short
-        // of the allocated end: accept it when the used bytes are all there.
+        // of the allocated end: accept it when the used bytes are all there and the claim is
+        // one the file could hold at all (an allocation larger than the whole file is a
+        // corrupt header, not cut-off padding).
         let used_end = data_offset.checked_add(h.used_size);
-        if matches!(used_end, Some(e) if e <= file_len) {
+        if matches!(used_end, Some(e) if e <= file_len) && h.allocated_size <= file_len {
             h.allocated_size = file_len - data_offset;
         } else {
             return Err(LayoutError::BlockOutOfBounds {

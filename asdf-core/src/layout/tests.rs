@@ -509,11 +509,28 @@ fn last_block_padding_cut_short_is_accepted() {
     let mut f = b"#ASDF 1.0.0\n".to_vec();
     f.extend_from_slice(TREE);
     let off = f.len() as u64;
-    f.extend(encode_block_header(&hdr(off, 48, 0, &[0; 4], 100, 4, 4)));
+    f.extend(encode_block_header(&hdr(off, 48, 0, &[0; 4], 20, 4, 4)));
     f.extend_from_slice(b"abcd");
     let (l, _) = read_layout(&f, &lim()).unwrap();
     assert_eq!(l.blocks[0].allocated_size, 4);
     assert_eq!(read_stored(&f, &l.blocks[0]).unwrap(), b"abcd");
+    // Nor when the claim could not fit in any file this size (a corrupt header).
+    let mut g = b"#ASDF 1.0.0\n".to_vec();
+    g.extend_from_slice(TREE);
+    g.extend(encode_block_header(&hdr(
+        off,
+        48,
+        0,
+        &[0; 4],
+        1 << 60,
+        4,
+        4,
+    )));
+    g.extend_from_slice(b"abcd");
+    assert!(matches!(
+        read_layout(&g, &lim()),
+        Err(LayoutError::BlockOutOfBounds { .. })
+    ));
     // But not when the used bytes are missing.
     f.truncate(f.len() - 1);
     assert_eq!(
@@ -521,7 +538,7 @@ fn last_block_padding_cut_short_is_accepted() {
         Err(LayoutError::BlockOutOfBounds {
             index: 0,
             offset: off,
-            end: off + 154,
+            end: off + 74,
             file_len: off + 57
         })
     );

@@ -53,7 +53,7 @@ fn key_id(node: &Node) -> Option<KeyId<'_>> {
             Some(t) if t.utc_offset_seconds.is_none() => KeyId::Naive(timestamp_canonical(ts)),
             Some(_) => KeyId::Zoned(timestamp_canonical(ts)),
         },
-        Value::Seq(_) | Value::Map(_) => return None,
+        Value::Seq(_) | Value::Map(_) | Value::Recursive(_) => return None,
     })
 }
 

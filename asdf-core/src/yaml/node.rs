@@ -145,6 +145,10 @@ pub enum Value {
     Seq(Vec<Node>),
     /// A mapping, in document order. Keys may be any node.
     Map(Vec<(Node, Node)>),
+    /// An alias to an enclosing node that was still being built (a recursive structure,
+    /// `&a [*a]`), by anchor name. The shared, immutable tree cannot hold the cycle itself;
+    /// the enclosing node carries the anchor in [`NodeData::anchor`].
+    Recursive(String),
 }
 
 /// The data behind a [`Node`] handle.

@@ -63,6 +63,7 @@ fn canon_value(v: &Value) -> J {
         Value::Binary(b) => {
             json!({"$bytes": b.iter().map(|x| format!("{x:02x}")).collect::<String>()})
         }
+        Value::Recursive(_) => json!({"$recursive": true}),
         Value::Seq(items) => J::Array(items.iter().map(canon).collect()),
         Value::Map(pairs) => {
             if pairs

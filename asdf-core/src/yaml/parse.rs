@@ -411,7 +411,10 @@ impl<'l> Builder<'l> {
     pub(super) fn alias(&mut self, name: String, line: u64) -> Result<(), YamlError> {
         let (node, size, is_merge) = match self.anchors.get(&name) {
             None => return Err(YamlError::UnknownAlias { name, line }),
-            Some(Anchor::Open) => return Err(YamlError::RecursiveAlias { name, line }),
+            Some(Anchor::Open) => {
+                let node = Node::new(Value::Recursive(name));
+                return self.push(node, 1, false, line);
+            }
             Some(Anchor::Done(node, size, is_merge)) => (node.clone(), *size, *is_merge),
         };
         self.alias_used = self.alias_used.saturating_add(size);
