@@ -237,3 +237,41 @@ fn records_and_strings_through_the_dynamic_form() {
     let x = sources.field("x").unwrap().to_array::<f64>().unwrap();
     assert_eq!(x.as_slice().unwrap(), &[10.5, 33.0, 50.125]);
 }
+
+#[test]
+fn unknown_codec_fails_only_its_array() {
+    use asdf_core::codec::CodecError;
+    use asdf_core::layout::{encode_block_header, BlockHeader};
+    let mut f = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+a: !core/ndarray-1.1.0 {source: 0, datatype: uint8, byteorder: little, shape: [4]}\n\
+b: !core/ndarray-1.1.0 {source: 1, datatype: uint8, byteorder: little, shape: [4]}\n...\n"
+        .to_vec();
+    for (i, label) in [*b"xyz1", [0u8; 4]].into_iter().enumerate() {
+        let h = BlockHeader {
+            index: i,
+            offset: f.len() as u64,
+            header_size: 48,
+            flags: 0,
+            compression: label,
+            allocated_size: 4,
+            used_size: 4,
+            data_size: 4,
+            checksum: [0; 16],
+        };
+        f.extend(encode_block_header(&h));
+        f.extend_from_slice(&[1, 2, 3, 4]);
+    }
+    let file = AsdfFile::from_bytes(f).unwrap();
+    match file.array::<u8>("/a") {
+        Err(Error::Codec {
+            block: 0,
+            source: CodecError::UnknownLabel(label),
+            ..
+        }) => assert_eq!(&label, b"xyz1"),
+        other => panic!("expected an unknown-label error, got {other:?}"),
+    }
+    assert_eq!(
+        file.array::<u8>("/b").unwrap().as_slice().unwrap(),
+        &[1, 2, 3, 4]
+    );
+}
