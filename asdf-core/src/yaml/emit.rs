@@ -127,6 +127,8 @@ pub enum EmitError {
 /// See the [module documentation](self) for the rules. Errors name the offending node.
 pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
     let handles = check_handles(&opts.tag_handles)?;
+    let mut by_len: Vec<usize> = (0..handles.len()).collect();
+    by_len.sort_by(|&a, &b| handles[b].prefix.len().cmp(&handles[a].prefix.len()));
     let mut e = Emitter {
         out: String::new(),
         line_start: 0,
@@ -139,6 +141,7 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
         nodes: IdMap::default(),
         next_anchor: 0,
         handles,
+        by_len,
         scratch: String::new(),
     };
     let mut leaves = 0usize;
@@ -248,8 +251,6 @@ fn check_handles(given: &[(String, String)]) -> Result<Vec<Handle>, EmitError> {
             implicit: true,
         });
     }
-    // Longest prefix first: the first match gives the shortest shorthand.
-    out.sort_by(|a, b| b.prefix.len().cmp(&a.prefix.len()));
     Ok(out)
 }
 
@@ -266,7 +267,11 @@ struct Emitter<'o> {
     width: usize,
     nodes: IdMap,
     next_anchor: u32,
+    /// In the order given (the order of the directives).
     handles: Vec<Handle>,
+    /// Indices into `handles`, longest prefix first: the first match is the shortest
+    /// shorthand.
+    by_len: Vec<usize>,
     scratch: String,
 }
 
@@ -354,7 +359,7 @@ fn analyze(s: &str) -> Analysis {
         } else {
             let ch = s[i..].chars().next().unwrap_or('\u{FFFD}');
             let cp = ch as u32;
-            let printable = (0xA0..=0xD7FF).contains(&cp)
+            let printable = ((0xA0..=0xD7FF).contains(&cp) && cp != 0x2028 && cp != 0x2029)
                 || ((0xE000..=0xFFFD).contains(&cp) && cp != 0xFEFF)
                 || cp >= 0x1_0000;
             special |= !printable;
@@ -495,6 +500,11 @@ fn push_float(out: &mut String, scratch: &mut String, x: f64) {
         out.push_str(d0);
         out.push('.');
         out.push_str(if frac.is_empty() { "0" } else { frac });
+        if frac.len() <= 1 && exp < 0 && !x.is_sign_negative() {
+            // `d.de-XX` has `-` at index 4, which the resolver takes for the start of a
+            // timestamp and then reads as a string; `d.d0e-XX` is the same float.
+            out.push('0');
+        }
         out.push('e');
         out.push(if exp < 0 { '-' } else { '+' });
         let a = exp.unsigned_abs();
@@ -728,7 +738,10 @@ impl Emitter<'_> {
 
     /// Writes a tag as shorthand or verbatim (no validity checks).
     fn write_tag(&mut self, tag: &str) {
-        for h in &mut self.handles {
+        for &i in &self.by_len {
+            let Some(h) = self.handles.get_mut(i) else {
+                continue;
+            };
             if let Some(suffix) = tag.strip_prefix(h.prefix.as_str()) {
                 if !suffix.is_empty() {
                     h.used = true;
