@@ -138,19 +138,43 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
         } else {
             opts.width
         },
-        nodes: IdMap::default(),
+        depth: 0,
+        optimistic: Some(Census::default()),
+        shared: IdMap::default(),
         next_anchor: 0,
         handles,
         by_len,
         scratch: String::new(),
     };
-    let mut leaves = 0usize;
-    if let Err(err) = e.count(root, 0, &mut leaves) {
-        return Err(e.locate(root, err));
-    }
-    e.out.reserve(leaves.saturating_mul(16).saturating_add(256));
-    if let Err(err) = e.document(root) {
-        return Err(e.locate(root, err));
+    // Usually no node occurs twice: one pass writes the text while noting every node, and a
+    // sort of the scalar addresses confirms it. Otherwise a counting walk finds the shared
+    // nodes first and a second pass writes anchors and aliases.
+    let fast = match e.document(root) {
+        Ok(()) => {
+            let census = e.optimistic.take().unwrap_or_default();
+            let mut scalars = census.scalars;
+            scalars.sort_unstable();
+            scalars.windows(2).all(|w| w[0] != w[1])
+        }
+        Err(Stop::Shared) => false,
+        Err(Stop::Error(err, id)) => return Err(locate(root, err, id)),
+    };
+    if !fast {
+        e.out.clear();
+        e.line_start = 0;
+        e.depth = 0;
+        e.optimistic = None;
+        let mut census = Census::default();
+        let counted = e.count(root, 0, &mut census).and_then(|()| {
+            e.find_shared(census);
+            e.document(root)
+        });
+        match counted {
+            Ok(()) => {}
+            Err(Stop::Error(err, id)) => return Err(locate(root, err, id)),
+            // Not raised once the shared nodes are known.
+            Err(Stop::Shared) => {}
+        }
     }
     let mut head = String::from("%YAML 1.1\n");
     for h in &e.handles {
@@ -158,9 +182,33 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
             let _ = writeln!(head, "%TAG {} {}", h.handle, h.prefix);
         }
     }
-    head.reserve(e.out.len());
-    head.push_str(&e.out);
-    Ok(head)
+    e.out.insert_str(0, &head);
+    Ok(e.out)
+}
+
+/// Fills in the path of the node an error is about.
+fn locate(root: &Node, err: EmitError, id: usize) -> EmitError {
+    let mut found = None;
+    root.walk(|p, n| {
+        if found.is_none() && n.id() == id {
+            found = Some(p.to_string());
+        }
+    });
+    let p = found.unwrap_or_default();
+    match err {
+        EmitError::InvalidTag { tag, .. } => EmitError::InvalidTag { tag, path: p },
+        EmitError::InvalidInteger { text, .. } => EmitError::InvalidInteger { text, path: p },
+        EmitError::TooDeep { limit, .. } => EmitError::TooDeep { limit, path: p },
+        other => other,
+    }
+}
+
+/// Nodes seen: occurrences of every collection, addresses of every scalar occurrence
+/// (sorted afterwards to find repeats: cheaper than hashing each one).
+#[derive(Default)]
+struct Census {
+    collections: IdMap,
+    scalars: Vec<usize>,
 }
 
 /// Identity hasher for node addresses (aligned pointers, mixed so the low bits vary).
@@ -254,10 +302,15 @@ fn check_handles(given: &[(String, String)]) -> Result<Vec<Handle>, EmitError> {
     Ok(out)
 }
 
-/// Internal failure: the error with an empty path, and the node to locate.
-struct Failure(EmitError, usize);
+/// Why a pass stopped.
+enum Stop {
+    /// An error (with an empty path) and the node it is about.
+    Error(EmitError, usize),
+    /// The optimistic pass met a collection a second time.
+    Shared,
+}
 
-type R = Result<(), Failure>;
+type R = Result<(), Stop>;
 
 struct Emitter<'o> {
     out: String,
@@ -265,7 +318,12 @@ struct Emitter<'o> {
     line_start: usize,
     opts: &'o EmitOptions,
     width: usize,
-    nodes: IdMap,
+    /// Collections open around the current node.
+    depth: usize,
+    /// In the optimistic pass, every node seen so far.
+    optimistic: Option<Census>,
+    /// Nodes that occur more than once (after the counting walk).
+    shared: IdMap,
     next_anchor: u32,
     /// In the order given (the order of the directives).
     handles: Vec<Handle>,
@@ -380,12 +438,39 @@ fn analyze(s: &str) -> Analysis {
 /// Whether the plain text `s` reads back (YAML 1.1, PyYAML `SafeLoader`) as the string `s`.
 fn resolves_as_str(s: &str) -> bool {
     match s.as_bytes().first() {
-        // `resolve_plain` only looks further at these first characters.
         None => false,
-        Some(
-            b'~' | b'n' | b'N' | b'y' | b'Y' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'0'
-            ..=b'9' | b'-' | b'+' | b'.',
-        ) => matches!(resolve_plain_owned(s.to_string()), Ok(Value::Str(_))),
+        // The YAML 1.1 bool and null words (what `resolve_plain` matches for these first
+        // characters), checked without allocating.
+        Some(b'~' | b'n' | b'N' | b'y' | b'Y' | b't' | b'T' | b'f' | b'F' | b'o' | b'O') => {
+            !matches!(
+                s,
+                "~" | "null"
+                    | "Null"
+                    | "NULL"
+                    | "yes"
+                    | "Yes"
+                    | "YES"
+                    | "no"
+                    | "No"
+                    | "NO"
+                    | "true"
+                    | "True"
+                    | "TRUE"
+                    | "false"
+                    | "False"
+                    | "FALSE"
+                    | "on"
+                    | "On"
+                    | "ON"
+                    | "off"
+                    | "Off"
+                    | "OFF"
+            )
+        }
+        // Numbers, timestamps: ask the resolver (which also refuses `2001-02-30`, `0x_`).
+        Some(b'0'..=b'9' | b'-' | b'+' | b'.') => {
+            matches!(resolve_plain_owned(s.to_string()), Ok(Value::Str(_)))
+        }
         // The merge key and PyYAML's `value` type (which SafeLoader cannot construct).
         Some(b'<' | b'=') => s != "<<" && s != "=",
         Some(_) => true,
@@ -408,6 +493,9 @@ impl Ctx {
         self == Ctx::Flow
     }
 }
+
+const BINARY_TAG: &str = "tag:yaml.org,2002:binary";
+const TIMESTAMP_TAG: &str = "tag:yaml.org,2002:timestamp";
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -590,35 +678,87 @@ fn is_collection(n: &Node) -> bool {
 }
 
 impl Emitter<'_> {
-    /// Counts occurrences of every node (descending once per node) and checks depth.
-    fn count(&mut self, node: &Node, depth: usize, leaves: &mut usize) -> R {
-        let seen = self.nodes.entry(node.id()).or_default();
-        seen.count = seen.count.saturating_add(1);
-        if seen.count > 1 {
-            return Ok(());
+    /// Counts occurrences of every node (descending once per node), checks depth, and marks
+    /// the tag handles the document will use.
+    fn count(&mut self, node: &Node, depth: usize, census: &mut Census) -> R {
+        match node.value() {
+            Value::Seq(_) | Value::Map(_) => {
+                let seen = census.collections.entry(node.id()).or_default();
+                seen.count = seen.count.saturating_add(1);
+                if seen.count > 1 {
+                    return Ok(());
+                }
+            }
+            Value::Binary(_) if node.tag().is_none() => self.mark_handle(BINARY_TAG),
+            Value::Timestamp(_) if node.tag().is_none() => self.mark_handle(TIMESTAMP_TAG),
+            _ => {}
+        }
+        if let Some(tag) = node.tag() {
+            self.mark_handle(tag);
         }
         match node.value() {
             Value::Seq(items) => {
                 self.check_depth(node, depth)?;
                 for item in items {
-                    self.count(item, depth + 1, leaves)?;
+                    self.count(item, depth + 1, census)?;
                 }
             }
             Value::Map(pairs) => {
                 self.check_depth(node, depth)?;
                 for (k, v) in pairs {
-                    self.count(k, depth + 1, leaves)?;
-                    self.count(v, depth + 1, leaves)?;
+                    self.count(k, depth + 1, census)?;
+                    self.count(v, depth + 1, census)?;
                 }
             }
-            _ => *leaves += 1,
+            _ => census.scalars.push(node.id()),
         }
         Ok(())
     }
 
+    /// Keeps the nodes that occur more than once.
+    fn find_shared(&mut self, census: Census) {
+        let Census {
+            collections,
+            mut scalars,
+        } = census;
+        self.shared
+            .extend(collections.into_iter().filter(|(_, s)| s.count > 1));
+        scalars.sort_unstable();
+        for run in scalars.chunk_by(|a, b| a == b) {
+            if run.len() > 1 {
+                self.shared.insert(
+                    run[0],
+                    Seen {
+                        count: u32::try_from(run.len()).unwrap_or(u32::MAX),
+                        anchor: 0,
+                    },
+                );
+            }
+        }
+        let estimate = scalars.len().saturating_mul(20).saturating_add(256);
+        self.out.reserve(estimate);
+    }
+
+    /// The handle (index) and suffix a tag is written with, if any.
+    fn shorthand<'t>(&self, tag: &'t str) -> Option<(usize, &'t str)> {
+        self.by_len.iter().find_map(|&i| {
+            let h = self.handles.get(i)?;
+            let suffix = tag.strip_prefix(h.prefix.as_str())?;
+            (!suffix.is_empty()).then_some((i, suffix))
+        })
+    }
+
+    fn mark_handle(&mut self, tag: &str) {
+        if let Some((i, _)) = self.shorthand(tag) {
+            if let Some(h) = self.handles.get_mut(i) {
+                h.used = true;
+            }
+        }
+    }
+
     fn check_depth(&self, node: &Node, depth: usize) -> R {
         if depth >= self.opts.max_depth {
-            return Err(Failure(
+            return Err(Stop::Error(
                 EmitError::TooDeep {
                     limit: self.opts.max_depth,
                     path: String::new(),
@@ -629,21 +769,19 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Fills in the path of the failed node.
-    fn locate(&self, root: &Node, f: Failure) -> EmitError {
-        let mut found = None;
-        root.walk(|p, n| {
-            if found.is_none() && n.id() == f.1 {
-                found = Some(p.to_string());
-            }
-        });
-        let p = found.unwrap_or_default();
-        match f.0 {
-            EmitError::InvalidTag { tag, .. } => EmitError::InvalidTag { tag, path: p },
-            EmitError::InvalidInteger { text, .. } => EmitError::InvalidInteger { text, path: p },
-            EmitError::TooDeep { limit, .. } => EmitError::TooDeep { limit, path: p },
-            other => other,
+    /// Enters a collection's content, checking the depth.
+    fn enter(&mut self, node: &Node) -> R {
+        if self.depth >= self.opts.max_depth {
+            return Err(Stop::Error(
+                EmitError::TooDeep {
+                    limit: self.opts.max_depth,
+                    path: String::new(),
+                },
+                node.id(),
+            ));
         }
+        self.depth += 1;
+        Ok(())
     }
 
     fn newline(&mut self, indent: usize) {
@@ -661,13 +799,15 @@ impl Emitter<'_> {
     fn document(&mut self, root: &Node) -> R {
         self.out.push_str("---");
         // The root is the first node written: never an alias.
-        self.props(root)?;
+        self.props(root, true)?;
         if is_collection(root) && !self.use_flow(root) {
+            self.enter(root)?;
             match root.value() {
                 Value::Map(pairs) => self.block_map(pairs, 0, false)?,
                 Value::Seq(items) => self.block_seq(items, 0, false)?,
                 _ => {}
             }
+            self.depth -= 1;
         } else {
             self.out.push(' ');
             self.content(root, Ctx::Block(0), 2)?;
@@ -676,26 +816,42 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Writes ` &idNNN` / ` !tag` (each with a leading space) or ` *idNNN` for a repeated
-    /// node. Returns whether the node was an alias (nothing more to write).
-    fn props(&mut self, node: &Node) -> Result<bool, Failure> {
-        if let Some(seen) = self.nodes.get_mut(&node.id()) {
-            if seen.count > 1 {
-                if seen.anchor != 0 {
-                    let a = seen.anchor;
-                    self.out.push_str(" *id");
-                    self.push_anchor_number(a);
-                    return Ok(true);
+    /// Writes ` &idNNN` / ` !tag` (each with a leading space, except the first when not
+    /// `lead`) or ` *idNNN` for a repeated node. Returns whether the node was an alias
+    /// (nothing more to write).
+    fn props(&mut self, node: &Node, lead: bool) -> Result<bool, Stop> {
+        let mut space = lead;
+        if let Some(census) = &mut self.optimistic {
+            if is_collection(node) {
+                let seen = census.collections.entry(node.id()).or_default();
+                if seen.count > 0 {
+                    return Err(Stop::Shared);
                 }
-                self.next_anchor += 1;
-                seen.anchor = self.next_anchor;
-                let a = self.next_anchor;
-                self.out.push_str(" &id");
-                self.push_anchor_number(a);
+                seen.count = 1;
+            } else {
+                census.scalars.push(node.id());
             }
+        } else if let Some(seen) = (!self.shared.is_empty())
+            .then(|| self.shared.get_mut(&node.id()))
+            .flatten()
+        {
+            if seen.anchor != 0 {
+                let a = seen.anchor;
+                self.out.push_str(if lead { " *id" } else { "*id" });
+                self.push_anchor_number(a);
+                return Ok(true);
+            }
+            self.next_anchor += 1;
+            seen.anchor = self.next_anchor;
+            let a = self.next_anchor;
+            self.out.push_str(if lead { " &id" } else { "&id" });
+            self.push_anchor_number(a);
+            space = true;
         }
         if let Some(tag) = node.tag() {
-            self.out.push(' ');
+            if space {
+                self.out.push(' ');
+            }
             self.tag(tag, node)?;
         }
         Ok(false)
@@ -713,7 +869,7 @@ impl Emitter<'_> {
 
     fn tag(&mut self, tag: &str, node: &Node) -> R {
         let invalid = || {
-            Failure(
+            Stop::Error(
                 EmitError::InvalidTag {
                     tag: tag.to_string(),
                     path: String::new(),
@@ -736,24 +892,22 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Writes a tag as shorthand or verbatim (no validity checks).
+    /// Writes a tag as shorthand or verbatim (no validity checks), marking the handle used.
     fn write_tag(&mut self, tag: &str) {
-        for &i in &self.by_len {
-            let Some(h) = self.handles.get_mut(i) else {
-                continue;
-            };
-            if let Some(suffix) = tag.strip_prefix(h.prefix.as_str()) {
-                if !suffix.is_empty() {
+        match self.shorthand(tag) {
+            Some((i, suffix)) => {
+                if let Some(h) = self.handles.get_mut(i) {
                     h.used = true;
                     self.out.push_str(&h.handle);
-                    push_uri(&mut self.out, suffix, suffix_char);
-                    return;
                 }
+                push_uri(&mut self.out, suffix, suffix_char);
+            }
+            None => {
+                self.out.push_str("!<");
+                push_uri(&mut self.out, tag, uri_char);
+                self.out.push('>');
             }
         }
-        self.out.push_str("!<");
-        push_uri(&mut self.out, tag, uri_char);
-        self.out.push('>');
     }
 
     /// Whether a collection is written in flow style in a block context.
@@ -779,17 +933,19 @@ impl Emitter<'_> {
     /// collection without props on the indicator's line (`- a: 1`).
     fn block_value(&mut self, node: &Node, indent: usize, seq_indent: usize, compact: bool) -> R {
         let start = self.out.len();
-        if self.props(node)? {
+        if self.props(node, true)? {
             return Ok(());
         }
         let has_props = self.out.len() != start;
         if is_collection(node) && !self.use_flow(node) {
             let inline = compact && !has_props;
+            self.enter(node)?;
             match node.value() {
                 Value::Map(pairs) => self.block_map(pairs, indent + 2, inline)?,
                 Value::Seq(items) => self.block_seq(items, seq_indent, inline)?,
                 _ => {}
             }
+            self.depth -= 1;
             return Ok(());
         }
         self.out.push(' ');
@@ -824,23 +980,21 @@ impl Emitter<'_> {
     }
 
     /// Writes a block mapping key and its `:`; returns whether the `? ` form was used.
-    fn block_key(&mut self, key: &Node, col: usize) -> Result<bool, Failure> {
+    fn block_key(&mut self, key: &Node, col: usize) -> Result<bool, Stop> {
         let start = self.out.len();
         if is_collection(key) {
             self.out.push('?');
-            self.flow_node(key, col + 2)?;
+            self.flow_node(key, col + 2, true)?;
             self.newline(col);
             self.out.push(':');
             return Ok(true);
         }
-        if self.props(key)? {
+        if self.props(key, false)? {
             // An alias: `*id001 :` (a space so the `:` is not read as part of the name).
-            self.out.remove(start);
             self.out.push_str(" :");
             return Ok(false);
         }
         if self.out.len() != start {
-            self.out.remove(start);
             self.out.push(' ');
         }
         self.content(key, Ctx::BlockKey, col + 2)?;
@@ -854,17 +1008,24 @@ impl Emitter<'_> {
         Ok(false)
     }
 
-    /// Writes a node in flow context, preceded by its props, starting with a space.
-    fn flow_node(&mut self, node: &Node, indent: usize) -> R {
-        if self.props(node)? {
+    /// Writes a node in flow context, preceded by its props, starting with a space if
+    /// `lead`.
+    fn flow_node(&mut self, node: &Node, indent: usize, lead: bool) -> R {
+        let start = self.out.len();
+        if self.props(node, lead)? {
             return Ok(());
         }
-        self.out.push(' ');
+        if lead || self.out.len() != start {
+            self.out.push(' ');
+        }
         self.flow_content(node, indent)
     }
 
     /// Writes a node's content in flow context (props already written).
     fn flow_content(&mut self, node: &Node, indent: usize) -> R {
+        if is_collection(node) {
+            self.enter(node)?;
+        }
         match node.value() {
             Value::Seq(items) => {
                 self.out.push('[');
@@ -872,10 +1033,7 @@ impl Emitter<'_> {
                     if i > 0 {
                         self.flow_sep(indent);
                     }
-                    let before = self.out.len();
-                    self.flow_node(item, indent + 2)?;
-                    // Drop the leading space `flow_node` writes.
-                    self.out.remove(before);
+                    self.flow_node(item, indent + 2, false)?;
                 }
                 self.out.push(']');
             }
@@ -886,12 +1044,13 @@ impl Emitter<'_> {
                         self.flow_sep(indent);
                     }
                     self.flow_key(k, indent + 2)?;
-                    self.flow_node(v, indent + 2)?;
+                    self.flow_node(v, indent + 2, true)?;
                 }
                 self.out.push('}');
             }
-            _ => self.content(node, Ctx::Flow, indent)?,
+            _ => return self.content(node, Ctx::Flow, indent),
         }
+        self.depth -= 1;
         Ok(())
     }
 
@@ -909,15 +1068,11 @@ impl Emitter<'_> {
         let start = self.out.len();
         if is_collection(key) {
             self.out.push('?');
-            self.flow_node(key, indent)?;
+            self.flow_node(key, indent, true)?;
             self.out.push_str(" :");
             return Ok(());
         }
-        let alias = self.props(key)?;
-        if self.out.len() != start {
-            self.out.remove(start);
-        }
-        if alias {
+        if self.props(key, false)? {
             self.out.push_str(" :");
             return Ok(());
         }
@@ -954,7 +1109,7 @@ impl Emitter<'_> {
             }
             Value::Int(Integer::Big(s)) => {
                 if !valid_big(s) {
-                    return Err(Failure(
+                    return Err(Stop::Error(
                         EmitError::InvalidInteger {
                             text: s.clone(),
                             path: String::new(),
@@ -1043,7 +1198,7 @@ impl Emitter<'_> {
             return;
         }
         if !tagged {
-            self.write_tag("tag:yaml.org,2002:timestamp");
+            self.write_tag(TIMESTAMP_TAG);
             self.out.push(' ');
         }
         push_single_quoted(&mut self.out, text);
@@ -1051,7 +1206,7 @@ impl Emitter<'_> {
 
     fn binary(&mut self, data: &[u8], tagged: bool, ctx: Ctx) {
         if !tagged {
-            self.write_tag("tag:yaml.org,2002:binary");
+            self.write_tag(BINARY_TAG);
             self.out.push(' ');
         }
         match ctx {

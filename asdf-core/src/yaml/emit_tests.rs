@@ -46,14 +46,15 @@ fn same(a: &Node, b: &Node) -> bool {
         return false;
     }
     match (a.value(), b.value()) {
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan(),
+        (Value::Float(x), Value::Float(y)) => {
+            x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan()
+        }
         (Value::Seq(x), Value::Seq(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
         }
         (Value::Map(x), Value::Map(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .zip(y)
                     .all(|((k1, v1), (k2, v2))| same(k1, k2) && same(v1, v2))
         }
@@ -134,27 +135,158 @@ fn document_frame_and_asdf_root() {
     assert_eq!(body(&rt(&Node::str("yes"))), " 'yes'");
     assert_eq!(body(&rt(&seq(vec![]))), " []");
     assert_eq!(body(&rt(&map(vec![]))), " {}");
-    assert_eq!(
-        body(&rt(&seq(vec![map(vec![("a", int(1))])]))),
-        "\n- a: 1"
-    );
+    assert_eq!(body(&rt(&seq(vec![map(vec![("a", int(1))])]))), "\n- a: 1");
 }
 
 const SPECIAL: &[&str] = &[
-    "", "yes", "Yes", "YES", "no", "No", "on", "On", "off", "OFF", "true", "True", "false",
-    "FALSE", "y", "n", "null", "Null", "NULL", "~", "017", "0o17", "08", "0x1F", "0b101",
-    "1_000", "1__2", "_1", "1:30", "190:20:30", "1:60", "1.5", ".5", "1.", "+1", "-1",
-    "1e3", "1.0e+3", ".inf", "-.inf", "+.inf", ".nan", ".NaN", "inf", "nan", "2024-01-01",
-    "2001-12-14 21:59:43.10 -5", "2001-12-14t21:59:43.10-05:00", "2001-02-30", "2001-1-1",
-    "0x_", "0b__", "<<", "=", "<", "-", "--", "---", "---a", "...", "- a", "-a", "a: b",
-    "a:", "a:b", "a #b", "a#b", "#a", "[a]", "a]", "{a}", "a,b", "a, b", "*a", "&a", "!a",
-    "|a", ">a", "'a", "\"a", "%a", "@a", "`a", "?a", "? a", "?", ":a", ": a", ":", " a",
-    "a ", " ", "  ", "\ta", "a\tb", "a\t", "a\nb", "a\n", "\n", "\n\n", "a\n\n", "a\n\nb",
-    " a\nb", "\na", "a \nb", "a\n b", "a\n ", "a\r\nb", "\r", "a\u{85}b", "\u{2028}",
-    "a\u{2029}b", "\u{feff}x", "é", "héllo wörld", "😀 astral 𝄞", "\x01", "\x00", "\x7f",
-    "\u{9f}", "\u{a0}", "\u{fffe}", "\u{ffff}", "\u{e000}", "it's", "'", "''", "\\", "a\\nb",
-    "\"", "a\"b", "x: 'y'", "a # b", "tag:stsci.edu:asdf/core/x", "http://x.org/a?b=c#d",
-    "0", "-0", "00", "0.0", "-0.0", "1:2.3", "12:30:00", "1 2", "1,2", "[", "]", "{", "}",
+    "",
+    "yes",
+    "Yes",
+    "YES",
+    "no",
+    "No",
+    "on",
+    "On",
+    "off",
+    "OFF",
+    "true",
+    "True",
+    "false",
+    "FALSE",
+    "y",
+    "n",
+    "null",
+    "Null",
+    "NULL",
+    "~",
+    "017",
+    "0o17",
+    "08",
+    "0x1F",
+    "0b101",
+    "1_000",
+    "1__2",
+    "_1",
+    "1:30",
+    "190:20:30",
+    "1:60",
+    "1.5",
+    ".5",
+    "1.",
+    "+1",
+    "-1",
+    "1e3",
+    "1.0e+3",
+    ".inf",
+    "-.inf",
+    "+.inf",
+    ".nan",
+    ".NaN",
+    "inf",
+    "nan",
+    "2024-01-01",
+    "2001-12-14 21:59:43.10 -5",
+    "2001-12-14t21:59:43.10-05:00",
+    "2001-02-30",
+    "2001-1-1",
+    "0x_",
+    "0b__",
+    "<<",
+    "=",
+    "<",
+    "-",
+    "--",
+    "---",
+    "---a",
+    "...",
+    "- a",
+    "-a",
+    "a: b",
+    "a:",
+    "a:b",
+    "a #b",
+    "a#b",
+    "#a",
+    "[a]",
+    "a]",
+    "{a}",
+    "a,b",
+    "a, b",
+    "*a",
+    "&a",
+    "!a",
+    "|a",
+    ">a",
+    "'a",
+    "\"a",
+    "%a",
+    "@a",
+    "`a",
+    "?a",
+    "? a",
+    "?",
+    ":a",
+    ": a",
+    ":",
+    " a",
+    "a ",
+    " ",
+    "  ",
+    "\ta",
+    "a\tb",
+    "a\t",
+    "a\nb",
+    "a\n",
+    "\n",
+    "\n\n",
+    "a\n\n",
+    "a\n\nb",
+    " a\nb",
+    "\na",
+    "a \nb",
+    "a\n b",
+    "a\n ",
+    "a\r\nb",
+    "\r",
+    "a\u{85}b",
+    "\u{2028}",
+    "a\u{2029}b",
+    "\u{feff}x",
+    "é",
+    "héllo wörld",
+    "😀 astral 𝄞",
+    "\x01",
+    "\x00",
+    "\x7f",
+    "\u{9f}",
+    "\u{a0}",
+    "\u{fffe}",
+    "\u{ffff}",
+    "\u{e000}",
+    "it's",
+    "'",
+    "''",
+    "\\",
+    "a\\nb",
+    "\"",
+    "a\"b",
+    "x: 'y'",
+    "a # b",
+    "tag:stsci.edu:asdf/core/x",
+    "http://x.org/a?b=c#d",
+    "0",
+    "-0",
+    "00",
+    "0.0",
+    "-0.0",
+    "1:2.3",
+    "12:30:00",
+    "1 2",
+    "1,2",
+    "[",
+    "]",
+    "{",
+    "}",
 ];
 
 #[test]
@@ -172,7 +304,10 @@ fn special_strings_round_trip_everywhere() {
                     Style::Collection(CollectionStyle::Flow),
                 ),
             ),
-            ("s", seq(vec![seq(vec![n.clone()]), map(vec![("x", n.clone())])])),
+            (
+                "s",
+                seq(vec![seq(vec![n.clone()]), map(vec![("x", n.clone())])]),
+            ),
         ]);
         let root = Node::new(Value::Map({
             let mut p = root.as_map().unwrap().to_vec();
@@ -212,13 +347,19 @@ fn quoting_choices() {
     assert_eq!(e("-a"), " -a");
     assert_eq!(e("- a"), " '- a'");
     assert_eq!(e("a\tb"), " \"a\\tb\"");
-    assert_eq!(e("a\x01b\u{85}\u{2028}\u{feff}\x7f"), " \"a\\x01b\\N\\L\\uFEFF\\x7F\"");
+    assert_eq!(
+        e("a\x01b\u{85}\u{2028}\u{feff}\x7f"),
+        " \"a\\x01b\\N\\L\\uFEFF\\x7F\""
+    );
     assert_eq!(e("é 😀"), " é 😀");
     assert_eq!(e("a\"b\\"), " a\"b\\");
     assert_eq!(e("\"a\\"), " '\"a\\'");
     assert_eq!(e("a\r\nb"), " \"a\\r\\nb\"");
     // In flow context more characters need quotes.
-    let f = map(vec![("f", seq(vec![Node::str("a:b"), Node::str("x,y"), Node::str("c")]))]);
+    let f = map(vec![(
+        "f",
+        seq(vec![Node::str("a:b"), Node::str("x,y"), Node::str("c")]),
+    )]);
     assert_eq!(body(&rt(&f)), "\nf: ['a:b', 'x,y', c]");
 }
 
@@ -242,7 +383,10 @@ fn multi_line_strings_use_exact_literal_blocks() {
         // At the end of the document, in sequences, nested.
         rt(&map(vec![("k", Node::str(s))]));
         rt(&seq(vec![Node::str(s), Node::str(s)]));
-        rt(&seq(vec![seq(vec![Node::str(s), map(vec![("q", Node::str(s))])])]));
+        rt(&seq(vec![seq(vec![
+            Node::str(s),
+            map(vec![("q", Node::str(s))]),
+        ])]));
         rt(&map(vec![("k", map(vec![("l", seq(vec![Node::str(s)]))]))]));
         rt(&Node::str(s));
     }
@@ -285,21 +429,33 @@ fn collection_styles() {
         ("shape", seq(ints())),
         (
             "block",
-            styled(Value::Seq(ints()), Style::Collection(CollectionStyle::Block)),
+            styled(
+                Value::Seq(ints()),
+                Style::Collection(CollectionStyle::Block),
+            ),
         ),
         (
             "flowmap",
             styled(
-                Value::Map(vec![(Node::str("a"), int(1)), (Node::str("b"), seq(ints()))]),
+                Value::Map(vec![
+                    (Node::str("a"), int(1)),
+                    (Node::str("b"), seq(ints())),
+                ]),
                 Style::Collection(CollectionStyle::Flow),
             ),
         ),
         ("nested", seq(vec![seq(ints()), seq(vec![])])),
-        ("m", map(vec![("e", map(vec![])), ("l", seq(vec![map(vec![])]))])),
+        (
+            "m",
+            map(vec![("e", map(vec![])), ("l", seq(vec![map(vec![])]))]),
+        ),
         (
             "deep",
             styled(
-                Value::Seq(vec![map(vec![("a", seq(vec![map(vec![("b", seq(vec![]))])]))])]),
+                Value::Seq(vec![map(vec![(
+                    "a",
+                    seq(vec![map(vec![("b", seq(vec![]))])]),
+                )])]),
                 Style::Collection(CollectionStyle::Flow),
             ),
         ),
@@ -315,7 +471,10 @@ fn collection_styles() {
         ..opts()
     };
     assert_eq!(
-        body(&rt_with(&map(vec![("s", seq(ints())), ("t", seq(vec![int(1)]))]), &o)),
+        body(&rt_with(
+            &map(vec![("s", seq(ints())), ("t", seq(vec![int(1)]))]),
+            &o
+        )),
         "\ns:\n- 2\n- 3\nt: [1]"
     );
 }
@@ -333,9 +492,17 @@ fn long_flow_sequences_wrap() {
     assert_eq!(text.lines().count(), 5, "{text}");
     // Wrapped flow mappings and nested flow sequences still read back.
     let pairs = (0..40)
-        .map(|i| (Node::str(format!("key{i}")), seq(vec![int(i), Node::str("a b")])))
+        .map(|i| {
+            (
+                Node::str(format!("key{i}")),
+                seq(vec![int(i), Node::str("a b")]),
+            )
+        })
         .collect();
-    rt(&styled(Value::Map(pairs), Style::Collection(CollectionStyle::Flow)));
+    rt(&styled(
+        Value::Map(pairs),
+        Style::Collection(CollectionStyle::Flow),
+    ));
 }
 
 #[test]
@@ -422,13 +589,21 @@ fn timestamps() {
     ]);
     // Sharing creates anchors; use fresh nodes for a plain look.
     let text = emit(&root, &opts()).unwrap();
-    assert!(text.contains("a: &id001 2001-12-14 21:59:43.10 -5\n"), "{text}");
+    assert!(
+        text.contains("a: &id001 2001-12-14 21:59:43.10 -5\n"),
+        "{text}"
+    );
     rt(&root);
     let fresh = map(vec![
-        ("a", Node::new(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5")))),
+        (
+            "a",
+            Node::new(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5"))),
+        ),
         (
             "f",
-            seq(vec![Node::new(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5")))]),
+            seq(vec![Node::new(Value::Timestamp(ts(
+                "2001-12-14 21:59:43.10 -5",
+            )))]),
         ),
     ]);
     assert_eq!(
@@ -470,7 +645,10 @@ fn binary_blocks() {
     let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("b:")).collect();
     assert_eq!(lines[1].len(), 2 + 76);
     // Binary keys and roots.
-    rt(&Node::new(Value::Map(vec![(Node::new(Value::Binary(b"k".to_vec())), int(1))])));
+    rt(&Node::new(Value::Map(vec![(
+        Node::new(Value::Binary(b"k".to_vec())),
+        int(1),
+    )])));
     rt(&Node::new(Value::Binary(data)));
 }
 
@@ -494,7 +672,10 @@ fn tags_with_several_handles() {
             ),
             (
                 Node::str("l"),
-                Node::tagged("asdf://example.org/tags/long/x-1.0.0", Value::Seq(vec![int(1)])),
+                Node::tagged(
+                    "asdf://example.org/tags/long/x-1.0.0",
+                    Value::Seq(vec![int(1)]),
+                ),
             ),
             (
                 Node::str("v"),
@@ -507,11 +688,26 @@ fn tags_with_several_handles() {
                     Value::Seq(vec![map(vec![("a", int(1))])]),
                 ),
             ),
-            (Node::str("u"), Node::tagged("tag:stsci.edu:asdf/unit/unit-1.0.0", Value::Str("m".into()))),
-            (Node::str("q"), Node::tagged("tag:stsci.edu:asdf/a b!c%", Value::Str("".into()))),
-            (Node::str("loc"), Node::tagged("!local", Value::Str("x y".into()))),
-            (Node::str("p"), Node::tagged("tag:stsci.edu:asdf/", Value::Str("yes".into()))),
-            (Node::str("w"), Node::tagged("weird uri,[]%", Value::Seq(vec![]))),
+            (
+                Node::str("u"),
+                Node::tagged("tag:stsci.edu:asdf/unit/unit-1.0.0", Value::Str("m".into())),
+            ),
+            (
+                Node::str("q"),
+                Node::tagged("tag:stsci.edu:asdf/a b!c%", Value::Str("".into())),
+            ),
+            (
+                Node::str("loc"),
+                Node::tagged("!local", Value::Str("x y".into())),
+            ),
+            (
+                Node::str("p"),
+                Node::tagged("tag:stsci.edu:asdf/", Value::Str("yes".into())),
+            ),
+            (
+                Node::str("w"),
+                Node::tagged("weird uri,[]%", Value::Seq(vec![])),
+            ),
         ]),
     );
     let text = rt_with(&root, &o);
@@ -531,7 +727,10 @@ fn tags_with_several_handles() {
 #[test]
 fn tag_errors() {
     for bad in ["", "!", "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"] {
-        let root = map(vec![("a", seq(vec![Node::tagged(bad, Value::Str("x".into()))]))]);
+        let root = map(vec![(
+            "a",
+            seq(vec![Node::tagged(bad, Value::Str("x".into()))]),
+        )]);
         assert_eq!(
             emit(&root, &opts()),
             Err(EmitError::InvalidTag {
@@ -540,7 +739,13 @@ fn tag_errors() {
             })
         );
     }
-    for (h, p) in [("x", "a:"), ("!a b!", "a:"), ("!a", "a:"), ("!", ""), ("!", "a b")] {
+    for (h, p) in [
+        ("x", "a:"),
+        ("!a b!", "a:"),
+        ("!a", "a:"),
+        ("!", ""),
+        ("!", "a b"),
+    ] {
         let o = EmitOptions {
             tag_handles: vec![(h.into(), p.into())],
             ..opts()
@@ -557,7 +762,10 @@ fn tag_errors() {
         tag_handles: vec![("!".into(), "a:".into()), ("!".into(), "b:".into())],
         ..opts()
     };
-    assert!(matches!(emit(&int(1), &o), Err(EmitError::InvalidTagDirective { .. })));
+    assert!(matches!(
+        emit(&int(1), &o),
+        Err(EmitError::InvalidTagDirective { .. })
+    ));
 }
 
 #[test]
@@ -572,7 +780,10 @@ fn redefined_secondary_handle() {
     let root = seq(vec![
         Node::tagged("tag:example.org,2024:thing", Value::Str("a".into())),
         Node::new(Value::Binary(b"x".to_vec())),
-        Node::tagged("tag:yaml.org,2002:set", Value::Map(vec![(Node::str("a"), Node::new(Value::Null))])),
+        Node::tagged(
+            "tag:yaml.org,2002:set",
+            Value::Map(vec![(Node::str("a"), Node::new(Value::Null))]),
+        ),
     ]);
     let text = rt_with(&root, &o);
     assert!(text.contains("%TAG !! tag:example.org,2024:\n"), "{text}");
@@ -588,8 +799,21 @@ fn anchors_and_aliases_keep_identity() {
         ("s1", shared_map.clone()),
         ("s2", shared_map.clone()),
         ("t", shared_seq.clone()),
-        ("u", seq(vec![shared_seq.clone(), shared_str.clone(), shared_map.clone()])),
-        ("f", styled(Value::Seq(vec![shared_str.clone(), shared_map.clone()]), Style::Collection(CollectionStyle::Flow))),
+        (
+            "u",
+            seq(vec![
+                shared_seq.clone(),
+                shared_str.clone(),
+                shared_map.clone(),
+            ]),
+        ),
+        (
+            "f",
+            styled(
+                Value::Seq(vec![shared_str.clone(), shared_map.clone()]),
+                Style::Collection(CollectionStyle::Flow),
+            ),
+        ),
     ]);
     let text = rt(&root);
     assert_eq!(
@@ -605,21 +829,37 @@ fn anchors_and_aliases_keep_identity() {
     assert_eq!(body(&text), "\na: [1]\nb: &id001 2\nc: *id001");
     // Shared keys, shared tagged collections, shared root children in flow maps.
     let key = Node::str("k");
-    let tagged = Node::tagged("tag:stsci.edu:asdf/core/x-1.0.0", Value::Map(vec![(key.clone(), int(1))]));
+    let tagged = Node::tagged(
+        "tag:stsci.edu:asdf/core/x-1.0.0",
+        Value::Map(vec![(key.clone(), int(1))]),
+    );
     let root = Node::new(Value::Map(vec![
         (key.clone(), tagged.clone()),
         (Node::str("again"), tagged.clone()),
         (Node::str("k2"), key.clone()),
-        (Node::str("fm"), styled(Value::Map(vec![(key.clone(), key.clone())]), Style::Collection(CollectionStyle::Flow))),
+        (
+            Node::str("fm"),
+            styled(
+                Value::Map(vec![(key.clone(), key.clone())]),
+                Style::Collection(CollectionStyle::Flow),
+            ),
+        ),
     ]));
     let text = rt(&root);
-    assert!(text.contains("&id001 k: &id002 !core/x-1.0.0\n  *id001 : 1\nagain: *id002\n"), "{text}");
+    assert!(
+        text.contains("&id001 k: &id002 !core/x-1.0.0\n  *id001 : 1\nagain: *id002\n"),
+        "{text}"
+    );
     // Many anchors number past 999.
     let nodes: Vec<Node> = (0..1001).map(|i| Node::str(format!("s{i}"))).collect();
     let mut items = nodes.clone();
     items.extend(nodes);
     let text = rt(&seq(items));
-    assert!(text.contains("&id1001 s1000"), "{}", &text[text.len() - 200..]);
+    assert!(
+        text.contains("&id1001 s1000"),
+        "{}",
+        &text[text.len() - 200..]
+    );
 }
 
 #[test]
@@ -631,18 +871,33 @@ fn non_string_and_complex_keys() {
         (k(Value::Null), Node::str("null")),
         (k(Value::Float(1.5)), Node::str("float")),
         (k(Value::Float(f64::NAN)), Node::str("nan")),
-        (k(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5"))), Node::str("ts")),
+        (
+            k(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5"))),
+            Node::str("ts"),
+        ),
         (seq(vec![int(1), int(2)]), Node::str("seq")),
-        (map(vec![("a", seq(vec![]))]), seq(vec![map(vec![("b", int(1))])])),
+        (
+            map(vec![("a", seq(vec![]))]),
+            seq(vec![map(vec![("b", int(1))])]),
+        ),
         (seq(vec![]), map(vec![("c", int(1))])),
         (Node::str("x".repeat(1500)), Node::str("long")),
         (Node::str("y"), seq(vec![map(vec![("q", int(1))])])),
     ]));
     let text = rt(&root);
-    assert!(text.contains("\n2: int\ntrue: bool\nnull: 'null'\n1.5: float\n.nan: nan\n"), "{text}");
-    assert!(text.contains("\n? [1, 2]\n: seq\n? {a: []}\n:\n  - b: 1\n? []\n:\n  c: 1\n? xxx"), "{text}");
+    assert!(
+        text.contains("\n2: int\ntrue: bool\nnull: 'null'\n1.5: float\n.nan: nan\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n? [1, 2]\n: seq\n? {a: []}\n:\n  - b: 1\n? []\n:\n  c: 1\n? xxx"),
+        "{text}"
+    );
     // The same in a flow mapping.
-    let flow = styled(root.value().clone(), Style::Collection(CollectionStyle::Flow));
+    let flow = styled(
+        root.value().clone(),
+        Style::Collection(CollectionStyle::Flow),
+    );
     let text = rt(&flow);
     assert!(text.contains("{2: int, true: bool"), "{text}");
     assert!(text.contains("? [1, 2] : seq"), "{text}");
@@ -652,12 +907,22 @@ fn non_string_and_complex_keys() {
 fn nested_empties_and_deep_trees() {
     let root = map(vec![(
         "a",
-        seq(vec![seq(vec![]), map(vec![]), seq(vec![seq(vec![map(vec![])])]), Node::new(Value::Null), Node::str("")]),
+        seq(vec![
+            seq(vec![]),
+            map(vec![]),
+            seq(vec![seq(vec![map(vec![])])]),
+            Node::new(Value::Null),
+            Node::str(""),
+        ]),
     )]);
     assert_eq!(body(&rt(&root)), "\na:\n- []\n- {}\n- - - {}\n- null\n- ''");
     let mut deep = int(1);
     for i in 0..300 {
-        deep = if i % 2 == 0 { seq(vec![deep]) } else { map(vec![("k", deep)]) };
+        deep = if i % 2 == 0 {
+            seq(vec![deep])
+        } else {
+            map(vec![("k", deep)])
+        };
     }
     rt(&deep);
     let mut too_deep = int(1);
@@ -682,7 +947,10 @@ fn reread_python_style_document() {
     assert!(out.contains("  shape: [2, 3]\n"), "{out}");
     assert!(out.contains("s1: &id001 {z: 1}\ns2: *id001\n"), "{out}");
     assert!(out.contains("u: \"héllo 😀\"\n"), "{out}");
-    assert!(out.contains("s: 'multi\n\n  line\n\n  '") || out.contains("s: |\n  multi\n  line\n"), "{out}");
+    assert!(
+        out.contains("s: 'multi\n\n  line\n\n  '") || out.contains("s: |\n  multi\n  line\n"),
+        "{out}"
+    );
     // Emitting the re-read text again is stable.
     assert_eq!(rt(&back(&out)), out);
 }
@@ -693,9 +961,9 @@ fn arb_string() -> impl Strategy<Value = String> {
         prop_oneof![
             prop::sample::select(vec![
                 ' ', '\n', '\t', ':', '#', '-', '?', ',', '[', ']', '{', '}', '\'', '"', '\\', '!',
-                '&', '*', '|', '>', '%', '@', '`', '.', '~', '0', '1', '9', 'e', 'E', '_', '+', 'x',
-                'n', 'y', 'a', 'é', '😀', '\u{85}', '\u{2028}', '\u{feff}', '\r', '\x00', '\x7f',
-                '\u{a0}',
+                '&', '*', '|', '>', '%', '@', '`', '.', '~', '0', '1', '9', 'e', 'E', '_', '+',
+                'x', 'n', 'y', 'a', 'é', '😀', '\u{85}', '\u{2028}', '\u{feff}', '\r', '\x00',
+                '\x7f', '\u{a0}',
             ]),
             any::<char>(),
         ],
@@ -712,24 +980,39 @@ fn arb_scalar() -> impl Strategy<Value = Node> {
         any::<i128>().prop_map(int),
         "-?[1-9][0-9]{39,45}".prop_map(|s| Node::new(Value::Int(Integer::Big(s)))),
         any::<f64>().prop_map(float),
-        prop::sample::select(vec![0.0, -0.0, 1e16, 5e-324, f64::NAN, f64::INFINITY, 0.1, 1e-5])
-            .prop_map(float),
+        prop::sample::select(vec![
+            0.0,
+            -0.0,
+            1e16,
+            5e-324,
+            f64::NAN,
+            f64::INFINITY,
+            0.1,
+            1e-5
+        ])
+        .prop_map(float),
         any::<bool>().prop_map(|b| Node::new(Value::Bool(b))),
         Just(Node::new(Value::Null)),
         prop::collection::vec(any::<u8>(), 0..100).prop_map(|b| Node::new(Value::Binary(b))),
-        (arb_string(), prop::sample::select(vec![
-            "tag:stsci.edu:asdf/core/x-1.0.0",
-            "asdf://example.org/tags/y-1.0.0",
-            "tag:other.org:z",
-        ]))
+        (
+            arb_string(),
+            prop::sample::select(vec![
+                "tag:stsci.edu:asdf/core/x-1.0.0",
+                "asdf://example.org/tags/y-1.0.0",
+                "tag:other.org:z",
+            ])
+        )
             .prop_map(|(s, t)| Node::tagged(t, Value::Str(s))),
-        (arb_string(), prop::sample::select(vec![
-            ScalarStyle::Plain,
-            ScalarStyle::SingleQuoted,
-            ScalarStyle::DoubleQuoted,
-            ScalarStyle::Literal,
-            ScalarStyle::Folded,
-        ]))
+        (
+            arb_string(),
+            prop::sample::select(vec![
+                ScalarStyle::Plain,
+                ScalarStyle::SingleQuoted,
+                ScalarStyle::DoubleQuoted,
+                ScalarStyle::Literal,
+                ScalarStyle::Folded,
+            ])
+        )
             .prop_map(|(s, st)| styled(Value::Str(s), Style::Scalar(st))),
     ]
 }
@@ -744,7 +1027,11 @@ fn arb_tree() -> impl Strategy<Value = Node> {
         prop_oneof![
             (prop::collection::vec(inner.clone(), 0..6), style.clone())
                 .prop_map(|(v, st)| styled(Value::Seq(v), st)),
-            (prop::collection::vec((inner.clone(), inner.clone()), 0..6), style.clone(), any::<bool>())
+            (
+                prop::collection::vec((inner.clone(), inner.clone()), 0..6),
+                style.clone(),
+                any::<bool>()
+            )
                 .prop_map(|(pairs, st, tagged)| {
                     // Keys equal as Python values are merged by the parser: merge first.
                     let mut uniq = pairs;
