@@ -149,19 +149,20 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
     // Usually no node occurs twice: one pass writes the text while noting every node, and a
     // sort of the scalar addresses confirms it. Otherwise a counting walk finds the shared
     // nodes first and a second pass writes anchors and aliases.
+    // The directives of every handle that may be used; corrected at the end if some are not
+    // (so the usual document is written once, with no copy).
+    e.header(false);
+    let guessed = e.out.len();
     let fast = match e.document(root) {
         Ok(()) => {
             let census = e.optimistic.take().unwrap_or_default();
-            let mut scalars = census.scalars;
-            scalars.sort_unstable();
-            scalars.windows(2).all(|w| w[0] != w[1])
+            all_distinct(census.scalars)
         }
         Err(Stop::Shared) => false,
         Err(Stop::Error(err, id)) => return Err(locate(root, err, id)),
     };
     if !fast {
-        e.out.clear();
-        e.line_start = 0;
+        e.out.truncate(guessed);
         e.depth = 0;
         e.optimistic = None;
         let mut census = Census::default();
@@ -176,14 +177,48 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
             Err(Stop::Shared) => {}
         }
     }
-    let mut head = String::from("%YAML 1.1\n");
-    for h in &e.handles {
-        if h.handle == "!" || (h.used && !h.implicit) {
-            let _ = writeln!(head, "%TAG {} {}", h.handle, h.prefix);
-        }
+    if e.handles
+        .iter()
+        .any(|h| !h.implicit && h.handle != "!" && !h.used)
+    {
+        let body = e.out.split_off(guessed);
+        e.out.clear();
+        e.header(true);
+        e.out.push_str(&body);
     }
-    e.out.insert_str(0, &head);
     Ok(e.out)
+}
+
+/// Whether the addresses are all different. Node addresses of one tree usually lie in a
+/// small range: one bit per possible address (at the granularity all of them share) over
+/// that range finds a repeat in one pass; a wide range falls back to sorting.
+fn all_distinct(mut v: Vec<usize>) -> bool {
+    let (Some(&min), Some(&max)) = (v.iter().min(), v.iter().max()) else {
+        return true;
+    };
+    let spread = v.iter().fold(0usize, |acc, &x| acc | (x - min));
+    if spread == 0 {
+        return v.len() < 2;
+    }
+    let shift = spread.trailing_zeros();
+    let words = ((max - min) >> shift) / 64 + 1;
+    if words / 4 > v.len().max(1 << 16) {
+        v.sort_unstable();
+        return v.windows(2).all(|w| w[0] != w[1]);
+    }
+    let mut bits = vec![0u64; words];
+    for &x in &v {
+        let i = (x - min) >> shift;
+        let Some(word) = bits.get_mut(i / 64) else {
+            return false;
+        };
+        let bit = 1u64 << (i % 64);
+        if *word & bit != 0 {
+            return false;
+        }
+        *word |= bit;
+    }
+    true
 }
 
 /// Fills in the path of the node an error is about.
@@ -536,14 +571,82 @@ fn push_u64(out: &mut String, mut v: u64) {
             break;
         }
     }
-    for &c in &buf[i..] {
-        out.push(c as char);
-    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
 }
 
 /// Python's `repr(float)` with PyYAML's changes: `.nan`, `.inf`, `-.inf`, and `.0` inserted
 /// before an exponent without a dot (`1.0e+16`).
 fn push_float(out: &mut String, scratch: &mut String, x: f64) {
+    if !push_short_float(out, x) {
+        push_float_general(out, scratch, x);
+    }
+}
+
+/// The common case of short decimals (`0.37`, `12.5`, `3.0`) without the general shortest-
+/// digits algorithm. At `k` decimal places the decimals that read back as `x` lie in an
+/// interval about `10^k · ulp(x)` wide; while that is below a quarter (and `x · 10^k` is
+/// computed with an error below an eighth), at most one integer `m` qualifies and it is
+/// `x · 10^k` rounded. The first `k` with `m / 10^k == x` gives the shortest digits, which
+/// `repr` writes positionally at these magnitudes. Returns false to leave the rest to the
+/// general path.
+fn push_short_float(out: &mut String, x: f64) -> bool {
+    const LIMIT: f64 = 1_125_899_906_842_624.0; // 2^50
+    let a = x.abs();
+    if !(1e-4..1e15).contains(&a) {
+        return false;
+    }
+    let ulp = f64::from_bits(a.to_bits() + 1) - a;
+    let mut p = 1.0f64;
+    for k in 0..9usize {
+        let t = a * p;
+        if t >= LIMIT || p * ulp >= 0.25 {
+            return false;
+        }
+        // Round half up through an integer conversion (`f64::round` is a libm call).
+        let digits = (t + 0.5) as u64;
+        let m = digits as f64;
+        // Far from an integer: no decimal with `k` places reads back as `x` (saves the
+        // division).
+        if (t - m).abs() <= p * ulp + 0.125 && m / p == a {
+            if x < 0.0 {
+                out.push('-');
+            }
+            let mut buf = [0u8; 20];
+            let mut i = buf.len();
+            let mut v = digits;
+            loop {
+                i -= 1;
+                buf[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+                if v == 0 {
+                    break;
+                }
+            }
+            let d = std::str::from_utf8(&buf[i..]).unwrap_or("0");
+            if k == 0 {
+                out.push_str(d);
+                out.push_str(".0");
+            } else if d.len() <= k {
+                out.push_str("0.");
+                for _ in d.len()..k {
+                    out.push('0');
+                }
+                out.push_str(d);
+            } else {
+                let (int, frac) = d.split_at(d.len() - k);
+                out.push_str(int);
+                out.push('.');
+                out.push_str(frac);
+            }
+            return true;
+        }
+        p *= 10.0;
+    }
+    false
+}
+
+/// [`push_float`] through the shortest round-trip digits of `{:e}`.
+fn push_float_general(out: &mut String, scratch: &mut String, x: f64) {
     if x.is_nan() {
         out.push_str(".nan");
         return;
@@ -673,6 +776,13 @@ fn push_uri(out: &mut String, s: &str, keep: fn(u8) -> bool) {
     }
 }
 
+/// Reads a node's data ahead of its turn, so the memory access overlaps the work on the
+/// node before it (a large tree does not fit in the caches).
+#[inline]
+fn touch(n: &Node) {
+    std::hint::black_box(n.tag().is_some());
+}
+
 fn is_collection(n: &Node) -> bool {
     matches!(n.value(), Value::Seq(_) | Value::Map(_))
 }
@@ -769,6 +879,17 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// Writes `%YAML 1.1` and the `%TAG` directives: the `!` handle's and those of the other
+    /// handles, all of them or (`only_used`) those marked used.
+    fn header(&mut self, only_used: bool) {
+        self.out.push_str("%YAML 1.1\n");
+        for h in &self.handles {
+            if h.handle == "!" || (!h.implicit && (h.used || !only_used)) {
+                let _ = writeln!(self.out, "%TAG {} {}", h.handle, h.prefix);
+            }
+        }
+    }
+
     /// Enters a collection's content, checking the depth.
     fn enter(&mut self, node: &Node) -> R {
         if self.depth >= self.opts.max_depth {
@@ -785,10 +906,14 @@ impl Emitter<'_> {
     }
 
     fn newline(&mut self, indent: usize) {
+        const SPACES: &str = "                                                                ";
         self.out.push('\n');
         self.line_start = self.out.len();
-        for _ in 0..indent {
-            self.out.push(' ');
+        let mut left = indent;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            self.out.push_str(&SPACES[..n]);
+            left -= n;
         }
     }
 
@@ -797,6 +922,7 @@ impl Emitter<'_> {
     }
 
     fn document(&mut self, root: &Node) -> R {
+        self.line_start = self.out.len();
         self.out.push_str("---");
         // The root is the first node written: never an alias.
         self.props(root, true)?;
@@ -954,6 +1080,10 @@ impl Emitter<'_> {
 
     fn block_map(&mut self, pairs: &[(Node, Node)], col: usize, inline_first: bool) -> R {
         for (i, (k, v)) in pairs.iter().enumerate() {
+            if let Some((nk, nv)) = pairs.get(i + 1) {
+                touch(nk);
+                touch(nv);
+            }
             if i == 0 && inline_first {
                 self.out.push(' ');
             } else {
@@ -968,6 +1098,9 @@ impl Emitter<'_> {
 
     fn block_seq(&mut self, items: &[Node], col: usize, inline_first: bool) -> R {
         for (i, item) in items.iter().enumerate() {
+            if let Some(next) = items.get(i + 1) {
+                touch(next);
+            }
             if i == 0 && inline_first {
                 self.out.push(' ');
             } else {
@@ -1030,6 +1163,9 @@ impl Emitter<'_> {
             Value::Seq(items) => {
                 self.out.push('[');
                 for (i, item) in items.iter().enumerate() {
+                    if let Some(next) = items.get(i + 2) {
+                        touch(next);
+                    }
                     if i > 0 {
                         self.flow_sep(indent);
                     }
