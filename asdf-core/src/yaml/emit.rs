@@ -1,43 +1,6 @@
 //! Writing a [`Node`] tree as the YAML 1.1 text of an ASDF tree.
 //!
-//! [`emit`] produces `%YAML 1.1`, the `%TAG` directives, `--- ` with the root, the body and
-//! `...`. The output reads back through [`parse`](super::parse) to an equal tree (tags,
-//! values, shared identity of nodes that occur more than once) and means the same to PyYAML's
-//! `SafeLoader` (python asdf):
-//! - a string is written plain only when the YAML 1.1 resolver reads the plain text back as
-//!   that same string (`'yes'`, `'017'`, `'1:30'`, `'2024-01-01'`, `'null'`, `''` are quoted);
-//!   strings with control characters, tabs or unusual line breaks are double quoted with
-//!   escapes; multi-line strings use a literal block (`|`, `|-`, `|+`) when that is exact;
-//! - floats are written as Python's `repr` with the PyYAML touches (`1.0e+16`, `.nan`,
-//!   `-.inf`), so they resolve as floats again and give the same `f64`;
-//! - a node that occurs more than once gets `&id001` at its first occurrence and `*id001`
-//!   after, numbered in document order;
-//! - tags are written as the shortest shorthand over the given `%TAG` handles, or verbatim
-//!   (`!<uri>`), percent-escaping characters a tag cannot hold;
-//! - collections are block style, except empty ones, short sequences of scalars
-//!   (`shape: [2, 3]`) and nodes whose style hint is flow; long flow sequences wrap at
-//!   [`EmitOptions::width`].
-//!
-//! ```
-//! use asdf_core::yaml::{emit, parse, EmitOptions, Integer, Node, Value, YamlLimits};
-//! let root = Node::tagged(
-//!     "tag:stsci.edu:asdf/core/asdf-1.1.0",
-//!     Value::Map(vec![
-//!         (Node::str("ok"), Node::str("yes")),
-//!         (Node::str("n"), Node::new(Value::Int(Integer::Small(17)))),
-//!     ]),
-//! );
-//! let text = emit(&root, &EmitOptions::default())?;
-//! assert_eq!(
-//!     text,
-//!     "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nok: 'yes'\nn: 17\n...\n"
-//! );
-//! assert_eq!(parse(text.as_bytes(), &YamlLimits::default()).unwrap().root, root);
-//! # Ok::<(), asdf_core::yaml::EmitError>(())
-//! ```
-//!
-//! A scalar carrying a tag is written as its text after the tag; reading it back gives a
-//! [`Value::Str`] with that tag (that is how tagged scalars are represented).
+//! See [`emit`].
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -123,8 +86,48 @@ pub enum EmitError {
 
 /// Writes `root` as a whole YAML document: `%YAML 1.1`, `%TAG` directives, `--- ` with the
 /// root, the body, `...` and a final newline (the `#ASDF` header lines are not included).
+/// Errors name the offending node.
 ///
-/// See the [module documentation](self) for the rules. Errors name the offending node.
+/// The output reads back through [`parse`](super::parse) to an equal tree (tags,
+/// values, shared identity of nodes that occur more than once) and means the same to PyYAML's
+/// `SafeLoader` (python asdf):
+/// - a string is written plain only when the YAML 1.1 resolver reads the plain text back as
+///   that same string (`'yes'`, `'017'`, `'1:30'`, `'2024-01-01'`, `'null'`, `''` are quoted);
+///   strings with control characters, tabs or unusual line breaks are double quoted with
+///   escapes; multi-line strings use a literal block (`|`, `|-`, `|+`) when that is exact;
+/// - floats are written as Python's `repr` with the PyYAML touches (`1.0e+16`, `.nan`,
+///   `-.inf`), so they resolve as floats again and give the same `f64`;
+/// - a node that occurs more than once gets `&id001` at its first occurrence and `*id001`
+///   after, numbered in document order;
+/// - tags are written as the shortest shorthand over the given `%TAG` handles, or verbatim
+///   (`!<uri>`), percent-escaping characters a tag cannot hold;
+/// - collections are block style (sequences in mappings at the key's indentation, as PyYAML
+///   writes them), except empty ones, sequences of scalars (`shape: [2, 3]`, up to
+///   [`EmitOptions::flow_seq_max_items`]) and nodes whose style hint is flow; flow
+///   collections wrap after a `,` past [`EmitOptions::width`]; a block hint is kept;
+/// - mapping keys keep their order; non-string scalar keys are plain (`1: a`, `null: b`),
+///   collection keys and very long keys use the explicit `? ` form.
+///
+/// ```
+/// use asdf_core::yaml::{emit, parse, EmitOptions, Integer, Node, Value, YamlLimits};
+/// let root = Node::tagged(
+///     "tag:stsci.edu:asdf/core/asdf-1.1.0",
+///     Value::Map(vec![
+///         (Node::str("ok"), Node::str("yes")),
+///         (Node::str("n"), Node::new(Value::Int(Integer::Small(17)))),
+///     ]),
+/// );
+/// let text = emit(&root, &EmitOptions::default())?;
+/// assert_eq!(
+///     text,
+///     "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nok: 'yes'\nn: 17\n...\n"
+/// );
+/// assert_eq!(parse(text.as_bytes(), &YamlLimits::default()).unwrap().root, root);
+/// # Ok::<(), asdf_core::yaml::EmitError>(())
+/// ```
+///
+/// A scalar carrying a tag is written as its text after the tag; reading it back gives a
+/// [`Value::Str`] with that tag (that is how tagged scalars are represented).
 pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
     let handles = check_handles(&opts.tag_handles)?;
     let mut by_len: Vec<usize> = (0..handles.len()).collect();
@@ -146,12 +149,12 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
         by_len,
         scratch: String::new(),
     };
-    // Usually no node occurs twice: one pass writes the text while noting every node, and a
-    // sort of the scalar addresses confirms it. Otherwise a counting walk finds the shared
-    // nodes first and a second pass writes anchors and aliases.
     // The directives of every handle that may be used; corrected at the end if some are not
     // (so the usual document is written once, with no copy).
     e.header(false);
+    // Usually no node occurs twice: one pass writes the text while noting every node, and a
+    // check of the scalar addresses confirms it. Otherwise a counting walk finds the shared
+    // nodes first and a second pass writes anchors and aliases.
     let guessed = e.out.len();
     let fast = match e.document(root) {
         Ok(()) => {
