@@ -608,9 +608,10 @@ fn push_short_float(out: &mut String, x: f64) -> bool {
         // Round half up through an integer conversion (`f64::round` is a libm call).
         let digits = (t + 0.5) as u64;
         let m = digits as f64;
-        // Far from an integer: no decimal with `k` places reads back as `x` (saves the
-        // division).
-        if (t - m).abs() <= p * ulp + 0.125 && m / p == a {
+        // `m` can only read back as `x` if `|m - x·10^k| ≤ 10^k·ulp(x)/2`, and `t` is within
+        // `ulp(t)/2` of `x·10^k`: a cheap test (with a margin) before the division.
+        let ulp_t = f64::from_bits(t.to_bits() + 1) - t;
+        if (t - m).abs() <= p * ulp + ulp_t && m / p == a {
             if x < 0.0 {
                 out.push('-');
             }
