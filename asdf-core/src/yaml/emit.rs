@@ -695,9 +695,10 @@ fn push_float_general(out: &mut String, scratch: &mut String, x: f64) {
         out.push_str(d0);
         out.push('.');
         out.push_str(if frac.is_empty() { "0" } else { frac });
-        if frac.len() <= 1 && exp < 0 && !x.is_sign_negative() {
-            // `d.de-XX` has `-` at index 4, which the resolver takes for the start of a
-            // timestamp and then reads as a string; `d.d0e-XX` is the same float.
+        if frac.len() <= 1 && exp <= -100 && !x.is_sign_negative() {
+            // `d.de-XXX` (8 characters, `-` at index 4) is taken by our resolver for a
+            // timestamp and read as a string (PyYAML reads a float): `d.d0e-XXX` is the same
+            // float either way.
             out.push('0');
         }
         out.push('e');
