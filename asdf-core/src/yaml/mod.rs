@@ -24,6 +24,7 @@
 //! ```
 
 mod bigint;
+mod emit;
 mod fast;
 mod keys;
 mod node;
@@ -31,6 +32,7 @@ mod parse;
 mod resolve;
 mod timestamp;
 
+pub use emit::{emit, EmitError, EmitOptions};
 pub use node::*;
 pub use parse::parse;
 pub use resolve::resolve_plain;
