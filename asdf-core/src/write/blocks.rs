@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::prepare::{BlockJob, Plan};
 use super::{WriteError, WriteOptions};
 use crate::codec;
-use crate::layout::{encode_block_header, encode_block_index, BlockHeader};
+use crate::layout::{encode_block_header, encode_block_index, BlockHeader, FLAG_STREAMED};
 use crate::yaml::{emit, EmitOptions};
 
 /// Uncompressed blocks at least this large are hashed on another thread while written.
@@ -53,8 +53,25 @@ pub(crate) fn write_file<W: Write + Seek>(
 ) -> Result<(u64, Vec<u64>), WriteError> {
     let head = head_text(opts, plan)?;
     w.write_all(head.as_bytes())?;
-    let (offsets, mut len) = write_blocks(opts, &plan.blocks, w, head.len() as u64)?;
-    if !offsets.is_empty() && opts.block_index {
+    let (mut offsets, mut len) = write_blocks(opts, &plan.blocks, w, head.len() as u64)?;
+    if plan.streamed {
+        let hs = aligned_header_size(len, opts.align);
+        let header = BlockHeader {
+            index: offsets.len(),
+            offset: len,
+            header_size: hs,
+            flags: FLAG_STREAMED,
+            compression: [0; 4],
+            allocated_size: 0,
+            used_size: 0,
+            data_size: 0,
+            checksum: [0; 16],
+        };
+        let bytes = encode_block_header(&header);
+        w.write_all(&bytes)?;
+        offsets.push(len);
+        len += bytes.len() as u64;
+    } else if !offsets.is_empty() && opts.block_index {
         let idx = encode_block_index(&offsets);
         w.write_all(&idx)?;
         len += idx.len() as u64;

@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use std::io::{Cursor, Seek, Write};
 use std::path::{Path, PathBuf};
 
+use crate::array::DType;
 use crate::codec::{CodecError, Compression};
 use crate::yaml::{EmitError, Node, Value};
 use crate::AsdfFile;
@@ -315,6 +316,14 @@ pub struct Writer<'a> {
     by_id: HashMap<usize, usize>,
     placeholders: Vec<Node>,
     history: Vec<Node>,
+    stream: Option<StreamSpec>,
+}
+
+/// The streamed array: its placeholder, datatype and row shape.
+struct StreamSpec {
+    node: Node,
+    dtype: DType,
+    row_shape: Vec<usize>,
 }
 
 impl std::fmt::Debug for Writer<'_> {
@@ -347,6 +356,7 @@ impl<'a> Writer<'a> {
             by_id: HashMap::new(),
             placeholders: Vec::new(),
             history: Vec::new(),
+            stream: None,
         }
     }
 
@@ -383,6 +393,54 @@ impl<'a> Writer<'a> {
         self.placeholders.push(node.clone());
         self.arrays.push(Registered { array, opts });
         node
+    }
+
+    /// Declares the streamed array (at most one per file; a second call replaces the first):
+    /// rows of `row_shape` elements of `dtype`, appended after the file is written with
+    /// [`Writer::write_stream`]. Returns its ndarray node (`source: -1`, `shape: ['*', ...]`)
+    /// to place in the tree. The streamed block is the last block and the file gets no block
+    /// index.
+    pub fn stream(&mut self, dtype: DType, row_shape: &[usize]) -> Node {
+        let mut shape = vec![Node::str("*")];
+        shape.extend(row_shape.iter().map(|&d| nodes::int(d as i128)));
+        let node = Node::tagged(
+            self.opts.standard.ndarray_tag(),
+            nodes::map(vec![
+                ("source", nodes::int(-1)),
+                ("datatype", nodes::datatype_node(&dtype, false)),
+                ("shape", nodes::flow(None, Value::Seq(shape))),
+            ]),
+        );
+        self.stream = Some(StreamSpec {
+            node: node.clone(),
+            dtype,
+            row_shape: row_shape.to_vec(),
+        });
+        node
+    }
+
+    /// Writes the file (as [`Writer::write_to`]) ending with the header of the streamed
+    /// block declared by [`Writer::stream`], and returns a [`StreamWriter`] to append rows.
+    pub fn write_stream<W: Write + Seek>(
+        &self,
+        root: &Node,
+        mut w: W,
+    ) -> Result<StreamWriter<W>, WriteError> {
+        let spec = self.stream.as_ref().ok_or_else(|| WriteError::BadTree {
+            path: String::new(),
+            message: "no streamed array declared (use Writer::stream)".into(),
+        })?;
+        self.write_to(root, &mut w)?;
+        let row_bytes = spec
+            .row_shape
+            .iter()
+            .try_fold(spec.dtype.itemsize(), |a, &d| a.checked_mul(d))
+            .ok_or(WriteError::TooLarge { what: "row" })?;
+        Ok(StreamWriter {
+            w,
+            row_bytes,
+            rows: 0,
+        })
     }
 
     /// Appends a `core/history_entry-1.0.0` to the file's history: `description`, the time
@@ -433,6 +491,52 @@ impl<'a> Writer<'a> {
         path: impl AsRef<Path>,
     ) -> Result<WriteSummary, WriteError> {
         path::write_to_path(self, root, path.as_ref(), &mut path::buffered)
+    }
+}
+
+/// Appends rows to the streamed block of a file written by [`Writer::write_stream`].
+#[derive(Debug)]
+pub struct StreamWriter<W: Write> {
+    w: W,
+    row_bytes: usize,
+    rows: u64,
+}
+
+impl<W: Write> StreamWriter<W> {
+    /// Appends whole rows: `bytes` holds a multiple of the row size, elements in C order in
+    /// the declared datatype's byte order.
+    pub fn append_rows(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+        if self.row_bytes == 0 || bytes.len() % self.row_bytes != 0 {
+            return Err(WriteError::BadTree {
+                path: String::new(),
+                message: format!(
+                    "{} bytes are not whole rows of {} bytes",
+                    bytes.len(),
+                    self.row_bytes
+                ),
+            });
+        }
+        self.w.write_all(bytes)?;
+        self.rows += (bytes.len() / self.row_bytes) as u64;
+        Ok(())
+    }
+
+    /// Appends the rows of an array of the streamed datatype (native byte order for
+    /// `ndarray` arrays).
+    pub fn append<'x>(&mut self, rows: impl Into<WriteArray<'x>>) -> Result<(), WriteError> {
+        let a = rows.into();
+        self.append_rows(a.bytes())
+    }
+
+    /// Rows appended so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Flushes and returns the sink.
+    pub fn finish(mut self) -> Result<W, WriteError> {
+        self.w.flush()?;
+        Ok(self.w)
     }
 }
 

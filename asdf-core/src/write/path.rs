@@ -96,6 +96,7 @@ pub(crate) fn write_to_path(
         tag_handles,
         blocks,
         externals,
+        streamed,
     } = prepare::plan(writer, root, Some(&stem))?;
     let dir = path.parent().unwrap_or(Path::new(""));
     let mut external_files = Vec::new();
@@ -116,6 +117,7 @@ pub(crate) fn write_to_path(
         tag_handles,
         blocks,
         externals: Vec::new(),
+        streamed,
     };
     let mut summary = WriteSummary::default();
     atomic_write(path, wrap, |w| {
@@ -208,7 +210,7 @@ fn in_place_text(
     plan: &Plan<'_>,
 ) -> Result<Option<(String, u64)>, WriteError> {
     let old = file.blocks();
-    if !plan.externals.is_empty() || plan.blocks.len() != old.len() {
+    if !plan.externals.is_empty() || plan.streamed || plan.blocks.len() != old.len() {
         return Ok(None);
     }
     let Some(first) = old.first().map(|b| b.offset) else {

@@ -39,6 +39,8 @@ pub(crate) struct Plan<'w> {
     pub blocks: Vec<BlockJob<'w>>,
     /// External files: (relative name, block).
     pub externals: Vec<(String, BlockJob<'w>)>,
+    /// Whether the tree holds the streamed array (its block header ends the file).
+    pub streamed: bool,
 }
 
 struct Prep<'w, 'a> {
@@ -51,6 +53,7 @@ struct Prep<'w, 'a> {
     /// File stem of the main file, for external names.
     stem: Option<String>,
     ndarray_tag: String,
+    streamed: bool,
 }
 
 /// Keys of an ndarray mapping in the order written.
@@ -133,6 +136,7 @@ pub(crate) fn plan<'w>(
         externals: Vec::new(),
         stem: stem.map(str::to_string),
         ndarray_tag: writer.opts.standard.ndarray_tag(),
+        streamed: false,
     };
     let root = p.root(root)?;
     let mut tag_handles = vec![("!".to_string(), nodes::ASDF.to_string())];
@@ -148,6 +152,7 @@ pub(crate) fn plan<'w>(
         tag_handles,
         blocks: p.blocks,
         externals: p.externals,
+        streamed: p.streamed,
     })
 }
 
@@ -256,7 +261,20 @@ impl<'w> Prep<'w, '_> {
         if let Some(n) = self.memo.get(&node.id()) {
             return Ok(n.clone());
         }
-        let out = if let Some(&i) = self.writer.by_id.get(&node.id()) {
+        let out = if let Some(spec) = self.writer.stream.as_ref().filter(|s| s.node.ptr_eq(node)) {
+            self.streamed = true;
+            let mut shape = vec![Node::str("*")];
+            shape.extend(spec.row_shape.iter().map(|&d| int(d as i128)));
+            Node::tagged(
+                self.ndarray_tag.clone(),
+                nodes::map(vec![
+                    ("source", int(-1)),
+                    ("datatype", datatype_node(&spec.dtype, false)),
+                    ("byteorder", Node::str(byteorder_of(&spec.dtype).as_str())),
+                    ("shape", nodes::flow(None, Value::Seq(shape))),
+                ]),
+            )
+        } else if let Some(&i) = self.writer.by_id.get(&node.id()) {
             self.registered(i, path)?
         } else if node.is_ndarray() {
             self.read_ndarray(node, path)?
