@@ -19,12 +19,14 @@
 //! ```
 
 mod bigint;
+mod emit;
 mod keys;
 mod node;
 mod parse;
 mod resolve;
 mod timestamp;
 
+pub use emit::{emit, EmitError, EmitOptions};
 pub use node::*;
 pub use parse::parse;
 pub use resolve::resolve_plain;
