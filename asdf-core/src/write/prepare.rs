@@ -440,7 +440,10 @@ impl<'w> Prep<'w, '_> {
         let count = usize::try_from(count).unwrap_or(usize::MAX);
         if let ArraySource::Inline(_) = meta.source {
             let storage = self.storage_for(None, count);
-            if matches!(storage, Storage::Inline) || self.source.is_none() {
+            // python cannot read inline records with subarray or nested fields: those go
+            // to a block when there is a source to read them from
+            let readable = meta.dtype.as_ref().is_none_or(|d| inline_readable(d, &[1]));
+            if (matches!(storage, Storage::Inline) && readable) || self.source.is_none() {
                 // keep the inline data as written, with this version's tag
                 let mut m: Vec<(Node, Node)> = Vec::new();
                 for name in NDARRAY_ORDER {
