@@ -99,8 +99,12 @@ pub(crate) fn write_blocks<W: Write + Seek>(
     let encoded: Vec<Option<(Vec<u8>, [u8; 16])>> = jobs
         .par_iter()
         .enumerate()
-        .map(|(i, job)| match job.compression {
-            Some(c) => {
+        .map(|(i, job)| match (job.compression, &job.stored) {
+            (Some(_), Some((stored, _))) => {
+                let sum = if opts.checksums { md5(stored) } else { [0; 16] };
+                Ok(Some((Vec::new(), sum)))
+            }
+            (Some(c), None) => {
                 let e = codec::encode(c, job.data.bytes(), level).map_err(|source| {
                     WriteError::Codec {
                         block: i,
@@ -111,13 +115,17 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 let sum = if opts.checksums { md5(&e) } else { [0; 16] };
                 Ok(Some((e, sum)))
             }
-            None => Ok(None),
+            (None, _) => Ok(None),
         })
         .collect::<Result<_, WriteError>>()?;
     let mut offsets = Vec::with_capacity(jobs.len());
     for (i, (job, enc)) in jobs.iter().zip(encoded.iter()).enumerate() {
         let data = job.data.bytes();
-        let stored: &[u8] = enc.as_ref().map_or(data, |(e, _)| e.as_slice());
+        let (stored, data_size): (&[u8], u64) = match (&job.stored, enc) {
+            (Some((s, n)), _) => (s, *n),
+            (None, Some((e, _))) => (e, data.len() as u64),
+            (None, None) => (data, data.len() as u64),
+        };
         let used = stored.len() as u64;
         let alloc = allocated(used, opts.pad_blocks);
         let hs = aligned_header_size(pos, opts.align);
@@ -129,7 +137,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
             compression: job.compression.map_or([0; 4], |c| c.label()),
             allocated_size: alloc,
             used_size: used,
-            data_size: data.len() as u64,
+            data_size,
             checksum: [0; 16],
         };
         offsets.push(pos);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::blocks::{head_text, write_file};
-use super::prepare::{self, BlockData, Plan};
+use super::prepare::{self, Plan};
 use super::{WriteError, WriteOptions, WriteSummary, Writer};
 use crate::yaml::Node;
 use crate::AsdfFile;
@@ -218,10 +218,7 @@ fn in_place_text(
     };
     for (i, (job, hdr)) in plan.blocks.iter().zip(old).enumerate() {
         let same_codec = job.compression.map(|c| c.label()) == hdr.compression_label();
-        let same_data = match (&job.data, file.block_data(i)) {
-            (BlockData::Slice(s), Ok(d)) => s.as_ptr() == d.as_ptr() && s.len() == d.len(),
-            _ => false,
-        };
+        let same_data = job.origin == Some(i);
         if !same_codec || !same_data || hdr.is_streamed() {
             return Ok(None);
         }

@@ -28,8 +28,24 @@ impl BlockData<'_> {
 
 /// One block to write.
 pub(crate) struct BlockJob<'w> {
+    /// The decoded data (empty when `stored` is given).
     pub data: BlockData<'w>,
     pub compression: Option<Compression>,
+    /// Stored bytes copied from the source file as they are, with the decoded size.
+    pub stored: Option<(Vec<u8>, u64)>,
+    /// The source file's block this job reproduces unchanged, if any.
+    pub origin: Option<usize>,
+}
+
+impl<'w> BlockJob<'w> {
+    pub(crate) fn new(data: BlockData<'w>, compression: Option<Compression>) -> Self {
+        BlockJob {
+            data,
+            compression,
+            stored: None,
+            origin: None,
+        }
+    }
 }
 
 /// The prepared tree and the blocks it refers to.
@@ -54,6 +70,8 @@ struct Prep<'w, 'a> {
     stem: Option<String>,
     ndarray_tag: String,
     streamed: bool,
+    /// The source file opened again to copy stored block bytes.
+    source_handle: Option<std::fs::File>,
 }
 
 /// Keys of an ndarray mapping in the order written.
@@ -137,6 +155,7 @@ pub(crate) fn plan<'w>(
         stem: stem.map(str::to_string),
         ndarray_tag: writer.opts.standard.ndarray_tag(),
         streamed: false,
+        source_handle: None,
     };
     let root = p.root(root)?;
     let mut tag_handles = vec![("!".to_string(), nodes::ASDF.to_string())];
@@ -386,7 +405,7 @@ impl<'w> Prep<'w, '_> {
                 m.push((Node::str("shape"), shape_node(shape)));
             }
             Storage::Internal | Storage::External => {
-                let job = BlockJob { data, compression };
+                let job = BlockJob::new(data, compression);
                 let src = if storage == Storage::External {
                     let stem = self.stem.as_deref().ok_or(WriteError::ExternalNeedsPath)?;
                     let name = format!("{stem}{:04}.asdf", self.externals.len());
@@ -409,6 +428,39 @@ impl<'w> Prep<'w, '_> {
         }
         m.extend(others);
         Ok(Node::tagged(self.ndarray_tag.clone(), Value::Map(m)))
+    }
+
+    /// A job copying block `idx` of `file` as stored (compressed with `c`).
+    fn stored_copy(
+        &mut self,
+        file: &AsdfFile,
+        idx: usize,
+        c: Compression,
+        path: &str,
+    ) -> Result<BlockJob<'w>, WriteError> {
+        let io = |e: std::io::Error| {
+            source_err(
+                path,
+                crate::Error::Io {
+                    path: file.path().map(|p| p.to_path_buf()),
+                    source: e,
+                },
+            )
+        };
+        if self.source_handle.is_none() {
+            let p = file
+                .path()
+                .ok_or_else(|| bad(path, "source file has no path"))?;
+            self.source_handle = Some(std::fs::File::open(p).map_err(io)?);
+        }
+        let (Some(h), Some(hdr)) = (self.source_handle.as_ref(), file.blocks().get(idx)) else {
+            return Err(bad(path, "source block missing"));
+        };
+        let stored = crate::layout::read_stored(h, hdr)
+            .map_err(|e| source_err(path, crate::Error::from(e)))?;
+        let mut job = BlockJob::new(BlockData::Owned(Vec::new()), Some(c));
+        job.stored = Some((stored, hdr.data_size));
+        Ok(job)
     }
 
     /// An ndarray node of a read tree.
@@ -489,11 +541,20 @@ impl<'w> Prep<'w, '_> {
             let new_idx = match self.source_blocks.get(&(idx, compression)) {
                 Some(&n) => n,
                 None => {
-                    let data = file.block_data(idx).map_err(|e| source_err(path, e))?;
-                    self.blocks.push(BlockJob {
-                        data: BlockData::Slice(data),
-                        compression,
-                    });
+                    let mut job = match (compression, input) {
+                        // the same codec: copy the stored bytes when the file can be read again
+                        (Some(c), Some(i)) if c == i && file.path().is_some() => {
+                            self.stored_copy(file, idx, c, path)?
+                        }
+                        _ => {
+                            let data = file.block_data(idx).map_err(|e| source_err(path, e))?;
+                            BlockJob::new(BlockData::Slice(data), compression)
+                        }
+                    };
+                    if compression == input {
+                        job.origin = Some(idx);
+                    }
+                    self.blocks.push(job);
                     let n = self.blocks.len() - 1;
                     self.source_blocks.insert((idx, compression), n);
                     n
