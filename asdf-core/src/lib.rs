@@ -31,6 +31,7 @@ mod error;
 pub mod file;
 pub mod layout;
 mod mem;
+pub mod write;
 pub mod yaml;
 
 pub use error::{display_chain, Error, Result};

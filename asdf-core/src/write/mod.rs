@@ -1,0 +1,559 @@
+//! Writing ASDF files: [`Writer`] turns a tree of [`Node`]s plus registered arrays into a
+//! file that python asdf 6.0.0 opens without warnings and that [`AsdfFile`] reads back
+//! identically.
+//!
+//! ```
+//! use asdf_core::write::{Writer, WriteOptions};
+//! use asdf_core::{Node, Value};
+//! let data = ndarray::arr2(&[[1.0f64, 2.0], [3.0, 4.0]]);
+//! let mut writer = Writer::new(WriteOptions::default());
+//! let node = writer.add_array(&data);
+//! let root = Node::new(Value::Map(vec![(Node::str("data"), node)]));
+//! let bytes = writer.write_to_vec(&root)?;
+//! let file = asdf_core::AsdfFile::from_bytes(bytes).unwrap();
+//! assert_eq!(file.array::<f64>("/data").unwrap(), data.into_dyn());
+//! # Ok::<(), asdf_core::write::WriteError>(())
+//! ```
+//!
+//! The file is laid out as `#ASDF 1.0.0`, `#ASDF_STANDARD x.y.z`, the YAML tree (root tagged
+//! with the standard's `core/asdf` tag, `asdf_library` and `history` first), one block per
+//! distinct array (data aligned to [`WriteOptions::align`] by enlarging the block header,
+//! MD5 over the stored bytes), then the block index.
+
+mod array;
+mod blocks;
+mod nodes;
+mod path;
+mod prepare;
+
+use std::collections::HashMap;
+use std::io::{Cursor, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use crate::array::DType;
+use crate::codec::{CodecError, Compression};
+use crate::yaml::{EmitError, Node, Value};
+use crate::AsdfFile;
+
+pub use array::WriteArray;
+pub use path::{update, UpdateKind};
+
+/// Version of the ASDF standard a file is written for; it selects the tags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum StandardVersion {
+    /// 1.0.0: root `core/asdf-1.0.0`, `ndarray-1.0.0`, no extension history.
+    V1_0_0,
+    /// 1.1.0: as 1.0.0.
+    V1_1_0,
+    /// 1.2.0: root `core/asdf-1.1.0`, `ndarray-1.0.0`, `history.extensions`.
+    V1_2_0,
+    /// 1.3.0: as 1.2.0.
+    V1_3_0,
+    /// 1.4.0: as 1.2.0.
+    V1_4_0,
+    /// 1.5.0: as 1.2.0.
+    V1_5_0,
+    /// 1.6.0 (default): root `core/asdf-1.1.0`, `ndarray-1.1.0`.
+    #[default]
+    V1_6_0,
+}
+
+impl StandardVersion {
+    /// Every version, oldest first.
+    pub const ALL: [StandardVersion; 7] = [
+        StandardVersion::V1_0_0,
+        StandardVersion::V1_1_0,
+        StandardVersion::V1_2_0,
+        StandardVersion::V1_3_0,
+        StandardVersion::V1_4_0,
+        StandardVersion::V1_5_0,
+        StandardVersion::V1_6_0,
+    ];
+
+    /// `1.6.0` etc.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StandardVersion::V1_0_0 => "1.0.0",
+            StandardVersion::V1_1_0 => "1.1.0",
+            StandardVersion::V1_2_0 => "1.2.0",
+            StandardVersion::V1_3_0 => "1.3.0",
+            StandardVersion::V1_4_0 => "1.4.0",
+            StandardVersion::V1_5_0 => "1.5.0",
+            StandardVersion::V1_6_0 => "1.6.0",
+        }
+    }
+
+    /// Parses `1.6.0` etc.
+    pub fn parse(s: &str) -> Option<StandardVersion> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// The root tag (`core/asdf-1.0.0` before 1.2.0, `core/asdf-1.1.0` after).
+    pub fn root_tag(self) -> String {
+        let v = if self < StandardVersion::V1_2_0 {
+            "1.0.0"
+        } else {
+            "1.1.0"
+        };
+        format!("{}core/asdf-{v}", nodes::ASDF)
+    }
+
+    /// The ndarray tag (`ndarray-1.1.0` from 1.6.0 on).
+    pub fn ndarray_tag(self) -> String {
+        let v = if self < StandardVersion::V1_6_0 {
+            "1.0.0"
+        } else {
+            "1.1.0"
+        };
+        format!("{}core/ndarray-{v}", nodes::ASDF)
+    }
+
+    /// Whether `history` is a mapping with `extensions` (1.2.0 on) rather than a list.
+    pub fn has_extension_history(self) -> bool {
+        self >= StandardVersion::V1_2_0
+    }
+
+    /// The core extension's URI recorded in `history.extensions`.
+    pub fn extension_uri(self) -> String {
+        format!(
+            "asdf://asdf-format.org/core/extensions/core-{}",
+            self.as_str()
+        )
+    }
+}
+
+impl std::fmt::Display for StandardVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compression of written blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompressionChoice {
+    /// Stored uncompressed.
+    #[default]
+    None,
+    /// Compressed with this codec.
+    Codec(Compression),
+    /// The codec the array's block had in the source file (uncompressed for new arrays).
+    /// The data is re-encoded with that codec.
+    Input,
+}
+
+/// Where array data goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Storage {
+    /// A binary block of the file.
+    #[default]
+    Internal,
+    /// Nested lists in the YAML tree.
+    Inline,
+    /// Inline for arrays of at most this many elements, internal otherwise.
+    InlineUpTo(usize),
+    /// A separate ASDF file `NAME0000.asdf` beside the main file (only with
+    /// [`Writer::write_to_path`]).
+    External,
+}
+
+/// Options of a [`Writer`]; start from [`WriteOptions::default`] and chain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriteOptions {
+    standard: StandardVersion,
+    compression: CompressionChoice,
+    compression_level: Option<i32>,
+    checksums: bool,
+    block_index: bool,
+    pad_blocks: f64,
+    storage: Storage,
+    align: usize,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            standard: StandardVersion::default(),
+            compression: CompressionChoice::None,
+            compression_level: None,
+            checksums: true,
+            block_index: true,
+            pad_blocks: 0.0,
+            storage: Storage::Internal,
+            align: 64,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// Default options: standard 1.6.0, no compression, checksums, block index, internal
+    /// storage, block data aligned to 64 bytes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The standard version (selects tags).
+    pub fn standard(mut self, v: StandardVersion) -> Self {
+        self.standard = v;
+        self
+    }
+    /// Default compression of every block.
+    pub fn compression(mut self, c: CompressionChoice) -> Self {
+        self.compression = c;
+        self
+    }
+    /// Codec level (see [`crate::codec::encode`]); `None` for each codec's default.
+    pub fn compression_level(mut self, level: Option<i32>) -> Self {
+        self.compression_level = level;
+        self
+    }
+    /// Write MD5 checksums (default) or zeros.
+    pub fn checksums(mut self, on: bool) -> Self {
+        self.checksums = on;
+        self
+    }
+    /// Write the block index after the last block (default on).
+    pub fn block_index(mut self, on: bool) -> Self {
+        self.block_index = on;
+        self
+    }
+    /// Extra space allocated after each block's data, as a fraction of its stored size, so
+    /// later edits fit in place (default 0). Negative or non-finite values count as 0.
+    pub fn pad_blocks(mut self, fraction: f64) -> Self {
+        self.pad_blocks = fraction;
+        self
+    }
+    /// Default storage of every array.
+    pub fn storage(mut self, s: Storage) -> Self {
+        self.storage = s;
+        self
+    }
+    /// Alignment of block data in the file, in bytes (default 64; 0 or 1 for none, at most
+    /// 4096).
+    pub fn align(mut self, align: usize) -> Self {
+        self.align = align.min(4096);
+        self
+    }
+    /// The chosen standard version.
+    pub fn standard_version(&self) -> StandardVersion {
+        self.standard
+    }
+}
+
+/// Per-array overrides of [`WriteOptions`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArrayOptions {
+    /// Compression of this array's block (`None`: the writer's default).
+    pub compression: Option<CompressionChoice>,
+    /// Storage of this array (`None`: the writer's default).
+    pub storage: Option<Storage>,
+}
+
+/// Errors of writing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The operating system failed a write.
+    #[error("i/o error")]
+    Io(#[from] std::io::Error),
+    /// The tree cannot be written as YAML.
+    #[error("cannot emit the tree")]
+    Emit(#[from] EmitError),
+    /// A block failed to compress.
+    #[error("block {block}: cannot compress with {codec}")]
+    Codec {
+        /// Index of the block.
+        block: usize,
+        /// The codec.
+        codec: Compression,
+        /// What the codec said.
+        #[source]
+        source: CodecError,
+    },
+    /// The tree is not what a file can hold (a root that is not a mapping, an ndarray
+    /// without data, ...).
+    #[error("{path}: {message}")]
+    BadTree {
+        /// Tree path of the offending node.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Reading array data from the source file failed.
+    #[error("{path}: cannot read array data from the source file")]
+    Source {
+        /// Tree path of the ndarray.
+        path: String,
+        /// What went wrong.
+        #[source]
+        source: Box<crate::Error>,
+    },
+    /// External storage needs the path of the main file.
+    #[error("external storage needs a file path (use write_to_path)")]
+    ExternalNeedsPath,
+    /// A size does not fit the format's fields.
+    #[error("{what} too large for the format")]
+    TooLarge {
+        /// What overflowed.
+        what: &'static str,
+    },
+}
+
+/// A registered array.
+struct Registered<'a> {
+    array: WriteArray<'a>,
+    opts: ArrayOptions,
+}
+
+/// Builds an ASDF file from a tree and arrays; see the [module documentation](self).
+pub struct Writer<'a> {
+    opts: WriteOptions,
+    source: Option<&'a AsdfFile>,
+    arrays: Vec<Registered<'a>>,
+    /// Placeholder node id → index in `arrays`; the placeholders are kept alive in
+    /// `placeholders` so their ids stay unique.
+    by_id: HashMap<usize, usize>,
+    placeholders: Vec<Node>,
+    history: Vec<Node>,
+    stream: Option<StreamSpec>,
+}
+
+/// The streamed array: its placeholder, datatype and row shape.
+struct StreamSpec {
+    node: Node,
+    dtype: DType,
+    row_shape: Vec<usize>,
+}
+
+impl std::fmt::Debug for Writer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("opts", &self.opts)
+            .field("arrays", &self.arrays.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a write produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteSummary {
+    /// Total bytes of the main file.
+    pub len: u64,
+    /// Offsets of the block headers in the main file.
+    pub block_offsets: Vec<u64>,
+    /// External files written (with [`Storage::External`]).
+    pub external_files: Vec<PathBuf>,
+}
+
+impl<'a> Writer<'a> {
+    /// A writer with these options.
+    pub fn new(opts: WriteOptions) -> Self {
+        Writer {
+            opts,
+            source: None,
+            arrays: Vec::new(),
+            by_id: HashMap::new(),
+            placeholders: Vec::new(),
+            history: Vec::new(),
+            stream: None,
+        }
+    }
+
+    /// A writer for trees read from `file`: ndarray nodes with `source: N` (and external
+    /// sources) take their data from it; its `%TAG` handles are kept.
+    pub fn from_file(file: &'a AsdfFile, opts: WriteOptions) -> Self {
+        let mut w = Writer::new(opts);
+        w.source = Some(file);
+        w
+    }
+
+    /// The options.
+    pub fn options(&self) -> &WriteOptions {
+        &self.opts
+    }
+
+    /// Registers array data and returns the ndarray node to place in the tree (once or
+    /// several times: it is written once, shared through a YAML alias).
+    pub fn add_array(&mut self, array: impl Into<WriteArray<'a>>) -> Node {
+        self.add_array_with(array, ArrayOptions::default())
+    }
+
+    /// As [`Writer::add_array`], with per-array options.
+    pub fn add_array_with(&mut self, array: impl Into<WriteArray<'a>>, opts: ArrayOptions) -> Node {
+        let array = array.into();
+        let node = Node::tagged(
+            self.opts.standard.ndarray_tag(),
+            nodes::map(vec![
+                ("datatype", nodes::datatype_node(array.dtype(), false)),
+                ("shape", nodes::shape_node(array.shape())),
+            ]),
+        );
+        self.by_id.insert(node.id(), self.arrays.len());
+        self.placeholders.push(node.clone());
+        self.arrays.push(Registered { array, opts });
+        node
+    }
+
+    /// Declares the streamed array (at most one per file; a second call replaces the first):
+    /// rows of `row_shape` elements of `dtype`, appended after the file is written with
+    /// [`Writer::write_stream`]. Returns its ndarray node (`source: -1`, `shape: ['*', ...]`)
+    /// to place in the tree. The streamed block is the last block and the file gets no block
+    /// index.
+    pub fn stream(&mut self, dtype: DType, row_shape: &[usize]) -> Node {
+        let mut shape = vec![Node::str("*")];
+        shape.extend(row_shape.iter().map(|&d| nodes::int(d as i128)));
+        let node = Node::tagged(
+            self.opts.standard.ndarray_tag(),
+            nodes::map(vec![
+                ("source", nodes::int(-1)),
+                ("datatype", nodes::datatype_node(&dtype, false)),
+                ("shape", nodes::flow(None, Value::Seq(shape))),
+            ]),
+        );
+        self.stream = Some(StreamSpec {
+            node: node.clone(),
+            dtype,
+            row_shape: row_shape.to_vec(),
+        });
+        node
+    }
+
+    /// Writes the file (as [`Writer::write_to`]) ending with the header of the streamed
+    /// block declared by [`Writer::stream`], and returns a [`StreamWriter`] to append rows.
+    pub fn write_stream<W: Write + Seek>(
+        &self,
+        root: &Node,
+        mut w: W,
+    ) -> Result<StreamWriter<W>, WriteError> {
+        let spec = self.stream.as_ref().ok_or_else(|| WriteError::BadTree {
+            path: String::new(),
+            message: "no streamed array declared (use Writer::stream)".into(),
+        })?;
+        self.write_to(root, &mut w)?;
+        let row_bytes = spec
+            .row_shape
+            .iter()
+            .try_fold(spec.dtype.itemsize(), |a, &d| a.checked_mul(d))
+            .ok_or(WriteError::TooLarge { what: "row" })?;
+        Ok(StreamWriter {
+            w,
+            row_bytes,
+            rows: 0,
+        })
+    }
+
+    /// Appends a `core/history_entry-1.0.0` to the file's history: `description`, the time
+    /// of writing is not recorded (no clock dependency), `software` this library.
+    pub fn add_history_entry(&mut self, description: impl Into<String>) {
+        self.history.push(Node::tagged(
+            format!("{}core/history_entry-1.0.0", nodes::ASDF),
+            nodes::map(vec![
+                ("description", Node::str(description)),
+                ("software", library_software()),
+            ]),
+        ));
+    }
+
+    /// Writes the file to `w` (from its current position). Arrays with
+    /// [`Storage::External`] need [`Writer::write_to_path`].
+    pub fn write_to<W: Write + Seek>(
+        &self,
+        root: &Node,
+        mut w: W,
+    ) -> Result<WriteSummary, WriteError> {
+        let plan = prepare::plan(self, root, None)?;
+        if !plan.externals.is_empty() {
+            return Err(WriteError::ExternalNeedsPath);
+        }
+        let (len, block_offsets) = blocks::write_file(&self.opts, &plan, &mut w)?;
+        w.flush()?;
+        Ok(WriteSummary {
+            len,
+            block_offsets,
+            external_files: Vec::new(),
+        })
+    }
+
+    /// Writes the file into memory.
+    pub fn write_to_vec(&self, root: &Node) -> Result<Vec<u8>, WriteError> {
+        let mut c = Cursor::new(Vec::new());
+        self.write_to(root, &mut c)?;
+        Ok(c.into_inner())
+    }
+
+    /// Writes the file to `path` safely: into a temporary file in the same directory,
+    /// fsync, rename over `path`, fsync the directory. External files (`NAME0000.asdf`, …)
+    /// are written the same way first. On error `path` is untouched.
+    pub fn write_to_path(
+        &self,
+        root: &Node,
+        path: impl AsRef<Path>,
+    ) -> Result<WriteSummary, WriteError> {
+        path::write_to_path(self, root, path.as_ref(), &mut path::buffered)
+    }
+}
+
+/// Appends rows to the streamed block of a file written by [`Writer::write_stream`].
+#[derive(Debug)]
+pub struct StreamWriter<W: Write> {
+    w: W,
+    row_bytes: usize,
+    rows: u64,
+}
+
+impl<W: Write> StreamWriter<W> {
+    /// Appends whole rows: `bytes` holds a multiple of the row size, elements in C order in
+    /// the declared datatype's byte order.
+    pub fn append_rows(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+        if self.row_bytes == 0 || bytes.len() % self.row_bytes != 0 {
+            return Err(WriteError::BadTree {
+                path: String::new(),
+                message: format!(
+                    "{} bytes are not whole rows of {} bytes",
+                    bytes.len(),
+                    self.row_bytes
+                ),
+            });
+        }
+        self.w.write_all(bytes)?;
+        self.rows += (bytes.len() / self.row_bytes) as u64;
+        Ok(())
+    }
+
+    /// Appends the rows of an array of the streamed datatype (native byte order for
+    /// `ndarray` arrays).
+    pub fn append<'x>(&mut self, rows: impl Into<WriteArray<'x>>) -> Result<(), WriteError> {
+        let a = rows.into();
+        self.append_rows(a.bytes())
+    }
+
+    /// Rows appended so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Flushes and returns the sink.
+    pub fn finish(mut self) -> Result<W, WriteError> {
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+/// This library's `core/software-1.0.0` node.
+pub(crate) fn library_software() -> Node {
+    nodes::software(vec![
+        ("author", Node::str("The asdf-rs developers")),
+        (
+            "homepage",
+            Node::str("https://github.com/asdf-format/asdf-rs"),
+        ),
+        ("name", Node::str("asdf-rs")),
+        ("version", Node::str(env!("CARGO_PKG_VERSION"))),
+    ])
+}
+
+/// A root mapping with no content (for external block files).
+pub(crate) fn empty_root() -> Node {
+    Node::new(Value::Map(Vec::new()))
+}

@@ -1,0 +1,600 @@
+//! Turning the caller's tree into the tree written: placeholders and read ndarray nodes
+//! become descriptors with block numbers or inline data; the root gets its tag,
+//! `asdf_library` and `history`.
+
+use std::collections::HashMap;
+
+use super::nodes::{self, byteorder_of, datatype_node, int, nested, shape_node};
+use super::{CompressionChoice, Storage, WriteError, Writer};
+use crate::array::{ArraySource, DType, NdArrayMeta};
+use crate::codec::Compression;
+use crate::yaml::{Node, NodeData, Value};
+use crate::AsdfFile;
+
+/// Bytes of one block: borrowed from the caller or the source file, or owned.
+pub(crate) enum BlockData<'w> {
+    Slice(&'w [u8]),
+    Owned(Vec<u8>),
+}
+
+impl BlockData<'_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            BlockData::Slice(s) => s,
+            BlockData::Owned(v) => v,
+        }
+    }
+}
+
+/// One block to write.
+pub(crate) struct BlockJob<'w> {
+    /// The decoded data (empty when `stored` is given).
+    pub data: BlockData<'w>,
+    pub compression: Option<Compression>,
+    /// Stored bytes copied from the source file as they are, with the decoded size.
+    pub stored: Option<(Vec<u8>, u64)>,
+    /// The source file's block this job reproduces unchanged, if any.
+    pub origin: Option<usize>,
+}
+
+impl<'w> BlockJob<'w> {
+    pub(crate) fn new(data: BlockData<'w>, compression: Option<Compression>) -> Self {
+        BlockJob {
+            data,
+            compression,
+            stored: None,
+            origin: None,
+        }
+    }
+}
+
+/// The prepared tree and the blocks it refers to.
+pub(crate) struct Plan<'w> {
+    pub root: Node,
+    pub tag_handles: Vec<(String, String)>,
+    pub blocks: Vec<BlockJob<'w>>,
+    /// External files: (relative name, block).
+    pub externals: Vec<(String, BlockJob<'w>)>,
+    /// Whether the tree holds the streamed array (its block header ends the file).
+    pub streamed: bool,
+}
+
+struct Prep<'w, 'a> {
+    writer: &'w Writer<'a>,
+    source: Option<&'w AsdfFile>,
+    memo: HashMap<usize, Node>,
+    source_blocks: HashMap<(usize, Option<Compression>), usize>,
+    blocks: Vec<BlockJob<'w>>,
+    externals: Vec<(String, BlockJob<'w>)>,
+    /// File stem of the main file, for external names.
+    stem: Option<String>,
+    ndarray_tag: String,
+    streamed: bool,
+    /// The source file opened again to copy stored block bytes.
+    source_handle: Option<std::fs::File>,
+}
+
+/// Keys of an ndarray mapping in the order written.
+const NDARRAY_ORDER: [&str; 8] = [
+    "source",
+    "data",
+    "mask",
+    "datatype",
+    "byteorder",
+    "shape",
+    "offset",
+    "strides",
+];
+
+fn key_is(k: &Node, name: &str) -> bool {
+    k.tag().is_none() && k.as_str() == Some(name)
+}
+
+fn with_value(node: &Node, value: Value) -> Node {
+    let d = node.data();
+    Node::from(NodeData {
+        tag: d.tag.clone(),
+        value,
+        style: d.style,
+        anchor: None,
+    })
+}
+
+fn with_tag(node: &Node, tag: String, value: Value) -> Node {
+    let d = node.data();
+    Node::from(NodeData {
+        tag: Some(tag),
+        value,
+        style: d.style,
+        anchor: None,
+    })
+}
+
+fn bad(path: &str, message: impl Into<String>) -> WriteError {
+    WriteError::BadTree {
+        path: path.to_string(),
+        message: message.into(),
+    }
+}
+
+fn source_err(path: &str, e: crate::Error) -> WriteError {
+    WriteError::Source {
+        path: path.to_string(),
+        source: Box::new(e),
+    }
+}
+
+/// Whether python asdf reads this array back from inline data: not 0-d (the schema wants a
+/// list), and records only of plain scalar fields (numpy cannot build subarray or nested
+/// record fields from nested lists). Other arrays go to a block even when inline storage is
+/// asked for.
+pub(crate) fn inline_readable(dtype: &DType, shape: &[usize]) -> bool {
+    !shape.is_empty()
+        && match dtype {
+            DType::Scalar { .. } => true,
+            DType::Record(fields) => fields
+                .iter()
+                .all(|f| f.shape.is_empty() && matches!(f.dtype, DType::Scalar { .. })),
+        }
+}
+
+/// Prepares `root` for writing. `stem` is the main file's stem when writing to a path
+/// (needed by external storage).
+pub(crate) fn plan<'w>(
+    writer: &'w Writer<'_>,
+    root: &Node,
+    stem: Option<&str>,
+) -> Result<Plan<'w>, WriteError> {
+    let mut p = Prep {
+        writer,
+        source: writer.source,
+        memo: HashMap::new(),
+        source_blocks: HashMap::new(),
+        blocks: Vec::new(),
+        externals: Vec::new(),
+        stem: stem.map(str::to_string),
+        ndarray_tag: writer.opts.standard.ndarray_tag(),
+        streamed: false,
+        source_handle: None,
+    };
+    let root = p.root(root)?;
+    let mut tag_handles = vec![("!".to_string(), nodes::ASDF.to_string())];
+    if let Some(f) = writer.source {
+        for (h, prefix) in &f.document().tag_directives {
+            if !tag_handles.iter().any(|(eh, _)| eh == h) && h != "!!" {
+                tag_handles.push((h.clone(), prefix.clone()));
+            }
+        }
+    }
+    Ok(Plan {
+        root,
+        tag_handles,
+        blocks: p.blocks,
+        externals: p.externals,
+        streamed: p.streamed,
+    })
+}
+
+impl<'w> Prep<'w, '_> {
+    fn root(&mut self, root: &Node) -> Result<Node, WriteError> {
+        let std = self.writer.opts.standard;
+        let entries: &[(Node, Node)] = match root.value() {
+            Value::Map(m) => m,
+            Value::Null => &[],
+            _ => return Err(bad("", "the root must be a mapping")),
+        };
+        let mut out = Vec::with_capacity(entries.len() + 2);
+        out.push((Node::str("asdf_library"), super::library_software()));
+        let old_history = entries
+            .iter()
+            .find(|(k, _)| key_is(k, "history"))
+            .map(|(_, v)| v);
+        if let Some(h) = self.history(old_history)? {
+            out.push((Node::str("history"), h));
+        }
+        let mut path = String::new();
+        for (k, v) in entries {
+            if key_is(k, "asdf_library") || key_is(k, "history") {
+                continue;
+            }
+            let len = path.len();
+            path.push('/');
+            path.push_str(k.as_str().unwrap_or("?"));
+            let nv = self.node(v, &mut path)?;
+            path.truncate(len);
+            out.push((k.clone(), nv));
+        }
+        Ok(Node::tagged(std.root_tag(), Value::Map(out)))
+    }
+
+    fn history(&mut self, old: Option<&Node>) -> Result<Option<Node>, WriteError> {
+        let std = self.writer.opts.standard;
+        let extra = &self.writer.history;
+        if !std.has_extension_history() {
+            // list-form history (asdf-1.0.0): keep entries, append new ones
+            let mut items: Vec<Node> = match old.map(Node::value) {
+                Some(Value::Seq(s)) => s.clone(),
+                _ => Vec::new(),
+            };
+            items.extend(extra.iter().cloned());
+            return Ok((!items.is_empty()).then(|| Node::new(Value::Seq(items))));
+        }
+        let uri = std.extension_uri();
+        let mut entries: Vec<(Node, Node)> = Vec::new();
+        let mut exts: Vec<Node> = Vec::new();
+        let mut hist_entries: Vec<Node> = Vec::new();
+        match old.map(Node::value) {
+            Some(Value::Map(m)) => {
+                for (k, v) in m {
+                    if key_is(k, "extensions") {
+                        if let Some(s) = v.as_seq() {
+                            exts.extend(
+                                s.iter()
+                                    .filter(|e| {
+                                        e.get("extension_uri").and_then(Node::as_str)
+                                            != Some(uri.as_str())
+                                    })
+                                    .cloned(),
+                            );
+                        }
+                    } else if key_is(k, "entries") {
+                        if let Some(s) = v.as_seq() {
+                            hist_entries.extend(s.iter().cloned());
+                        }
+                    } else {
+                        entries.push((k.clone(), v.clone()));
+                    }
+                }
+            }
+            Some(Value::Seq(s)) => hist_entries.extend(s.iter().cloned()),
+            _ => {}
+        }
+        exts.push(Node::tagged(
+            format!("{}core/extension_metadata-1.0.0", nodes::ASDF),
+            nodes::map(vec![
+                (
+                    "extension_class",
+                    Node::str("asdf.extension._manifest.ManifestExtension"),
+                ),
+                ("extension_uri", Node::str(uri)),
+                (
+                    "manifest_software",
+                    nodes::software(vec![
+                        ("name", Node::str("asdf_standard")),
+                        ("version", Node::str("1.5.0")),
+                    ]),
+                ),
+                ("software", super::library_software()),
+            ]),
+        ));
+        hist_entries.extend(extra.iter().cloned());
+        let mut out = vec![(Node::str("extensions"), Node::new(Value::Seq(exts)))];
+        if !hist_entries.is_empty() {
+            out.push((Node::str("entries"), Node::new(Value::Seq(hist_entries))));
+        }
+        out.extend(entries);
+        Ok(Some(Node::new(Value::Map(out))))
+    }
+
+    fn node(&mut self, node: &Node, path: &mut String) -> Result<Node, WriteError> {
+        if let Some(n) = self.memo.get(&node.id()) {
+            return Ok(n.clone());
+        }
+        let out = if let Some(spec) = self.writer.stream.as_ref().filter(|s| s.node.ptr_eq(node)) {
+            self.streamed = true;
+            let mut shape = vec![Node::str("*")];
+            shape.extend(spec.row_shape.iter().map(|&d| int(d as i128)));
+            Node::tagged(
+                self.ndarray_tag.clone(),
+                nodes::map(vec![
+                    ("source", int(-1)),
+                    ("datatype", datatype_node(&spec.dtype, false)),
+                    ("byteorder", Node::str(byteorder_of(&spec.dtype).as_str())),
+                    ("shape", nodes::flow(None, Value::Seq(shape))),
+                ]),
+            )
+        } else if let Some(&i) = self.writer.by_id.get(&node.id()) {
+            self.registered(i, path)?
+        } else if node.is_ndarray() {
+            self.read_ndarray(node, path)?
+        } else {
+            match node.value() {
+                Value::Seq(items) => {
+                    let mut changed = false;
+                    let mut out = Vec::with_capacity(items.len());
+                    for (i, it) in items.iter().enumerate() {
+                        let len = path.len();
+                        path.push('/');
+                        path.push_str(&i.to_string());
+                        let n = self.node(it, path)?;
+                        path.truncate(len);
+                        changed |= !n.ptr_eq(it);
+                        out.push(n);
+                    }
+                    if changed {
+                        with_value(node, Value::Seq(out))
+                    } else {
+                        node.clone()
+                    }
+                }
+                Value::Map(entries) => {
+                    let mut changed = false;
+                    let mut out = Vec::with_capacity(entries.len());
+                    for (k, v) in entries {
+                        let len = path.len();
+                        path.push('/');
+                        path.push_str(k.as_str().unwrap_or("?"));
+                        let n = self.node(v, path)?;
+                        path.truncate(len);
+                        changed |= !n.ptr_eq(v);
+                        out.push((k.clone(), n));
+                    }
+                    if changed {
+                        with_value(node, Value::Map(out))
+                    } else {
+                        node.clone()
+                    }
+                }
+                _ => node.clone(),
+            }
+        };
+        self.memo.insert(node.id(), out.clone());
+        Ok(out)
+    }
+
+    fn compression_for(
+        &self,
+        choice: Option<CompressionChoice>,
+        input: Option<Compression>,
+    ) -> Option<Compression> {
+        match choice.unwrap_or(self.writer.opts.compression) {
+            CompressionChoice::None => None,
+            CompressionChoice::Codec(c) => Some(c),
+            CompressionChoice::Input => input,
+        }
+    }
+
+    fn storage_for(&self, choice: Option<Storage>, count: usize) -> Storage {
+        match choice.unwrap_or(self.writer.opts.storage) {
+            Storage::InlineUpTo(n) if count <= n => Storage::Inline,
+            Storage::InlineUpTo(_) => Storage::Internal,
+            s => s,
+        }
+    }
+
+    fn registered(&mut self, i: usize, path: &str) -> Result<Node, WriteError> {
+        let reg = self
+            .writer
+            .arrays
+            .get(i)
+            .ok_or_else(|| bad(path, "unknown array"))?;
+        let storage = self.storage_for(reg.opts.storage, reg.array.element_count());
+        let compression = self.compression_for(reg.opts.compression, None);
+        let data = BlockData::Slice(reg.array.bytes());
+        let dtype = reg.array.dtype().clone();
+        let shape = reg.array.shape().to_vec();
+        self.array_node(&dtype, &shape, data, storage, compression, Vec::new(), path)
+    }
+
+    /// Builds an ndarray node for C-order data; `extra` holds further keys (mask, ...).
+    #[allow(clippy::too_many_arguments)]
+    fn array_node(
+        &mut self,
+        dtype: &DType,
+        shape: &[usize],
+        data: BlockData<'w>,
+        storage: Storage,
+        compression: Option<Compression>,
+        extra: Vec<(Node, Node)>,
+        path: &str,
+    ) -> Result<Node, WriteError> {
+        let storage = match storage {
+            Storage::Inline | Storage::InlineUpTo(_) if !inline_readable(dtype, shape) => {
+                Storage::Internal
+            }
+            s => s,
+        };
+        let mut m: Vec<(Node, Node)> = Vec::new();
+        let mask = extra.iter().find(|(k, _)| key_is(k, "mask")).cloned();
+        let others = extra.into_iter().filter(|(k, _)| !key_is(k, "mask"));
+        match storage {
+            Storage::Inline | Storage::InlineUpTo(_) => {
+                m.push((Node::str("data"), nested(dtype, shape, data.bytes())));
+                m.extend(mask);
+                m.push((Node::str("datatype"), datatype_node(dtype, true)));
+                m.push((Node::str("shape"), shape_node(shape)));
+            }
+            Storage::Internal | Storage::External => {
+                let job = BlockJob::new(data, compression);
+                let src = if storage == Storage::External {
+                    let stem = self.stem.as_deref().ok_or(WriteError::ExternalNeedsPath)?;
+                    let name = format!("{stem}{:04}.asdf", self.externals.len());
+                    self.externals.push((name.clone(), job));
+                    Node::str(name)
+                } else {
+                    self.blocks.push(job);
+                    int(self.blocks.len() as i128 - 1)
+                };
+                let _ = path;
+                m.push((Node::str("source"), src));
+                m.extend(mask);
+                m.push((Node::str("datatype"), datatype_node(dtype, false)));
+                m.push((
+                    Node::str("byteorder"),
+                    Node::str(byteorder_of(dtype).as_str()),
+                ));
+                m.push((Node::str("shape"), shape_node(shape)));
+            }
+        }
+        m.extend(others);
+        Ok(Node::tagged(self.ndarray_tag.clone(), Value::Map(m)))
+    }
+
+    /// A job copying block `idx` of `file` as stored (compressed with `c`).
+    fn stored_copy(
+        &mut self,
+        file: &AsdfFile,
+        idx: usize,
+        c: Compression,
+        path: &str,
+    ) -> Result<BlockJob<'w>, WriteError> {
+        let io = |e: std::io::Error| {
+            source_err(
+                path,
+                crate::Error::Io {
+                    path: file.path().map(|p| p.to_path_buf()),
+                    source: e,
+                },
+            )
+        };
+        if self.source_handle.is_none() {
+            let p = file
+                .path()
+                .ok_or_else(|| bad(path, "source file has no path"))?;
+            self.source_handle = Some(std::fs::File::open(p).map_err(io)?);
+        }
+        let (Some(h), Some(hdr)) = (self.source_handle.as_ref(), file.blocks().get(idx)) else {
+            return Err(bad(path, "source block missing"));
+        };
+        let stored = crate::layout::read_stored(h, hdr)
+            .map_err(|e| source_err(path, crate::Error::from(e)))?;
+        let mut job = BlockJob::new(BlockData::Owned(Vec::new()), Some(c));
+        job.stored = Some((stored, hdr.data_size));
+        Ok(job)
+    }
+
+    /// An ndarray node of a read tree.
+    fn read_ndarray(&mut self, node: &Node, path: &mut String) -> Result<Node, WriteError> {
+        let Value::Map(entries) = node.value() else {
+            // a bare list: inline data, kept as is
+            return Ok(node.clone());
+        };
+        let meta = NdArrayMeta::from_node(node, path)
+            .map_err(|e| source_err(path, crate::Error::from(e)))?;
+        // the mask may itself be an ndarray
+        let mut extra = Vec::new();
+        for (k, v) in entries {
+            if key_is(k, "mask") {
+                let len = path.len();
+                path.push_str("/mask");
+                let nv = self.node(v, path)?;
+                path.truncate(len);
+                extra.push((k.clone(), nv));
+            }
+        }
+        let known = |k: &Node| NDARRAY_ORDER.iter().any(|n| key_is(k, n));
+        let unknown: Vec<(Node, Node)> =
+            entries.iter().filter(|(k, _)| !known(k)).cloned().collect();
+        let count = meta
+            .fixed_shape()
+            .map(|s| s.iter().fold(1u64, |a, &d| a.saturating_mul(d)))
+            .unwrap_or(u64::MAX);
+        let count = usize::try_from(count).unwrap_or(usize::MAX);
+        if let ArraySource::Inline(_) = meta.source {
+            let storage = self.storage_for(None, count);
+            // python cannot read inline records with subarray or nested fields: those go
+            // to a block when there is a source to read them from
+            let readable = meta.dtype.as_ref().is_none_or(|d| inline_readable(d, &[1]));
+            if (matches!(storage, Storage::Inline) && readable) || self.source.is_none() {
+                // keep the inline data as written, with this version's tag
+                let mut m: Vec<(Node, Node)> = Vec::new();
+                for name in NDARRAY_ORDER {
+                    if name == "mask" {
+                        m.extend(extra.iter().cloned());
+                    } else if let Some(e) = entries.iter().find(|(k, _)| key_is(k, name)) {
+                        m.push(e.clone());
+                    }
+                }
+                m.extend(unknown);
+                return Ok(with_tag(node, self.ndarray_tag.clone(), Value::Map(m)));
+            }
+        }
+        let file = self.source.ok_or_else(|| {
+            bad(
+                path,
+                "ndarray with block data but the writer has no source file",
+            )
+        })?;
+        let storage = self.storage_for(None, count);
+        if let (ArraySource::Block(_), Storage::Internal, false) =
+            (&meta.source, storage, meta.is_streamed())
+        {
+            let idx = meta.block_index(file.blocks().len()).ok_or_else(|| {
+                source_err(
+                    path,
+                    crate::Error::NoSuchBlock {
+                        path: path.clone(),
+                        source_index: match meta.source {
+                            ArraySource::Block(i) => i,
+                            _ => 0,
+                        },
+                        count: file.blocks().len(),
+                    },
+                )
+            })?;
+            let input = file
+                .blocks()
+                .get(idx)
+                .and_then(|b| b.compression_label())
+                .and_then(|l| Compression::from_label(&l).ok().flatten());
+            let compression = self.compression_for(None, input);
+            let new_idx = match self.source_blocks.get(&(idx, compression)) {
+                Some(&n) => n,
+                None => {
+                    let mut job = match (compression, input) {
+                        // the same codec: copy the stored bytes when the file can be read again
+                        (Some(c), Some(i)) if c == i && file.path().is_some() => {
+                            self.stored_copy(file, idx, c, path)?
+                        }
+                        _ => {
+                            let data = file.block_data(idx).map_err(|e| source_err(path, e))?;
+                            BlockJob::new(BlockData::Slice(data), compression)
+                        }
+                    };
+                    if compression == input {
+                        job.origin = Some(idx);
+                    }
+                    self.blocks.push(job);
+                    let n = self.blocks.len() - 1;
+                    self.source_blocks.insert((idx, compression), n);
+                    n
+                }
+            };
+            let mut m: Vec<(Node, Node)> = vec![(Node::str("source"), int(new_idx as i128))];
+            for name in NDARRAY_ORDER.iter().skip(2) {
+                if *name == "mask" {
+                    m.extend(extra.iter().cloned());
+                } else if let Some(e) = entries.iter().find(|(k, _)| key_is(k, name)) {
+                    m.push(e.clone());
+                }
+            }
+            m.extend(unknown);
+            return Ok(with_tag(node, self.ndarray_tag.clone(), Value::Map(m)));
+        }
+        // materialize: streamed, external, or another storage
+        let arr = file
+            .dyn_array_of(node, path)
+            .map_err(|e| source_err(path, e))?;
+        let input = match &meta.source {
+            ArraySource::Block(_) => meta
+                .block_index(file.blocks().len())
+                .and_then(|i| file.blocks().get(i))
+                .and_then(|b| b.compression_label())
+                .and_then(|l| Compression::from_label(&l).ok().flatten()),
+            _ => None,
+        };
+        let compression = self.compression_for(None, input);
+        let storage = self.storage_for(None, arr.element_count());
+        let mut rest = extra;
+        rest.extend(unknown);
+        self.array_node(
+            &arr.dtype,
+            &arr.shape,
+            BlockData::Owned(arr.data),
+            storage,
+            compression,
+            rest,
+            path,
+        )
+    }
+}

@@ -1,0 +1,569 @@
+//! The writer's API: layout of the bytes written, options, storage modes, streaming,
+//! in-place update.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use asdf_core::array::{ByteOrder, DType, DynArray, Field, ScalarType};
+use asdf_core::codec::Compression;
+use asdf_core::write::{
+    update, ArrayOptions, CompressionChoice, StandardVersion, Storage, UpdateKind, WriteArray,
+    WriteOptions, Writer,
+};
+use asdf_core::{AsdfFile, Node, Value};
+use md5::{Digest, Md5};
+use ndarray::{arr1, arr2, Array1, ArrayD, IxDyn};
+use num_complex::Complex;
+
+fn map(entries: Vec<(&str, Node)>) -> Node {
+    Node::new(Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Node::str(k), v))
+            .collect(),
+    ))
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("asdf-write-api-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text_of(bytes: &[u8]) -> String {
+    let end = bytes
+        .windows(4)
+        .position(|w| w == b"\xd3BLK")
+        .unwrap_or(bytes.len());
+    String::from_utf8(bytes[..end].to_vec()).unwrap()
+}
+
+fn be_u64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(b.try_into().unwrap())
+}
+
+#[test]
+fn layout_header_tree_aligned_block_checksum_index() {
+    let a = arr2(&[[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+    let mut w = Writer::new(WriteOptions::default());
+    let n = w.add_array(&a);
+    let root = map(vec![("data", n)]);
+    let bytes = w.write_to_vec(&root).unwrap();
+    let text = text_of(&bytes);
+    assert!(text.starts_with(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nasdf_library: "
+    ));
+    let hist = text.find("\nhistory:").unwrap();
+    let data = text.find("\ndata: !core/ndarray-1.1.0").unwrap();
+    assert!(hist < data);
+    assert!(text.contains("extension_uri: asdf://asdf-format.org/core/extensions/core-1.6.0"));
+    assert!(text.contains(
+        "data: !core/ndarray-1.1.0\n  source: 0\n  datatype: float64\n  byteorder: little\n  shape: [2, 3]\n"
+    ));
+    assert!(text.ends_with("...\n"));
+    // the block
+    let off = text.len();
+    assert_eq!(&bytes[off..off + 4], b"\xd3BLK");
+    let hs = u16::from_be_bytes([bytes[off + 4], bytes[off + 5]]) as usize;
+    assert!(hs >= 48);
+    let data_start = off + 6 + hs;
+    assert_eq!(data_start % 64, 0, "block data aligned");
+    assert_eq!(&bytes[off + 6..off + 10], &[0, 0, 0, 0], "flags");
+    assert_eq!(&bytes[off + 10..off + 14], &[0, 0, 0, 0], "no compression");
+    assert_eq!(be_u64(&bytes[off + 14..off + 22]), 48, "allocated");
+    assert_eq!(be_u64(&bytes[off + 22..off + 30]), 48, "used");
+    assert_eq!(be_u64(&bytes[off + 30..off + 38]), 48, "data");
+    let raw: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let sum: [u8; 16] = Md5::digest(&raw).into();
+    assert_eq!(&bytes[off + 38..off + 54], &sum);
+    assert_eq!(&bytes[data_start..data_start + 48], &raw[..]);
+    let tail = String::from_utf8(bytes[data_start + 48..].to_vec()).unwrap();
+    assert_eq!(
+        tail,
+        format!("#ASDF BLOCK INDEX\n%YAML 1.1\n---\n- {off}\n...\n")
+    );
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    f.verify_checksums().unwrap();
+    assert_eq!(f.array::<f64>("/data").unwrap(), a.into_dyn());
+}
+
+#[test]
+fn shared_node_gives_one_block_and_an_alias() {
+    let a = arr1(&[1i32, 2, 3]);
+    let b = arr1(&[7u8]);
+    let mut w = Writer::new(WriteOptions::default());
+    let na = w.add_array(&a);
+    let nb = w.add_array(&b);
+    let root = map(vec![
+        ("x", na.clone()),
+        ("y", na),
+        ("z", Node::new(Value::Seq(vec![nb]))),
+    ]);
+    let bytes = w.write_to_vec(&root).unwrap();
+    let text = text_of(&bytes);
+    assert!(text.contains("x: &id001 !core/ndarray-1.1.0"), "{text}");
+    assert!(text.contains("y: *id001"), "{text}");
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    assert_eq!(f.blocks().len(), 2);
+    assert!(f.get("/x").unwrap().ptr_eq(f.get("/y").unwrap()));
+    assert_eq!(f.array::<i32>("/y").unwrap(), a.into_dyn());
+    assert_eq!(f.array::<u8>("/z/0").unwrap(), b.into_dyn());
+}
+
+fn check_type<T>(values: Vec<T>, storage: Storage)
+where
+    T: asdf_core::array::Element + PartialEq + std::fmt::Debug,
+{
+    let a = Array1::from(values);
+    let mut w = Writer::new(WriteOptions::default().storage(storage));
+    let n = w.add_array(&a);
+    let bytes = w.write_to_vec(&map(vec![("a", n)])).unwrap();
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    assert_eq!(f.array::<T>("/a").unwrap(), a.into_dyn(), "{storage:?}");
+}
+
+#[test]
+fn every_element_type_round_trips_internal_and_inline() {
+    for s in [Storage::Internal, Storage::Inline] {
+        check_type(vec![i8::MIN, -1, 0, i8::MAX], s);
+        check_type(vec![i16::MIN, -1, i16::MAX], s);
+        check_type(vec![i32::MIN, i32::MAX], s);
+        check_type(vec![i64::MIN, i64::MAX], s);
+        check_type(vec![0u8, 255], s);
+        check_type(vec![0u16, u16::MAX], s);
+        check_type(vec![0u32, u32::MAX], s);
+        check_type(vec![0u64, u64::MAX], s);
+        check_type(
+            vec![
+                half::f16::from_f32(1.5),
+                half::f16::MAX,
+                half::f16::NEG_INFINITY,
+            ],
+            s,
+        );
+        check_type(vec![0.1f32, -0.0, f32::MAX, f32::MIN_POSITIVE], s);
+        check_type(vec![0.1f64, -0.0, 1e300, f64::INFINITY, 5e-324], s);
+        check_type(vec![Complex::new(1.0f32, -2.5), Complex::new(-0.0, 0.0)], s);
+        check_type(
+            vec![
+                Complex::new(0.1f64, 1e-300),
+                Complex::new(f64::NEG_INFINITY, 3.0),
+            ],
+            s,
+        );
+        check_type(vec![true, false, true], s);
+    }
+}
+
+fn strings_and_records() -> (DynArray, DynArray, DynArray) {
+    let ascii = DynArray {
+        dtype: DType::scalar(ScalarType::Ascii(3), ByteOrder::Big),
+        shape: vec![2],
+        data: b"ab\0xyz".to_vec(),
+    };
+    let mut ucs = Vec::new();
+    for c in ['é', '😀', '\0', 'a', 'b', 'c'] {
+        ucs.extend_from_slice(&(c as u32).to_be_bytes());
+    }
+    let ucs4 = DynArray {
+        dtype: DType::scalar(ScalarType::Ucs4(3), ByteOrder::Big),
+        shape: vec![2],
+        data: ucs,
+    };
+    let rec = DynArray {
+        dtype: DType::Record(vec![
+            Field {
+                name: "id".into(),
+                dtype: DType::scalar(ScalarType::Int32, ByteOrder::Big),
+                shape: vec![],
+            },
+            Field {
+                name: "x".into(),
+                dtype: DType::scalar(ScalarType::Float64, ByteOrder::Little),
+                shape: vec![],
+            },
+        ]),
+        shape: vec![2],
+        data: [
+            &7i32.to_be_bytes()[..],
+            &1.5f64.to_le_bytes(),
+            &(-1i32).to_be_bytes(),
+            &(-0.0f64).to_le_bytes(),
+        ]
+        .concat(),
+    };
+    (ascii, ucs4, rec)
+}
+
+#[test]
+fn strings_and_records_round_trip_in_every_storage() {
+    let (ascii, ucs4, rec) = strings_and_records();
+    for storage in [Storage::Internal, Storage::Inline, Storage::InlineUpTo(1)] {
+        let mut w = Writer::new(WriteOptions::default().storage(storage));
+        let na = w.add_array(&ascii);
+        let nu = w.add_array(&ucs4);
+        let nr = w.add_array(&rec);
+        let bytes = w
+            .write_to_vec(&map(vec![("a", na), ("u", nu), ("r", nr)]))
+            .unwrap();
+        let f = AsdfFile::from_bytes(bytes).unwrap();
+        let a = f.dyn_array("/a").unwrap();
+        assert_eq!(
+            a.strings().unwrap().into_raw_vec_and_offset().0,
+            vec!["ab", "xyz"]
+        );
+        let u = f.dyn_array("/u").unwrap();
+        assert_eq!(
+            u.strings().unwrap().into_raw_vec_and_offset().0,
+            vec!["é😀", "abc"]
+        );
+        let r = f.dyn_array("/r").unwrap();
+        assert_eq!(
+            r.field("id")
+                .unwrap()
+                .to_array::<i32>()
+                .unwrap()
+                .into_raw_vec_and_offset()
+                .0,
+            vec![7, -1]
+        );
+        let x = r
+            .field("x")
+            .unwrap()
+            .to_array::<f64>()
+            .unwrap()
+            .into_raw_vec_and_offset()
+            .0;
+        assert_eq!(x[0], 1.5);
+        assert!(x[1] == 0.0 && x[1].is_sign_negative());
+        let inline = storage == Storage::Inline;
+        assert_eq!(f.blocks().len(), if inline { 0 } else { 3 }, "{storage:?}");
+    }
+}
+
+#[test]
+fn inline_complex_uses_the_complex_tag() {
+    let a = arr1(&[Complex::new(1.0f64, 2.0), Complex::new(3.0, -4.0)]);
+    let mut w = Writer::new(WriteOptions::default().storage(Storage::Inline));
+    let n = w.add_array(&a);
+    let text = String::from_utf8(w.write_to_vec(&map(vec![("c", n)])).unwrap()).unwrap();
+    assert!(
+        text.contains("data: [!core/complex-1.0.0 (1.0+2.0j), !core/complex-1.0.0 (3.0-4.0j)]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn zero_d_arrays_stay_in_blocks_even_inline() {
+    let a = ArrayD::from_elem(IxDyn(&[]), 5i64);
+    let mut w = Writer::new(WriteOptions::default().storage(Storage::Inline));
+    let n = w.add_array(&a);
+    let f = AsdfFile::from_bytes(w.write_to_vec(&map(vec![("z", n)])).unwrap()).unwrap();
+    assert_eq!(f.blocks().len(), 1);
+    assert_eq!(f.array::<i64>("/z").unwrap(), a);
+}
+
+#[test]
+fn standard_versions_choose_tags() {
+    for v in StandardVersion::ALL {
+        let a = arr1(&[1.0f32]);
+        let mut w = Writer::new(WriteOptions::default().standard(v));
+        let n = w.add_array(&a);
+        let bytes = w.write_to_vec(&map(vec![("a", n)])).unwrap();
+        let text = text_of(&bytes);
+        assert!(text.starts_with(&format!("#ASDF 1.0.0\n#ASDF_STANDARD {v}\n")));
+        let root = if v < StandardVersion::V1_2_0 {
+            "1.0.0"
+        } else {
+            "1.1.0"
+        };
+        assert!(text.contains(&format!("--- !core/asdf-{root}\n")), "{text}");
+        let nd = if v < StandardVersion::V1_6_0 {
+            "1.0.0"
+        } else {
+            "1.1.0"
+        };
+        assert!(text.contains(&format!("a: !core/ndarray-{nd}\n")), "{text}");
+        assert_eq!(text.contains("history:"), v >= StandardVersion::V1_2_0);
+        let f = AsdfFile::from_bytes(bytes).unwrap();
+        assert_eq!(f.header().standard_version.as_deref(), Some(v.as_str()));
+        assert_eq!(f.array::<f32>("/a").unwrap(), a.into_dyn());
+    }
+}
+
+#[test]
+fn compression_overrides_checksums_index_and_padding() {
+    let big: Array1<u16> = (0..10_000u16).map(|i| i % 7).collect();
+    let small = arr1(&[1u8, 2, 3]);
+    let opts = WriteOptions::default()
+        .compression(CompressionChoice::Codec(Compression::Zstd))
+        .checksums(false)
+        .block_index(false)
+        .pad_blocks(0.5);
+    let mut w = Writer::new(opts);
+    let nb = w.add_array(&big);
+    let ns = w.add_array_with(
+        &small,
+        ArrayOptions {
+            compression: Some(CompressionChoice::None),
+            storage: None,
+        },
+    );
+    let bytes = w.write_to_vec(&map(vec![("b", nb), ("s", ns)])).unwrap();
+    assert!(!bytes.windows(17).any(|w| w == b"#ASDF BLOCK INDEX"));
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    let blocks = f.blocks();
+    assert_eq!(blocks[0].compression_label(), Some(*b"zstd"));
+    assert_eq!(blocks[1].compression_label(), None);
+    assert!(blocks.iter().all(|b| b.checksum == [0; 16]));
+    assert!(blocks[0].allocated_size >= blocks[0].used_size + blocks[0].used_size / 2);
+    assert!(blocks[0].used_size < 20_000);
+    assert_eq!(f.array::<u16>("/b").unwrap(), big.into_dyn());
+    assert_eq!(f.array::<u8>("/s").unwrap(), small.into_dyn());
+}
+
+#[test]
+fn every_codec_writes_what_the_reader_reads() {
+    let a: Array1<f64> = (0..50_000).map(|i| (i as f64).sin()).collect();
+    for c in Compression::ALL {
+        let mut w = Writer::new(WriteOptions::default().compression(CompressionChoice::Codec(c)));
+        let n = w.add_array(&a);
+        let f = AsdfFile::from_bytes(w.write_to_vec(&map(vec![("a", n)])).unwrap()).unwrap();
+        f.verify_checksums().unwrap();
+        assert_eq!(f.blocks()[0].compression_label(), Some(c.label()));
+        assert_eq!(f.array::<f64>("/a").unwrap(), a.clone().into_dyn(), "{c}");
+    }
+}
+
+#[test]
+fn external_storage_writes_one_file_per_array() {
+    let dir = tmpdir("ext");
+    let path = dir.join("main.asdf");
+    let a = arr1(&[1.0f64, 2.0]);
+    let b = arr1(&[3i16]);
+    let mut w = Writer::new(WriteOptions::default().storage(Storage::External));
+    let na = w.add_array(&a);
+    let nb = w.add_array(&b);
+    let summary = w
+        .write_to_path(&map(vec![("a", na), ("b", nb)]), &path)
+        .unwrap();
+    assert_eq!(
+        summary.external_files,
+        vec![dir.join("main0000.asdf"), dir.join("main0001.asdf")]
+    );
+    let f = AsdfFile::open(&path).unwrap();
+    assert!(f.blocks().is_empty());
+    assert_eq!(f.get("/a/source").unwrap().as_str(), Some("main0000.asdf"));
+    assert_eq!(f.array::<f64>("/a").unwrap(), a.clone().into_dyn());
+    assert_eq!(f.array::<i16>("/b").unwrap(), b.clone().into_dyn());
+    let ext = AsdfFile::open(dir.join("main0001.asdf")).unwrap();
+    assert_eq!(ext.blocks().len(), 1);
+    // without a path, external storage is refused
+    assert!(w.write_to_vec(&map(vec![])).is_ok());
+    let mut w2 = Writer::new(WriteOptions::default().storage(Storage::External));
+    let n = w2.add_array(arr1(&[1u8]));
+    assert!(matches!(
+        w2.write_to_vec(&map(vec![("x", n)])),
+        Err(asdf_core::write::WriteError::ExternalNeedsPath)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn streamed_rows_are_appended() {
+    let mut w = Writer::new(WriteOptions::default());
+    let fixed = w.add_array(arr1(&[9u8]));
+    let s = w.stream(DType::scalar(ScalarType::Float32, ByteOrder::Little), &[2]);
+    let root = map(vec![("fixed", fixed), ("rows", s)]);
+    let mut sw = w
+        .write_stream(&root, std::io::Cursor::new(Vec::new()))
+        .unwrap();
+    sw.append(arr2(&[[1.0f32, 2.0], [3.0, 4.0]])).unwrap();
+    sw.append_rows(&[0, 0, 0xa0, 0x40, 0, 0, 0xc0, 0x40])
+        .unwrap();
+    assert!(sw.append_rows(&[1, 2, 3]).is_err());
+    assert_eq!(sw.rows(), 3);
+    let bytes = sw.finish().unwrap().into_inner();
+    let text = text_of(&bytes);
+    assert!(text.contains("source: -1"), "{text}");
+    assert!(text.contains("shape: ['*', 2]"), "{text}");
+    assert!(!bytes.windows(17).any(|w| w == b"#ASDF BLOCK INDEX"));
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    assert!(f.blocks()[1].is_streamed());
+    assert_eq!(
+        f.array::<f32>("/rows").unwrap(),
+        arr2(&[[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]]).into_dyn()
+    );
+    assert_eq!(f.array::<u8>("/fixed").unwrap(), arr1(&[9u8]).into_dyn());
+}
+
+#[test]
+fn history_entries_are_added() {
+    let mut w = Writer::new(WriteOptions::default());
+    w.add_history_entry("made by a test");
+    let f = AsdfFile::from_bytes(w.write_to_vec(&map(vec![])).unwrap()).unwrap();
+    let e = f.get("/history/entries/0").unwrap();
+    assert_eq!(e.tag(), Some("tag:stsci.edu:asdf/core/history_entry-1.0.0"));
+    assert_eq!(
+        e.get("description").unwrap().as_str(),
+        Some("made by a test")
+    );
+}
+
+#[test]
+fn from_file_keeps_views_and_unknown_tags() {
+    // a file with two views of one block and an unknown tag with its own handle
+    let yaml = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n%TAG !ex! asdf://example.org/tags/\n--- !core/asdf-1.1.0\n\
+a: !core/ndarray-1.0.0 {source: 0, datatype: int16, byteorder: big, shape: [2]}\n\
+b: !core/ndarray-1.0.0 {source: 0, datatype: int16, byteorder: big, shape: [2], offset: 2, strides: [4]}\n\
+thing: !ex!detector-2.1.0 {name: x}\n...\n";
+    let mut orig = yaml.as_bytes().to_vec();
+    let data = [0u8, 1, 0, 2, 0, 3, 0, 4];
+    orig.extend_from_slice(b"\xd3BLK\x00\x30");
+    orig.extend_from_slice(&[0; 8]);
+    orig.extend_from_slice(&8u64.to_be_bytes());
+    orig.extend_from_slice(&8u64.to_be_bytes());
+    orig.extend_from_slice(&8u64.to_be_bytes());
+    orig.extend_from_slice(&[0; 16]);
+    orig.extend_from_slice(&data);
+    let file = AsdfFile::from_bytes(orig).unwrap();
+    let w = Writer::from_file(
+        &file,
+        WriteOptions::default().standard(StandardVersion::V1_5_0),
+    );
+    let bytes = w.write_to_vec(file.tree()).unwrap();
+    let text = text_of(&bytes);
+    assert!(
+        text.contains("%TAG !ex! asdf://example.org/tags/"),
+        "{text}"
+    );
+    assert!(text.contains("thing: !ex!detector-2.1.0"), "{text}");
+    let back = AsdfFile::from_bytes(bytes).unwrap();
+    assert_eq!(back.blocks().len(), 1, "both views share one block");
+    assert_eq!(back.get("/b/offset").unwrap().as_i64(), Some(2));
+    assert_eq!(
+        back.array::<i16>("/a").unwrap(),
+        arr1(&[1i16, 2]).into_dyn()
+    );
+    assert_eq!(
+        back.array::<i16>("/b").unwrap(),
+        arr1(&[2i16, 4]).into_dyn()
+    );
+}
+
+#[test]
+fn update_in_place_when_the_tree_fits_else_rewrite() {
+    let dir = tmpdir("update");
+    let path = dir.join("u.asdf");
+    let a: Array1<f64> = (0..1000).map(f64::from).collect();
+    let mut w = Writer::new(WriteOptions::default());
+    let n = w.add_array(&a);
+    w.write_to_path(
+        &map(vec![
+            ("a", n),
+            ("note", Node::str("a long note to shrink later")),
+        ]),
+        &path,
+    )
+    .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let first = AsdfFile::open(&path).unwrap().blocks()[0].offset as usize;
+
+    // shorter tree: written in place, blocks untouched
+    let file = AsdfFile::open(&path).unwrap();
+    let a_node = file.get("/a").unwrap().clone();
+    drop(file);
+    let kind = update(
+        &path,
+        &map(vec![("a", a_node.clone()), ("note", Node::str("short"))]),
+        WriteOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(kind, UpdateKind::InPlace);
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(after.len(), before.len());
+    assert_eq!(&after[first..], &before[first..]);
+    let f = AsdfFile::open(&path).unwrap();
+    assert_eq!(f.get("/note").unwrap().as_str(), Some("short"));
+    assert_eq!(f.array::<f64>("/a").unwrap(), a.clone().into_dyn());
+    f.verify_checksums().unwrap();
+    drop(f);
+
+    // longer tree: rewritten through a temporary file
+    let long = "x".repeat(5000);
+    let kind = update(
+        &path,
+        &map(vec![("a", a_node), ("note", Node::str(long.clone()))]),
+        WriteOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(kind, UpdateKind::Rewritten);
+    let f = AsdfFile::open(&path).unwrap();
+    assert_eq!(f.get("/note").unwrap().as_str(), Some(long.as_str()));
+    assert_eq!(f.array::<f64>("/a").unwrap(), a.into_dyn());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn write_array_from_bytes_any_byte_order() {
+    let data = [0x3f, 0xf0, 0, 0, 0, 0, 0, 0];
+    let wa = WriteArray::from_bytes(
+        DType::scalar(ScalarType::Float64, ByteOrder::Big),
+        vec![1],
+        Cow::Borrowed(&data[..]),
+    )
+    .unwrap();
+    let mut w = Writer::new(WriteOptions::default());
+    let n = w.add_array(wa);
+    let bytes = w.write_to_vec(&map(vec![("a", n)])).unwrap();
+    assert!(text_of(&bytes).contains("byteorder: big"));
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    assert_eq!(f.array::<f64>("/a").unwrap(), arr1(&[1.0]).into_dyn());
+}
+
+#[test]
+fn input_compression_copies_stored_bytes() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/fixtures");
+    let dir = tmpdir("input");
+    for name in ["codec_zlib.asdf", "codec_bzp2.asdf", "codec_lz4.asdf"] {
+        let src = fixtures.join(name);
+        let file = AsdfFile::open(&src).unwrap();
+        let out = dir.join(name);
+        Writer::from_file(
+            &file,
+            WriteOptions::default().compression(CompressionChoice::Input),
+        )
+        .write_to_path(file.tree(), &out)
+        .unwrap();
+        let back = AsdfFile::options()
+            .verify_checksums(true)
+            .open(&out)
+            .unwrap();
+        assert_eq!(back.blocks().len(), file.blocks().len());
+        let a = std::fs::File::open(&src).unwrap();
+        let b = std::fs::File::open(&out).unwrap();
+        let mut compared = 0;
+        for (p, node) in file.arrays() {
+            let Some(i) = node.get("source").and_then(Node::as_i64) else {
+                continue;
+            };
+            let j = back.get(&format!("{p}/source")).unwrap().as_i64().unwrap();
+            let (x, y) = (&file.blocks()[i as usize], &back.blocks()[j as usize]);
+            assert_eq!(x.compression_label(), y.compression_label());
+            let sx = asdf_core::layout::read_stored(&a, x).unwrap();
+            let sy = asdf_core::layout::read_stored(&b, y).unwrap();
+            assert!(sx == sy, "{name} {p}: stored bytes not copied");
+            compared += 1;
+        }
+        assert!(compared > 0);
+        for (p, _) in file.arrays() {
+            assert_eq!(
+                file.dyn_array(&p).unwrap(),
+                back.dyn_array(&p).unwrap(),
+                "{name} {p}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
