@@ -3,6 +3,10 @@
 //! ```text
 //! asdftool info FILE [--blocks]     tree outline with array summaries (reads no block data)
 //! asdftool canonical FILE           the file's asdf-canonical/1 JSON
+//! asdftool defragment IN -o OUT [-c CODEC]   rewrite compactly, all blocks internal
+//! asdftool explode IN -o OUT         tree file plus one file per block
+//! asdftool implode IN -o OUT         bring external blocks back in
+//! asdftool to-yaml IN -o OUT         every array inline
 //! ```
 
 use std::io::Write;
@@ -11,6 +15,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod convert;
 mod info;
 
 #[derive(Parser)]
@@ -42,6 +47,43 @@ enum Command {
         /// The ASDF file.
         file: PathBuf,
     },
+    /// Rewrite a file compactly: every block internal, no unused space.
+    Defragment {
+        /// The input file (only read).
+        input: PathBuf,
+        /// The output file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Compression for every block: zlib, bzp2, lz4, zstd, lz4f, blsc or none
+        /// (default: keep each block's).
+        #[arg(short, long)]
+        compress: Option<String>,
+    },
+    /// Write the tree to OUT and each block to its own file beside it (OUT0000.asdf, ...).
+    Explode {
+        /// The input file (only read).
+        input: PathBuf,
+        /// The output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Bring the blocks of an exploded file back into one file.
+    Implode {
+        /// The input file (only read).
+        input: PathBuf,
+        /// The output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Write a pure-YAML version of the file: every array inline.
+    #[command(name = "to-yaml", alias = "to_yaml")]
+    ToYaml {
+        /// The input file (only read).
+        input: PathBuf,
+        /// The output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -54,6 +96,14 @@ fn main() -> ExitCode {
         } => info::run(&file, blocks, max_rows),
         Command::Canonical { file } => asdf_core::canonical::document_json(&file)
             .map_err(|e| format!("{}: {}", file.display(), chain(&e))),
+        Command::Defragment {
+            input,
+            output,
+            compress,
+        } => convert::run(&input, &output, convert::Mode::Defragment(compress)),
+        Command::Explode { input, output } => convert::run(&input, &output, convert::Mode::Explode),
+        Command::Implode { input, output } => convert::run(&input, &output, convert::Mode::Implode),
+        Command::ToYaml { input, output } => convert::run(&input, &output, convert::Mode::ToYaml),
     };
     match result {
         Ok(text) => {

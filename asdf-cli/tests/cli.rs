@@ -116,3 +116,190 @@ fn bad_input_is_a_clean_error() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("asdftool-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The canonical content of a file, as parsed JSON.
+fn canonical_of(path: &std::path::Path) -> serde_json::Value {
+    let out = asdftool(&["canonical", path.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::parse_json(&stdout(&out)).unwrap()
+}
+
+const WRITER_KEYS: [&str; 2] = ["/tree/value/asdf_library", "/tree/value/history"];
+
+fn assert_same_content(a: &std::path::Path, b: &std::path::Path) {
+    let diffs = common::compare(&canonical_of(a), &canonical_of(b), &WRITER_KEYS);
+    assert!(
+        diffs.is_empty(),
+        "{} vs {}:\n{}",
+        a.display(),
+        b.display(),
+        diffs.join("\n")
+    );
+}
+
+#[test]
+fn defragment_recompresses_and_keeps_content() {
+    let dir = scratch("defrag");
+    let input = example();
+    let before = std::fs::read(&input).unwrap();
+    let out = dir.join("zstd.asdf");
+    let run = asdftool(&[
+        "defragment",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-c",
+        "zstd",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        before,
+        "the input is never modified"
+    );
+    assert_same_content(&input, &out);
+    let info = stdout(&asdftool(&["info", out.to_str().unwrap()]));
+    // every array internal (the inline one too) and zstd-compressed
+    assert_eq!(info.matches("compression zstd").count(), 5, "{info}");
+
+    let plain = dir.join("plain.asdf");
+    let run = asdftool(&[
+        "defragment",
+        input.to_str().unwrap(),
+        "-o",
+        plain.to_str().unwrap(),
+        "-c",
+        "none",
+    ]);
+    assert!(run.status.success());
+    assert!(!stdout(&asdftool(&["info", plain.to_str().unwrap()])).contains("compression zlib"));
+    assert_same_content(&input, &plain);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn explode_then_implode_round_trips() {
+    let dir = scratch("explode");
+    let input = example();
+    let exploded = dir.join("obs.asdf");
+    let run = asdftool(&[
+        "explode",
+        input.to_str().unwrap(),
+        "-o",
+        exploded.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // every array (the inline one too) -> its own external file; no blocks in the tree file
+    let externals: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("obs0"))
+        .collect();
+    assert_eq!(externals.len(), 5, "{externals:?}");
+    assert!(
+        stdout(&asdftool(&["info", exploded.to_str().unwrap(), "--blocks"])).contains("blocks: 0")
+    );
+    assert_same_content(&input, &exploded);
+
+    let imploded = dir.join("back.asdf");
+    let run = asdftool(&[
+        "implode",
+        exploded.to_str().unwrap(),
+        "-o",
+        imploded.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout(&asdftool(&["info", imploded.to_str().unwrap(), "--blocks"])).contains("blocks: 5")
+    );
+    assert_same_content(&input, &imploded);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn to_yaml_inlines_every_array() {
+    let dir = scratch("toyaml");
+    let out = dir.join("obs.yaml");
+    let run = asdftool(&[
+        "to_yaml",
+        example().to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read(&out).unwrap();
+    assert!(
+        !text.windows(4).any(|w| w == b"\xd3BLK"),
+        "no binary blocks"
+    );
+    assert!(stdout(&asdftool(&["info", out.to_str().unwrap()]))
+        .contains("sci !core/ndarray-1.1.0 float32 (64, 64), inline"));
+    assert_same_content(&example(), &out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn conversions_refuse_bad_requests() {
+    let dir = scratch("refuse");
+    let copy = dir.join("obs.asdf");
+    std::fs::copy(example(), &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let same = asdftool(&[
+        "defragment",
+        copy.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(same.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&same.stderr).contains("replace the input"));
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    let out = dir.join("x.asdf");
+    let bad = asdftool(&[
+        "defragment",
+        copy.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-c",
+        "rar",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown compression \"rar\""));
+    assert!(!out.exists());
+    let missing = asdftool(&[
+        "implode",
+        "/nonexistent/in.asdf",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(!out.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -237,6 +237,30 @@ fn round_trip(name: &str, file: &AsdfFile, variant: Variant, dir: &Path) -> Opti
     }
 }
 
+fn has_recursive(root: &asdf_core::Node) -> bool {
+    let mut found = false;
+    root.walk(|_, n| found |= matches!(n.value(), asdf_core::Value::Recursive(_)));
+    found
+}
+
+#[test]
+fn recursive_trees_are_a_typed_error() {
+    let path = common::data_dir("fixtures").join("recursive.asdf");
+    let file = AsdfFile::open(&path).unwrap();
+    assert!(has_recursive(file.tree()));
+    let err = Writer::from_file(&file, WriteOptions::default())
+        .write_to_vec(file.tree())
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            asdf_core::write::WriteError::Emit(asdf_core::yaml::EmitError::Recursive { name, .. })
+                if name == "id001"
+        ),
+        "{err:?}"
+    );
+}
+
 #[test]
 fn corpus_round_trips() {
     let files = corpus();
@@ -252,6 +276,10 @@ fn corpus_round_trips() {
         };
         // a file without a tree cannot be written without one
         if file.tree().is_null() || canonical(&file).is_err() {
+            continue;
+        }
+        // recursive structures cannot be written yet (see recursive_trees_are_a_typed_error)
+        if has_recursive(file.tree()) {
             continue;
         }
         for v in variants() {

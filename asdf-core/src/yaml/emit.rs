@@ -74,6 +74,14 @@ pub enum EmitError {
         /// Where the node is.
         path: String,
     },
+    /// A recursive structure ([`Value::Recursive`]): not writable yet.
+    #[error("recursive alias *{name} cannot be written yet (at {path:?})")]
+    Recursive {
+        /// The anchor the alias names.
+        name: String,
+        /// Where the node is.
+        path: String,
+    },
     /// Sequences and mappings nest deeper than [`EmitOptions::max_depth`].
     #[error("tree nesting deeper than {limit} (at {path:?})")]
     TooDeep {
@@ -237,6 +245,7 @@ fn locate(root: &Node, err: EmitError, id: usize) -> EmitError {
         EmitError::InvalidTag { tag, .. } => EmitError::InvalidTag { tag, path: p },
         EmitError::InvalidInteger { text, .. } => EmitError::InvalidInteger { text, path: p },
         EmitError::TooDeep { limit, .. } => EmitError::TooDeep { limit, path: p },
+        EmitError::Recursive { name, .. } => EmitError::Recursive { name, path: p },
         other => other,
     }
 }
@@ -1247,6 +1256,15 @@ impl Emitter<'_> {
                         let _ = write!(self.out, "{m}");
                     }
                 }
+            }
+            Value::Recursive(name) => {
+                return Err(Stop::Error(
+                    EmitError::Recursive {
+                        name: name.clone(),
+                        path: String::new(),
+                    },
+                    node.id(),
+                ));
             }
             Value::Int(Integer::Big(s)) => {
                 if !valid_big(s) {

@@ -1,0 +1,83 @@
+//! `asdftool defragment | explode | implode | to-yaml`: rewrite a file through the writer.
+//! The input is only read; the output is written atomically (temporary file, fsync, rename).
+
+use std::path::Path;
+
+use asdf_core::codec::Compression;
+use asdf_core::write::{CompressionChoice, Storage, WriteOptions, Writer};
+use asdf_core::AsdfFile;
+
+/// What a conversion does to the arrays.
+pub enum Mode {
+    /// All blocks internal, compact, with this compression (`None`: keep each block's).
+    Defragment(Option<String>),
+    /// One external file per block beside the output.
+    Explode,
+    /// External blocks brought back into the file.
+    Implode,
+    /// Every array inline in the YAML.
+    ToYaml,
+}
+
+fn compression(name: &str) -> Result<CompressionChoice, String> {
+    if name == "none" {
+        return Ok(CompressionChoice::None);
+    }
+    name.parse::<Compression>()
+        .map(CompressionChoice::Codec)
+        .map_err(|_| {
+            format!(
+                "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc or none)"
+            )
+        })
+}
+
+pub fn run(input: &Path, output: &Path, mode: Mode) -> Result<String, String> {
+    if same_file(input, output) {
+        return Err(format!(
+            "{}: the output would replace the input; choose another output path",
+            output.display()
+        ));
+    }
+    let opts = match &mode {
+        Mode::Defragment(c) => {
+            WriteOptions::new()
+                .storage(Storage::Internal)
+                .compression(match c {
+                    Some(name) => compression(name)?,
+                    None => CompressionChoice::Input,
+                })
+        }
+        Mode::Explode => WriteOptions::new()
+            .storage(Storage::External)
+            .compression(CompressionChoice::Input),
+        Mode::Implode => WriteOptions::new()
+            .storage(Storage::Internal)
+            .compression(CompressionChoice::Input),
+        Mode::ToYaml => WriteOptions::new().storage(Storage::Inline),
+    };
+    let file =
+        AsdfFile::open(input).map_err(|e| format!("{}: {}", input.display(), crate::chain(&e)))?;
+    let writer = Writer::from_file(&file, opts);
+    let summary = writer
+        .write_to_path(file.tree(), output)
+        .map_err(|e| format!("{}: {}", output.display(), crate::chain(&e)))?;
+    let mut msg = format!("wrote {} ({} bytes", output.display(), summary.len);
+    if !summary.block_offsets.is_empty() {
+        msg.push_str(&format!(", {} blocks", summary.block_offsets.len()));
+    }
+    msg.push(')');
+    for extra in &summary.external_files {
+        msg.push_str(&format!("\nwrote {}", extra.display()));
+    }
+    msg.push('\n');
+    Ok(msg)
+}
+
+/// Whether two paths name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
