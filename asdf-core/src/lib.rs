@@ -1,19 +1,20 @@
 //! # asdf-core
 //!
-//! Read ASDF (Advanced Scientific Data Format) files exactly as the standard and its real
+//! Read and write ASDF (Advanced Scientific Data Format) files exactly as the standard and its real
 //! writers produce them: the `#ASDF` header, the YAML 1.1 tree with `%TAG` handles, tags,
 //! anchors and aliases, binary blocks (six codecs, MD5 checksums, streamed last block, block
 //! index), external (exploded) blocks, and arrays bound to [`ndarray`].
 //!
-//! The crate is layered bottom up; each module uses only those above it in this list:
+//! The crate is layered bottom up; each module uses only the modules listed before it:
 //!
 //! | module | owns |
 //! |---|---|
 //! | [`layout`] | header and comment lines, locating the tree, block headers, block index |
 //! | [`codec`] | decompression/compression by 4-byte label |
 //! | [`yaml`] | the tagged tree [`Node`], YAML 1.1 scalar resolution, parsing |
-//! | [`array`] | ndarray descriptors, datatypes, inline data, binding to `ndarray` |
-//! | [`file`] | [`AsdfFile`]: open (lazy, optional mmap), typed access, `$ref` resolution |
+//! | [`array`](mod@array) | ndarray descriptors, datatypes, inline data, binding to `ndarray` |
+//! | [`file`](mod@file) | [`AsdfFile`]: open (lazy, optional mmap), typed access, `$ref` resolution |
+//! | [`write`](mod@write) | [`write::Writer`]: emit the tree and blocks, storage modes, atomic writes, update |
 //! | [`canonical`] | the `asdf-canonical/1` JSON form of a file's content |
 //!
 //! ```no_run
