@@ -100,21 +100,37 @@ pub(super) fn zeroed_vec<T: Element>(len: usize) -> Option<Vec<T>> {
     Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
+/// The bytes of `T` elements, for writing.
+pub(super) fn as_bytes_mut<T: Element>(out: &mut [T]) -> &mut [u8] {
+    assert!(
+        T::ANY_BIT_PATTERN,
+        "byte access needs a type valid for any bit pattern"
+    );
+    let size = std::mem::size_of_val(out);
+    // SAFETY: `out` is a valid, exclusively borrowed slice of `size` bytes; `T` has no
+    // padding and every bit pattern is a valid `T` (asserted above), so writing arbitrary
+    // bytes through this `u8` view keeps every element valid.
+    unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, size) }
+}
+
+/// The bytes of `T` elements, for reading (hashing).
+pub(super) fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
+    assert!(
+        T::ANY_BIT_PATTERN,
+        "byte access needs a type valid for any bit pattern"
+    );
+    // SAFETY: `data` is a valid slice of `size_of_val(data)` bytes and `T` (a plain number
+    // type, asserted above) has no padding, so every byte is initialised.
+    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
+}
+
 /// Reads the bytes of `out`'s elements from `offset`.
 pub(super) fn read_elements<T: Element>(
     src: &dyn ReadAt,
     out: &mut [T],
     offset: u64,
 ) -> std::io::Result<()> {
-    assert!(
-        T::ANY_BIT_PATTERN,
-        "read_elements needs a type valid for any bit pattern"
-    );
-    let size = std::mem::size_of_val(out);
-    // SAFETY: `out` is a valid, exclusively borrowed slice of `size` bytes; `T` has no
-    // padding and every bit pattern is a valid `T` (asserted above), so writing arbitrary
-    // bytes through this `u8` view keeps every element valid.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, size) };
+    let bytes = as_bytes_mut(out);
     // Large reads in pieces, so a huge array does not need one giant request.
     const PIECE: usize = 256 << 20;
     let mut done = 0usize;

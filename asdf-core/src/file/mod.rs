@@ -602,9 +602,6 @@ impl AsdfFile {
     /// Reads an uncompressed, contiguous, native-endian block straight into the array's
     /// own allocation (one copy from the kernel, as `std::fs::read` does).
     fn fast_owned<T: Element>(&self, node: &Node, path: &str) -> Result<Option<ArrayD<T>>> {
-        if self.mmap.is_some() {
-            return Ok(None);
-        }
         let meta = NdArrayMeta::from_node(node, path)?;
         let ArraySource::Block(src) = meta.source else {
             return Ok(None);
@@ -614,20 +611,67 @@ impl AsdfFile {
             return Ok(None);
         }
         let h = self.block_header(idx)?;
-        if self.compression(h)?.is_some() || self.options.verify_checksums {
+        let compression = self.compression(h)?;
+        if compression.is_none() && (self.mmap.is_some() || self.options.verify_checksums) {
+            // Mapped blocks are served from the map; verified ones go through the cache.
             return Ok(None);
         }
-        let Some(plan) = fast::contiguous_plan::<T>(&meta, h.used_size)? else {
+        if h.data_size > self.options.max_block_bytes {
+            return Ok(None); // the general path reports the limit
+        }
+        let Some(plan) = fast::contiguous_plan::<T>(&meta, h.data_size)? else {
             return Ok(None);
         };
-        let start = h
-            .data_offset()
-            .checked_add(plan.byte_offset)
-            .ok_or_else(|| self.limit("array offset", plan.byte_offset))?;
-        let mut out: Vec<T> = fast::zeroed_vec(plan.len)
-            .ok_or_else(|| self.limit("array elements", plan.len as u64))?;
-        fast::read_elements(&*self.source, &mut out, start)
-            .map_err(|e| Error::io(self.path.as_deref(), e))?;
+        let elements = |n: usize| {
+            fast::zeroed_vec::<T>(n).ok_or_else(|| self.limit("array elements", n as u64))
+        };
+        let out: Vec<T> = match compression {
+            None => {
+                let start = h
+                    .data_offset()
+                    .checked_add(plan.byte_offset)
+                    .ok_or_else(|| self.limit("array offset", plan.byte_offset))?;
+                let mut out = elements(plan.len)?;
+                fast::read_elements(&*self.source, &mut out, start)
+                    .map_err(|e| Error::io(self.path.as_deref(), e))?;
+                out
+            }
+            Some(c) => {
+                // Decode straight into the array's allocation when the array is the whole
+                // block; otherwise the general path (decode once, cache, bind).
+                let whole = (plan.len as u64).checked_mul(std::mem::size_of::<T>() as u64);
+                if plan.byte_offset != 0 || whole != Some(h.data_size) {
+                    return Ok(None);
+                }
+                let stored = match &self.mmap {
+                    Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
+                    None => BlockBytes::Owned(self.read_stored(h)?),
+                };
+                let mut out = elements(plan.len)?;
+                codec::decode_into(c, stored.as_slice(), fast::as_bytes_mut(&mut out)).map_err(
+                    |source| Error::Codec {
+                        block: h.index,
+                        offset: h.offset,
+                        source,
+                    },
+                )?;
+                if self.options.verify_checksums && h.has_checksum() {
+                    let decoded = fast::as_bytes(&out);
+                    let stored_md5: [u8; 16] = Md5::digest(stored.as_slice()).into();
+                    if stored_md5 != h.checksum
+                        && <[u8; 16]>::from(Md5::digest(decoded)) != h.checksum
+                    {
+                        return Err(Error::Checksum {
+                            block: h.index,
+                            offset: h.offset,
+                            expected: hex(&h.checksum),
+                            actual: hex(&stored_md5),
+                        });
+                    }
+                }
+                out
+            }
+        };
         Ok(Some(
             ArrayD::from_shape_vec(IxDyn(&plan.shape), out).map_err(|e| {
                 crate::array::ArrayError::BadValue {
