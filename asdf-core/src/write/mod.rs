@@ -168,6 +168,7 @@ pub struct WriteOptions {
     checksums: bool,
     block_index: bool,
     pad_blocks: f64,
+    pad_tree: usize,
     storage: Storage,
     align: usize,
 }
@@ -181,6 +182,7 @@ impl Default for WriteOptions {
             checksums: true,
             block_index: true,
             pad_blocks: 0.0,
+            pad_tree: 0,
             storage: Storage::Internal,
             align: 64,
         }
@@ -222,6 +224,12 @@ impl WriteOptions {
     /// later edits fit in place (default 0). Negative or non-finite values count as 0.
     pub fn pad_blocks(mut self, fraction: f64) -> Self {
         self.pad_blocks = fraction;
+        self
+    }
+    /// Spare bytes (zeros) left between the tree and the first block, so that a larger tree
+    /// fits in place on a later [`update`] (default 0; only written when there are blocks).
+    pub fn pad_tree(mut self, bytes: usize) -> Self {
+        self.pad_tree = bytes;
         self
     }
     /// Default storage of every array.
@@ -317,6 +325,7 @@ pub struct Writer<'a> {
     placeholders: Vec<Node>,
     history: Vec<Node>,
     stream: Option<StreamSpec>,
+    ndarray_tag: String,
 }
 
 /// The streamed array: its placeholder, datatype and row shape.
@@ -350,6 +359,7 @@ impl<'a> Writer<'a> {
     /// A writer with these options.
     pub fn new(opts: WriteOptions) -> Self {
         Writer {
+            ndarray_tag: opts.standard.ndarray_tag(),
             opts,
             source: None,
             arrays: Vec::new(),
@@ -382,13 +392,8 @@ impl<'a> Writer<'a> {
     /// As [`Writer::add_array`], with per-array options.
     pub fn add_array_with(&mut self, array: impl Into<WriteArray<'a>>, opts: ArrayOptions) -> Node {
         let array = array.into();
-        let node = Node::tagged(
-            self.opts.standard.ndarray_tag(),
-            nodes::map(vec![
-                ("datatype", nodes::datatype_node(array.dtype(), false)),
-                ("shape", nodes::shape_node(array.shape())),
-            ]),
-        );
+        // a placeholder: only its identity matters, the descriptor is built when writing
+        let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(Vec::new()));
         self.by_id.insert(node.id(), self.arrays.len());
         self.placeholders.push(node.clone());
         self.arrays.push(Registered { array, opts });
