@@ -156,7 +156,10 @@ fn perf_big_breakdown() {
     }
     let t = Instant::now();
     w.write_to(&root, Sink(0)).unwrap();
-    eprintln!("big into a sink (hash only): {:.3} s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "big into a sink (hash only): {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
     let w2 = {
         let mut w2 = Writer::new(WriteOptions::default().checksums(false));
         let n2 = w2.add_array(&a);
@@ -166,7 +169,10 @@ fn perf_big_breakdown() {
     let path = dir().join("asdf-rs-perf-nosum.asdf");
     let t = Instant::now();
     w2.0.write_to_path(&root2, &path).unwrap();
-    eprintln!("big without checksum, to path: {:.3} s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "big without checksum, to path: {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
     let _ = std::fs::remove_file(&path);
 }
 

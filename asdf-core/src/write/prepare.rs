@@ -144,38 +144,6 @@ pub(crate) fn inline_readable(dtype: &DType, shape: &[usize]) -> bool {
         }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::array::{ByteOrder, Field, ScalarType};
-
-    fn field(name: &str, dtype: DType, shape: Vec<usize>) -> Field {
-        Field {
-            name: name.into(),
-            dtype,
-            shape,
-        }
-    }
-
-    #[test]
-    fn inline_readable_follows_python() {
-        let f8 = DType::scalar(ScalarType::Float64, ByteOrder::Little);
-        assert!(inline_readable(&f8, &[3]));
-        assert!(!inline_readable(&f8, &[]));
-        let rec = DType::Record(vec![
-            field("a", f8.clone(), vec![]),
-            field("b", f8.clone(), vec![]),
-        ]);
-        assert!(inline_readable(&rec, &[3]));
-        assert!(!inline_readable(&rec, &[2]));
-        assert!(!inline_readable(&rec, &[3, 2]));
-        let sub = DType::Record(vec![field("a", f8.clone(), vec![2])]);
-        assert!(!inline_readable(&sub, &[3]));
-        let nested = DType::Record(vec![field("a", rec, vec![])]);
-        assert!(!inline_readable(&nested, &[3]));
-    }
-}
-
 /// Prepares `root` for writing. `stem` is the main file's stem when writing to a path
 /// (needed by external storage).
 pub(crate) fn plan<'w>(
@@ -634,5 +602,37 @@ impl<'w> Prep<'w, '_> {
             rest,
             path,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::{ByteOrder, Field, ScalarType};
+
+    fn field(name: &str, dtype: DType, shape: Vec<usize>) -> Field {
+        Field {
+            name: name.into(),
+            dtype,
+            shape,
+        }
+    }
+
+    #[test]
+    fn inline_readable_follows_python() {
+        let f8 = DType::scalar(ScalarType::Float64, ByteOrder::Little);
+        assert!(inline_readable(&f8, &[3]));
+        assert!(!inline_readable(&f8, &[]));
+        let rec = DType::Record(vec![
+            field("a", f8.clone(), vec![]),
+            field("b", f8.clone(), vec![]),
+        ]);
+        assert!(inline_readable(&rec, &[3]));
+        assert!(!inline_readable(&rec, &[2]));
+        assert!(!inline_readable(&rec, &[3, 2]));
+        let sub = DType::Record(vec![field("a", f8.clone(), vec![2])]);
+        assert!(!inline_readable(&sub, &[3]));
+        let nested = DType::Record(vec![field("a", rec, vec![])]);
+        assert!(!inline_readable(&nested, &[3]));
     }
 }
