@@ -1,43 +1,6 @@
 //! Writing a [`Node`] tree as the YAML 1.1 text of an ASDF tree.
 //!
-//! [`emit`] produces `%YAML 1.1`, the `%TAG` directives, `--- ` with the root, the body and
-//! `...`. The output reads back through [`parse`](super::parse) to an equal tree (tags,
-//! values, shared identity of nodes that occur more than once) and means the same to PyYAML's
-//! `SafeLoader` (python asdf):
-//! - a string is written plain only when the YAML 1.1 resolver reads the plain text back as
-//!   that same string (`'yes'`, `'017'`, `'1:30'`, `'2024-01-01'`, `'null'`, `''` are quoted);
-//!   strings with control characters, tabs or unusual line breaks are double quoted with
-//!   escapes; multi-line strings use a literal block (`|`, `|-`, `|+`) when that is exact;
-//! - floats are written as Python's `repr` with the PyYAML touches (`1.0e+16`, `.nan`,
-//!   `-.inf`), so they resolve as floats again and give the same `f64`;
-//! - a node that occurs more than once gets `&id001` at its first occurrence and `*id001`
-//!   after, numbered in document order;
-//! - tags are written as the shortest shorthand over the given `%TAG` handles, or verbatim
-//!   (`!<uri>`), percent-escaping characters a tag cannot hold;
-//! - collections are block style, except empty ones, short sequences of scalars
-//!   (`shape: [2, 3]`) and nodes whose style hint is flow; long flow sequences wrap at
-//!   [`EmitOptions::width`].
-//!
-//! ```
-//! use asdf_core::yaml::{emit, parse, EmitOptions, Integer, Node, Value, YamlLimits};
-//! let root = Node::tagged(
-//!     "tag:stsci.edu:asdf/core/asdf-1.1.0",
-//!     Value::Map(vec![
-//!         (Node::str("ok"), Node::str("yes")),
-//!         (Node::str("n"), Node::new(Value::Int(Integer::Small(17)))),
-//!     ]),
-//! );
-//! let text = emit(&root, &EmitOptions::default())?;
-//! assert_eq!(
-//!     text,
-//!     "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nok: 'yes'\nn: 17\n...\n"
-//! );
-//! assert_eq!(parse(text.as_bytes(), &YamlLimits::default()).unwrap().root, root);
-//! # Ok::<(), asdf_core::yaml::EmitError>(())
-//! ```
-//!
-//! A scalar carrying a tag is written as its text after the tag; reading it back gives a
-//! [`Value::Str`] with that tag (that is how tagged scalars are represented).
+//! See [`emit`].
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -123,8 +86,48 @@ pub enum EmitError {
 
 /// Writes `root` as a whole YAML document: `%YAML 1.1`, `%TAG` directives, `--- ` with the
 /// root, the body, `...` and a final newline (the `#ASDF` header lines are not included).
+/// Errors name the offending node.
 ///
-/// See the [module documentation](self) for the rules. Errors name the offending node.
+/// The output reads back through [`parse`](super::parse) to an equal tree (tags,
+/// values, shared identity of nodes that occur more than once) and means the same to PyYAML's
+/// `SafeLoader` (python asdf):
+/// - a string is written plain only when the YAML 1.1 resolver reads the plain text back as
+///   that same string (`'yes'`, `'017'`, `'1:30'`, `'2024-01-01'`, `'null'`, `''` are quoted);
+///   strings with control characters, tabs or unusual line breaks are double quoted with
+///   escapes; multi-line strings use a literal block (`|`, `|-`, `|+`) when that is exact;
+/// - floats are written as Python's `repr` with the PyYAML touches (`1.0e+16`, `.nan`,
+///   `-.inf`), so they resolve as floats again and give the same `f64`;
+/// - a node that occurs more than once gets `&id001` at its first occurrence and `*id001`
+///   after, numbered in document order;
+/// - tags are written as the shortest shorthand over the given `%TAG` handles, or verbatim
+///   (`!<uri>`), percent-escaping characters a tag cannot hold;
+/// - collections are block style (sequences in mappings at the key's indentation, as PyYAML
+///   writes them), except empty ones, sequences of scalars (`shape: [2, 3]`, up to
+///   [`EmitOptions::flow_seq_max_items`]) and nodes whose style hint is flow; flow
+///   collections wrap after a `,` past [`EmitOptions::width`]; a block hint is kept;
+/// - mapping keys keep their order; non-string scalar keys are plain (`1: a`, `null: b`),
+///   collection keys and very long keys use the explicit `? ` form.
+///
+/// ```
+/// use asdf_core::yaml::{emit, parse, EmitOptions, Integer, Node, Value, YamlLimits};
+/// let root = Node::tagged(
+///     "tag:stsci.edu:asdf/core/asdf-1.1.0",
+///     Value::Map(vec![
+///         (Node::str("ok"), Node::str("yes")),
+///         (Node::str("n"), Node::new(Value::Int(Integer::Small(17)))),
+///     ]),
+/// );
+/// let text = emit(&root, &EmitOptions::default())?;
+/// assert_eq!(
+///     text,
+///     "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nok: 'yes'\nn: 17\n...\n"
+/// );
+/// assert_eq!(parse(text.as_bytes(), &YamlLimits::default()).unwrap().root, root);
+/// # Ok::<(), asdf_core::yaml::EmitError>(())
+/// ```
+///
+/// A scalar carrying a tag is written as its text after the tag; reading it back gives a
+/// [`Value::Str`] with that tag (that is how tagged scalars are represented).
 pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
     let handles = check_handles(&opts.tag_handles)?;
     let mut by_len: Vec<usize> = (0..handles.len()).collect();
@@ -146,22 +149,23 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
         by_len,
         scratch: String::new(),
     };
+    // The directives of every handle that may be used; corrected at the end if some are not
+    // (so the usual document is written once, with no copy).
+    e.header(false);
     // Usually no node occurs twice: one pass writes the text while noting every node, and a
-    // sort of the scalar addresses confirms it. Otherwise a counting walk finds the shared
+    // check of the scalar addresses confirms it. Otherwise a counting walk finds the shared
     // nodes first and a second pass writes anchors and aliases.
+    let guessed = e.out.len();
     let fast = match e.document(root) {
         Ok(()) => {
             let census = e.optimistic.take().unwrap_or_default();
-            let mut scalars = census.scalars;
-            scalars.sort_unstable();
-            scalars.windows(2).all(|w| w[0] != w[1])
+            all_distinct(census.scalars)
         }
         Err(Stop::Shared) => false,
         Err(Stop::Error(err, id)) => return Err(locate(root, err, id)),
     };
     if !fast {
-        e.out.clear();
-        e.line_start = 0;
+        e.out.truncate(guessed);
         e.depth = 0;
         e.optimistic = None;
         let mut census = Census::default();
@@ -176,14 +180,48 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
             Err(Stop::Shared) => {}
         }
     }
-    let mut head = String::from("%YAML 1.1\n");
-    for h in &e.handles {
-        if h.handle == "!" || (h.used && !h.implicit) {
-            let _ = writeln!(head, "%TAG {} {}", h.handle, h.prefix);
-        }
+    if e.handles
+        .iter()
+        .any(|h| !h.implicit && h.handle != "!" && !h.used)
+    {
+        let body = e.out.split_off(guessed);
+        e.out.clear();
+        e.header(true);
+        e.out.push_str(&body);
     }
-    e.out.insert_str(0, &head);
     Ok(e.out)
+}
+
+/// Whether the addresses are all different. Node addresses of one tree usually lie in a
+/// small range: one bit per possible address (at the granularity all of them share) over
+/// that range finds a repeat in one pass; a wide range falls back to sorting.
+fn all_distinct(mut v: Vec<usize>) -> bool {
+    let (Some(&min), Some(&max)) = (v.iter().min(), v.iter().max()) else {
+        return true;
+    };
+    let spread = v.iter().fold(0usize, |acc, &x| acc | (x - min));
+    if spread == 0 {
+        return v.len() < 2;
+    }
+    let shift = spread.trailing_zeros();
+    let words = ((max - min) >> shift) / 64 + 1;
+    if words / 4 > v.len().max(1 << 16) {
+        v.sort_unstable();
+        return v.windows(2).all(|w| w[0] != w[1]);
+    }
+    let mut bits = vec![0u64; words];
+    for &x in &v {
+        let i = (x - min) >> shift;
+        let Some(word) = bits.get_mut(i / 64) else {
+            return false;
+        };
+        let bit = 1u64 << (i % 64);
+        if *word & bit != 0 {
+            return false;
+        }
+        *word |= bit;
+    }
+    true
 }
 
 /// Fills in the path of the node an error is about.
@@ -536,14 +574,83 @@ fn push_u64(out: &mut String, mut v: u64) {
             break;
         }
     }
-    for &c in &buf[i..] {
-        out.push(c as char);
-    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
 }
 
 /// Python's `repr(float)` with PyYAML's changes: `.nan`, `.inf`, `-.inf`, and `.0` inserted
 /// before an exponent without a dot (`1.0e+16`).
 fn push_float(out: &mut String, scratch: &mut String, x: f64) {
+    if !push_short_float(out, x) {
+        push_float_general(out, scratch, x);
+    }
+}
+
+/// The common case of short decimals (`0.37`, `12.5`, `3.0`) without the general shortest-
+/// digits algorithm. At `k` decimal places the decimals that read back as `x` lie in an
+/// interval about `10^k · ulp(x)` wide; while that is below a quarter (and `x · 10^k` is
+/// computed with an error below an eighth), at most one integer `m` qualifies and it is
+/// `x · 10^k` rounded. The first `k` with `m / 10^k == x` gives the shortest digits, which
+/// `repr` writes positionally at these magnitudes. Returns false to leave the rest to the
+/// general path.
+fn push_short_float(out: &mut String, x: f64) -> bool {
+    const LIMIT: f64 = 1_125_899_906_842_624.0; // 2^50
+    let a = x.abs();
+    if !(1e-4..1e15).contains(&a) {
+        return false;
+    }
+    let ulp = f64::from_bits(a.to_bits() + 1) - a;
+    let mut p = 1.0f64;
+    for k in 0..9usize {
+        let t = a * p;
+        if t >= LIMIT || p * ulp >= 0.25 {
+            return false;
+        }
+        // Round half up through an integer conversion (`f64::round` is a libm call).
+        let digits = (t + 0.5) as u64;
+        let m = digits as f64;
+        // `m` can only read back as `x` if `|m - x·10^k| ≤ 10^k·ulp(x)/2`, and `t` is within
+        // `ulp(t)/2` of `x·10^k`: a cheap test (with a margin) before the division.
+        let ulp_t = f64::from_bits(t.to_bits() + 1) - t;
+        if (t - m).abs() <= p * ulp + ulp_t && m / p == a {
+            if x < 0.0 {
+                out.push('-');
+            }
+            let mut buf = [0u8; 20];
+            let mut i = buf.len();
+            let mut v = digits;
+            loop {
+                i -= 1;
+                buf[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+                if v == 0 {
+                    break;
+                }
+            }
+            let d = std::str::from_utf8(&buf[i..]).unwrap_or("0");
+            if k == 0 {
+                out.push_str(d);
+                out.push_str(".0");
+            } else if d.len() <= k {
+                out.push_str("0.");
+                for _ in d.len()..k {
+                    out.push('0');
+                }
+                out.push_str(d);
+            } else {
+                let (int, frac) = d.split_at(d.len() - k);
+                out.push_str(int);
+                out.push('.');
+                out.push_str(frac);
+            }
+            return true;
+        }
+        p *= 10.0;
+    }
+    false
+}
+
+/// [`push_float`] through the shortest round-trip digits of `{:e}`.
+fn push_float_general(out: &mut String, scratch: &mut String, x: f64) {
     if x.is_nan() {
         out.push_str(".nan");
         return;
@@ -588,9 +695,10 @@ fn push_float(out: &mut String, scratch: &mut String, x: f64) {
         out.push_str(d0);
         out.push('.');
         out.push_str(if frac.is_empty() { "0" } else { frac });
-        if frac.len() <= 1 && exp < 0 && !x.is_sign_negative() {
-            // `d.de-XX` has `-` at index 4, which the resolver takes for the start of a
-            // timestamp and then reads as a string; `d.d0e-XX` is the same float.
+        if frac.len() <= 1 && exp <= -100 && !x.is_sign_negative() {
+            // `d.de-XXX` (8 characters, `-` at index 4) is taken by our resolver for a
+            // timestamp and read as a string (PyYAML reads a float): `d.d0e-XXX` is the same
+            // float either way.
             out.push('0');
         }
         out.push('e');
@@ -671,6 +779,13 @@ fn push_uri(out: &mut String, s: &str, keep: fn(u8) -> bool) {
             let _ = write!(out, "%{c:02X}");
         }
     }
+}
+
+/// Reads a node's data ahead of its turn, so the memory access overlaps the work on the
+/// node before it (a large tree does not fit in the caches).
+#[inline]
+fn touch(n: &Node) {
+    std::hint::black_box(n.tag().is_some());
 }
 
 fn is_collection(n: &Node) -> bool {
@@ -769,6 +884,17 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// Writes `%YAML 1.1` and the `%TAG` directives: the `!` handle's and those of the other
+    /// handles, all of them or (`only_used`) those marked used.
+    fn header(&mut self, only_used: bool) {
+        self.out.push_str("%YAML 1.1\n");
+        for h in &self.handles {
+            if h.handle == "!" || (!h.implicit && (h.used || !only_used)) {
+                let _ = writeln!(self.out, "%TAG {} {}", h.handle, h.prefix);
+            }
+        }
+    }
+
     /// Enters a collection's content, checking the depth.
     fn enter(&mut self, node: &Node) -> R {
         if self.depth >= self.opts.max_depth {
@@ -785,10 +911,14 @@ impl Emitter<'_> {
     }
 
     fn newline(&mut self, indent: usize) {
+        const SPACES: &str = "                                                                ";
         self.out.push('\n');
         self.line_start = self.out.len();
-        for _ in 0..indent {
-            self.out.push(' ');
+        let mut left = indent;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            self.out.push_str(&SPACES[..n]);
+            left -= n;
         }
     }
 
@@ -797,6 +927,7 @@ impl Emitter<'_> {
     }
 
     fn document(&mut self, root: &Node) -> R {
+        self.line_start = self.out.len();
         self.out.push_str("---");
         // The root is the first node written: never an alias.
         self.props(root, true)?;
@@ -954,6 +1085,10 @@ impl Emitter<'_> {
 
     fn block_map(&mut self, pairs: &[(Node, Node)], col: usize, inline_first: bool) -> R {
         for (i, (k, v)) in pairs.iter().enumerate() {
+            if let Some((nk, nv)) = pairs.get(i + 1) {
+                touch(nk);
+                touch(nv);
+            }
             if i == 0 && inline_first {
                 self.out.push(' ');
             } else {
@@ -968,6 +1103,9 @@ impl Emitter<'_> {
 
     fn block_seq(&mut self, items: &[Node], col: usize, inline_first: bool) -> R {
         for (i, item) in items.iter().enumerate() {
+            if let Some(next) = items.get(i + 1) {
+                touch(next);
+            }
             if i == 0 && inline_first {
                 self.out.push(' ');
             } else {
@@ -1030,6 +1168,9 @@ impl Emitter<'_> {
             Value::Seq(items) => {
                 self.out.push('[');
                 for (i, item) in items.iter().enumerate() {
+                    if let Some(next) = items.get(i + 2) {
+                        touch(next);
+                    }
                     if i > 0 {
                         self.flow_sep(indent);
                     }

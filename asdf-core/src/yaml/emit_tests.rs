@@ -549,8 +549,8 @@ fn floats_resolve_back_exactly() {
         (1e16, "1.0e+16"),
         (1.5e16, "1.5e+16"),
         (1e-4, "0.0001"),
-        (1.5e-5, "1.50e-05"),
-        (1e-5, "1.00e-05"),
+        (1.5e-5, "1.5e-05"),
+        (1e-5, "1.0e-05"),
         (-1e-5, "-1.0e-05"),
         (5e-324, "5.00e-324"),
         (f64::MAX, "1.7976931348623157e+308"),
@@ -561,12 +561,24 @@ fn floats_resolve_back_exactly() {
         (f64::NAN, ".nan"),
         (std::f64::consts::PI, "3.141592653589793"),
         (1e100, "1.0e+100"),
+        (1e-100, "1.00e-100"),
+        (-1e-100, "-1.0e-100"),
+        (1.25e-100, "1.25e-100"),
     ];
     for &(x, want) in cases {
         let text = rt(&float(x));
         assert_eq!(body(&text), format!(" {want}"), "{x:e}");
     }
     rt(&seq(cases.iter().map(|&(x, _)| float(x)).collect()));
+    // Short decimals take the quick path; others the general one.
+    let mut out = String::new();
+    for x in [0.37, -12.5, 3.0, 0.0001, 123456.789] {
+        assert!(super::push_short_float(&mut out, x), "{x}");
+    }
+    assert_eq!(out, "0.37-12.53.00.0001123456.789");
+    for x in [0.0, 1e16, 1e-5, std::f64::consts::PI, f64::NAN] {
+        assert!(!super::push_short_float(&mut out, x), "{x}");
+    }
 }
 
 fn ts(text: &str) -> Timestamp {
@@ -955,6 +967,25 @@ fn reread_python_style_document() {
     assert_eq!(rt(&back(&out)), out);
 }
 
+#[test]
+fn distinct_addresses() {
+    let mut v: Vec<usize> = (0..5000).map(|i| 0x7f00_0000_0000 + i * 48).collect();
+    v.reverse();
+    assert!(super::all_distinct(v.clone()));
+    v.push(0x7f00_0000_0000 + 4999 * 48);
+    assert!(!super::all_distinct(v.clone()));
+    v.truncate(100);
+    assert!(super::all_distinct(v.clone()));
+    v.push(v[50]);
+    assert!(!super::all_distinct(v));
+    assert!(super::all_distinct(vec![usize::MAX, 0, 1 << 40, 8]));
+    let wide: Vec<usize> = (0..1000).map(|i| (i * 0x9E37_79B9usize) << 7).collect();
+    assert!(super::all_distinct(wide.clone()));
+    let mut dup = wide;
+    dup.push(dup[999]);
+    assert!(!super::all_distinct(dup));
+}
+
 fn arb_string() -> impl Strategy<Value = String> {
     let special = prop::sample::select(SPECIAL.to_vec()).prop_map(str::to_string);
     let chars = prop::collection::vec(
@@ -1054,6 +1085,23 @@ fn arb_tree() -> impl Strategy<Value = Node> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn short_float_path_matches_general(
+        x in prop_oneof![
+            any::<f64>(),
+            (-1_000_000i64..1_000_000, 0u32..9).prop_map(|(m, k)| m as f64 / 10f64.powi(k as i32)),
+            (1u64..(1 << 53), 0i32..20).prop_map(|(m, k)| m as f64 / 10f64.powi(k)),
+            (0.0001f64..1e15),
+        ]
+    ) {
+        let mut fast = String::new();
+        let mut general = String::new();
+        let mut scratch = String::new();
+        super::push_float(&mut fast, &mut scratch, x);
+        super::push_float_general(&mut general, &mut scratch, x);
+        prop_assert_eq!(&fast, &general);
+    }
 
     #[test]
     fn random_trees_round_trip(tree in arb_tree(), width in prop::sample::select(vec![0usize, 20, 80])) {
