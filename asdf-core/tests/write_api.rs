@@ -636,3 +636,26 @@ fn tree_padding_lets_a_larger_tree_fit_in_place() {
     assert_eq!(f.array::<u32>("/a").unwrap(), a.into_dyn());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn masked_arrays_in_blocks_and_inline() {
+    let data = arr1(&[1i64, 2, 3]);
+    let mask = arr1(&[true, false, true]);
+    for storage in [Storage::Internal, Storage::Inline] {
+        let mut w = Writer::new(WriteOptions::default().storage(storage));
+        let n = w.add_masked_array(&data, &mask, ArrayOptions::default());
+        let bytes = w.write_to_vec(&map(vec![("m", n)])).unwrap();
+        dump(&format!("masked_{storage:?}"), &bytes);
+        let f = AsdfFile::from_bytes(bytes).unwrap();
+        assert_eq!(f.array::<i64>("/m").unwrap(), data.clone().into_dyn());
+        assert_eq!(f.array::<bool>("/m/mask").unwrap(), mask.clone().into_dyn());
+        let blocks = if storage == Storage::Internal { 2 } else { 0 };
+        assert_eq!(f.blocks().len(), blocks);
+    }
+    let mut w = Writer::new(WriteOptions::default());
+    let n = w.add_masked_array(&data, arr1(&[1u8, 0, 1]), ArrayOptions::default());
+    assert!(matches!(
+        w.write_to_vec(&map(vec![("m", n)])),
+        Err(asdf_core::write::WriteError::BadTree { .. })
+    ));
+}

@@ -155,7 +155,7 @@ where
     }
 }
 
-impl<T, D> From<ArrayBase<OwnedRepr<T>, D>> for WriteArray<'static>
+impl<T, D> From<ArrayBase<OwnedRepr<T>, D>> for WriteArray<'_>
 where
     T: Element,
     D: Dimension,
@@ -183,7 +183,7 @@ where
     }
 }
 
-impl From<DynArray> for WriteArray<'static> {
+impl From<DynArray> for WriteArray<'_> {
     fn from(a: DynArray) -> Self {
         WriteArray {
             dtype: a.dtype,

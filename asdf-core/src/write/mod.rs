@@ -311,6 +311,7 @@ pub enum WriteError {
 /// A registered array.
 struct Registered<'a> {
     array: WriteArray<'a>,
+    mask: Option<WriteArray<'a>>,
     opts: ArrayOptions,
 }
 
@@ -396,7 +397,27 @@ impl<'a> Writer<'a> {
         let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(Vec::new()));
         self.by_id.insert(node.id(), self.arrays.len());
         self.placeholders.push(node.clone());
-        self.arrays.push(Registered { array, opts });
+        self.arrays.push(Registered {
+            array,
+            mask: None,
+            opts,
+        });
+        node
+    }
+
+    /// Registers a masked array: `mask` is a `bool` array of the same shape, true where
+    /// `data` is missing; it is written as the ndarray's `mask` (in the same storage as
+    /// the data). A mask of another datatype or shape is an error when writing.
+    pub fn add_masked_array(
+        &mut self,
+        data: impl Into<WriteArray<'a>>,
+        mask: impl Into<WriteArray<'a>>,
+        opts: ArrayOptions,
+    ) -> Node {
+        let node = self.add_array_with(data, opts);
+        if let Some(r) = self.arrays.last_mut() {
+            r.mask = Some(mask.into());
+        }
         node
     }
 

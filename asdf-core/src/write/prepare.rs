@@ -379,7 +379,32 @@ impl<'w> Prep<'w, '_> {
         let data = BlockData::Slice(reg.array.bytes());
         let dtype = reg.array.dtype().clone();
         let shape = reg.array.shape().to_vec();
-        self.array_node(&dtype, &shape, data, storage, compression, Vec::new(), path)
+        let mut extra = Vec::new();
+        if let Some(mask) = &reg.mask {
+            let bool8 = mask.dtype().scalar_type() == Some(crate::array::ScalarType::Bool8);
+            if !bool8 || mask.shape() != shape.as_slice() {
+                return Err(bad(
+                    path,
+                    format!(
+                        "mask must be bool8 of shape {shape:?}, found {} of shape {:?}",
+                        mask.dtype().name(),
+                        mask.shape()
+                    ),
+                ));
+            }
+            let mask_storage = self.storage_for(reg.opts.storage, mask.element_count());
+            let node = self.array_node(
+                mask.dtype(),
+                mask.shape(),
+                BlockData::Slice(mask.bytes()),
+                mask_storage,
+                compression,
+                Vec::new(),
+                path,
+            )?;
+            extra.push((Node::str("mask"), node));
+        }
+        self.array_node(&dtype, &shape, data, storage, compression, extra, path)
     }
 
     /// Builds an ndarray node for C-order data; `extra` holds further keys (mask, ...).
