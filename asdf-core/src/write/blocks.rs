@@ -99,7 +99,10 @@ pub(crate) fn write_blocks<W: Write + Seek>(
     w: &mut W,
     mut pos: u64,
 ) -> Result<(Vec<u64>, u64), WriteError> {
-    let base = w.stream_position()? - pos;
+    let base = w
+        .stream_position()?
+        .checked_sub(pos)
+        .ok_or_else(|| std::io::Error::other("sink position moved backwards while writing"))?;
     let level = opts.compression_level;
     let encoded: Vec<Option<(Vec<u8>, [u8; 16])>> = jobs
         .par_iter()

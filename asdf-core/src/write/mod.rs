@@ -19,6 +19,23 @@
 //! with the standard's `core/asdf` tag, `asdf_library` and `history` first), one block per
 //! distinct array (data aligned to [`WriteOptions::align`] by enlarging the block header,
 //! MD5 over the stored bytes), then the block index.
+//!
+//! What python asdf 6.0.0 needs, and how the writer provides it:
+//! - tags per standard version, from `asdf_standard`'s `core-1.x.0` manifests: root
+//!   `core/asdf-1.0.0` and no extension history before 1.2.0, `core/asdf-1.1.0` after;
+//!   `ndarray-1.0.0` before 1.6.0, `ndarray-1.1.0` from 1.6.0;
+//! - `history.extensions` holds a `core/extension_metadata-1.0.0` entry for
+//!   `asdf://asdf-format.org/core/extensions/core-1.x.0` (python matches installed extensions
+//!   by URI, so no "extension not installed" warning; the `software` is this library, which
+//!   python does not compare with its own version);
+//! - inline data: complex numbers as `!core/complex-1.0.0 (re+imj)`; 0-d arrays, records with
+//!   subarray or nested fields, and records whose shape has an axis as long as the number of
+//!   fields cannot be read back inline by python, so those go to a block even when inline
+//!   storage is asked for.
+//!
+//! Uncompressed blocks are streamed from the caller's buffer: for large ones the MD5 is
+//! computed on another thread while the bytes are written, and patched into the header
+//! afterwards (hence `Write + Seek`). Compressed blocks are encoded in parallel (rayon).
 
 mod array;
 mod blocks;
