@@ -659,3 +659,43 @@ fn masked_arrays_in_blocks_and_inline() {
         Err(asdf_core::write::WriteError::BadTree { .. })
     ));
 }
+
+#[test]
+fn views_share_the_base_block() {
+    use ndarray::s;
+    let base = arr2(&[[1i32, 2, 3], [4, 5, 6]]);
+    for storage in [Storage::Internal, Storage::Inline] {
+        let mut w = Writer::new(WriteOptions::default());
+        let nb = w.add_array_with(
+            &base,
+            ArrayOptions {
+                compression: None,
+                storage: Some(storage),
+            },
+        );
+        // the second column, and the transposed array reversed along its first axis
+        let col = w.add_view(&nb, 4, &[2], &[12]).unwrap();
+        let rev = w.add_view(&nb, 8, &[3, 2], &[-4, 12]).unwrap();
+        assert!(w.add_view(&nb, 16, &[2], &[12]).is_none(), "out of bounds");
+        assert!(w.add_view(&nb, 0, &[2], &[]).is_none());
+        let root = map(vec![("base", nb), ("col", col), ("rev", rev)]);
+        let r = w.write_to_vec(&root);
+        if storage == Storage::Inline {
+            assert!(matches!(
+                r,
+                Err(asdf_core::write::WriteError::BadTree { .. })
+            ));
+            continue;
+        }
+        let bytes = r.unwrap();
+        dump("views", &bytes);
+        let f = AsdfFile::from_bytes(bytes).unwrap();
+        assert_eq!(f.blocks().len(), 1);
+        assert_eq!(
+            f.array::<i32>("/col").unwrap(),
+            base.slice(s![.., 1]).to_owned().into_dyn()
+        );
+        let expected = base.t().slice(s![..;-1, ..]).to_owned().into_dyn();
+        assert_eq!(f.array::<i32>("/rev").unwrap(), expected);
+    }
+}

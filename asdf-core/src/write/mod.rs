@@ -344,6 +344,16 @@ pub struct Writer<'a> {
     history: Vec<Node>,
     stream: Option<StreamSpec>,
     ndarray_tag: String,
+    /// View placeholder id → view.
+    views: HashMap<usize, ViewSpec>,
+}
+
+/// A view sharing the block of a registered array.
+pub(crate) struct ViewSpec {
+    pub base: usize,
+    pub offset: u64,
+    pub shape: Vec<usize>,
+    pub strides: Vec<i64>,
 }
 
 /// The streamed array: its placeholder, datatype and row shape.
@@ -385,6 +395,7 @@ impl<'a> Writer<'a> {
             placeholders: Vec::new(),
             history: Vec::new(),
             stream: None,
+            views: HashMap::new(),
         }
     }
 
@@ -420,6 +431,55 @@ impl<'a> Writer<'a> {
             opts,
         });
         node
+    }
+
+    /// A view of an array registered with [`Writer::add_array`] that shares its block
+    /// (`offset` in bytes into the base array's data, `shape`, `strides` in bytes, possibly
+    /// negative). The base must be stored internally or externally, not inline. Returns the
+    /// view's ndarray node; `None` when `base` is not an array of this writer, the lengths of
+    /// `shape` and `strides` differ, or the view reaches outside the base's bytes.
+    pub fn add_view(
+        &mut self,
+        base: &Node,
+        offset: u64,
+        shape: &[usize],
+        strides: &[i64],
+    ) -> Option<Node> {
+        let &b = self.by_id.get(&base.id())?;
+        let len = self.arrays.get(b)?.array.bytes().len() as i128;
+        let item = self.arrays.get(b)?.array.dtype().itemsize() as i128;
+        if shape.len() != strides.len() {
+            return None;
+        }
+        // first and one-past-last byte addressed
+        let (mut lo, mut hi) = (i128::from(offset), i128::from(offset) + item);
+        if shape.contains(&0) {
+            hi = lo;
+        } else {
+            for (&n, &st) in shape.iter().zip(strides) {
+                let span = (n as i128 - 1).checked_mul(i128::from(st))?;
+                if span < 0 {
+                    lo = lo.checked_add(span)?;
+                } else {
+                    hi = hi.checked_add(span)?;
+                }
+            }
+        }
+        if lo < 0 || hi > len {
+            return None;
+        }
+        let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(Vec::new()));
+        self.placeholders.push(node.clone());
+        self.views.insert(
+            node.id(),
+            ViewSpec {
+                base: b,
+                offset,
+                shape: shape.to_vec(),
+                strides: strides.to_vec(),
+            },
+        );
+        Some(node)
     }
 
     /// Registers a masked array: `mask` is a `bool` array of the same shape, true where

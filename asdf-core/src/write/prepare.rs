@@ -299,6 +299,8 @@ impl<'w> Prep<'w, '_> {
                     ("shape", nodes::flow(None, Value::Seq(shape))),
                 ]),
             )
+        } else if let Some(view) = self.writer.views.get(&node.id()) {
+            self.view(view, path)?
         } else if let Some(&i) = self.writer.by_id.get(&node.id()) {
             self.registered(i, path)?
         } else if node.is_ndarray() {
@@ -405,6 +407,43 @@ impl<'w> Prep<'w, '_> {
             extra.push((Node::str("mask"), node));
         }
         self.array_node(&dtype, &shape, data, storage, compression, extra, path)
+    }
+
+    /// A view: the base's `source`, datatype and byte order with the view's shape, offset and
+    /// strides.
+    fn view(&mut self, view: &super::ViewSpec, path: &mut String) -> Result<Node, WriteError> {
+        let base_placeholder = self
+            .writer
+            .by_id
+            .iter()
+            .find(|(_, &i)| i == view.base)
+            .and_then(|(&id, _)| self.writer.placeholders.iter().find(|p| p.id() == id))
+            .cloned()
+            .ok_or_else(|| bad(path, "view of an unknown array"))?;
+        let base = self.node(&base_placeholder, path)?;
+        let (Some(source), Some(datatype)) = (base.get("source"), base.get("datatype")) else {
+            return Err(bad(
+                path,
+                "a view needs its base array stored in a block, not inline",
+            ));
+        };
+        let mut m = vec![
+            (Node::str("source"), source.clone()),
+            (Node::str("datatype"), datatype.clone()),
+        ];
+        if let Some(b) = base.get("byteorder") {
+            m.push((Node::str("byteorder"), b.clone()));
+        }
+        m.push((Node::str("shape"), shape_node(&view.shape)));
+        m.push((Node::str("offset"), int(i128::from(view.offset))));
+        m.push((
+            Node::str("strides"),
+            nodes::flow(
+                None,
+                Value::Seq(view.strides.iter().map(|&s| int(i128::from(s))).collect()),
+            ),
+        ));
+        Ok(Node::tagged(self.ndarray_tag.clone(), Value::Map(m)))
     }
 
     /// Builds an ndarray node for C-order data; `extra` holds further keys (mask, ...).
