@@ -350,7 +350,7 @@ pub struct Writer<'a> {
 
 /// A view sharing the block of a registered array.
 pub(crate) struct ViewSpec {
-    pub base: usize,
+    pub base: Node,
     pub offset: u64,
     pub shape: Vec<usize>,
     pub strides: Vec<i64>,
@@ -473,7 +473,7 @@ impl<'a> Writer<'a> {
         self.views.insert(
             node.id(),
             ViewSpec {
-                base: b,
+                base: base.clone(),
                 offset,
                 shape: shape.to_vec(),
                 strides: strides.to_vec(),

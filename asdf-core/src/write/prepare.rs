@@ -412,15 +412,7 @@ impl<'w> Prep<'w, '_> {
     /// A view: the base's `source`, datatype and byte order with the view's shape, offset and
     /// strides.
     fn view(&mut self, view: &super::ViewSpec, path: &mut String) -> Result<Node, WriteError> {
-        let base_placeholder = self
-            .writer
-            .by_id
-            .iter()
-            .find(|(_, &i)| i == view.base)
-            .and_then(|(&id, _)| self.writer.placeholders.iter().find(|p| p.id() == id))
-            .cloned()
-            .ok_or_else(|| bad(path, "view of an unknown array"))?;
-        let base = self.node(&base_placeholder, path)?;
+        let base = self.node(&view.base, path)?;
         let (Some(source), Some(datatype)) = (base.get("source"), base.get("datatype")) else {
             return Err(bad(
                 path,
