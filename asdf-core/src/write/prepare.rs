@@ -283,6 +283,10 @@ impl<'w> Prep<'w, '_> {
     }
 
     fn node(&mut self, node: &Node, path: &mut String) -> Result<Node, WriteError> {
+        // scalars are written as they are (placeholders are empty mappings)
+        if !matches!(node.value(), Value::Map(_) | Value::Seq(_)) {
+            return Ok(node.clone());
+        }
         if let Some(n) = self.memo.get(&node.id()) {
             return Ok(n.clone());
         }
