@@ -31,6 +31,20 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
+/// With `ASDF_WRITE_OUT=DIR`, saves a written file and our canonical reading of it for
+/// `tests/oracle/check_written.py`.
+fn dump(name: &str, bytes: &[u8]) {
+    let Some(dir) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) else {
+        return;
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("api_{name}.asdf"));
+    std::fs::write(&path, bytes).unwrap();
+    let f = AsdfFile::open(&path).unwrap();
+    let json = asdf_core::canonical::to_json(&f).unwrap();
+    std::fs::write(dir.join(format!("api_{name}.rust.json")), json).unwrap();
+}
+
 fn text_of(bytes: &[u8]) -> String {
     let end = bytes
         .windows(4)
@@ -50,6 +64,7 @@ fn layout_header_tree_aligned_block_checksum_index() {
     let n = w.add_array(&a);
     let root = map(vec![("data", n)]);
     let bytes = w.write_to_vec(&root).unwrap();
+    dump("layout", &bytes);
     let text = text_of(&bytes);
     assert!(text.starts_with(
         "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nasdf_library: "
@@ -101,6 +116,7 @@ fn shared_node_gives_one_block_and_an_alias() {
         ("z", Node::new(Value::Seq(vec![nb]))),
     ]);
     let bytes = w.write_to_vec(&root).unwrap();
+    dump("shared", &bytes);
     let text = text_of(&bytes);
     assert!(text.contains("x: &id001 !core/ndarray-1.1.0"), "{text}");
     assert!(text.contains("y: *id001"), "{text}");
@@ -119,6 +135,11 @@ where
     let mut w = Writer::new(WriteOptions::default().storage(storage));
     let n = w.add_array(&a);
     let bytes = w.write_to_vec(&map(vec![("a", n)])).unwrap();
+    dump(
+        &format!("type_{}_{storage:?}", std::any::type_name::<T>())
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+        &bytes,
+    );
     let f = AsdfFile::from_bytes(bytes).unwrap();
     assert_eq!(f.array::<T>("/a").unwrap(), a.into_dyn(), "{storage:?}");
 }
@@ -207,6 +228,10 @@ fn strings_and_records_round_trip_in_every_storage() {
         let bytes = w
             .write_to_vec(&map(vec![("a", na), ("u", nu), ("r", nr)]))
             .unwrap();
+        dump(
+            &format!("strings_records_{storage:?}").replace(['(', ')'], "_"),
+            &bytes,
+        );
         let f = AsdfFile::from_bytes(bytes).unwrap();
         let a = f.dyn_array("/a").unwrap();
         assert_eq!(
@@ -237,8 +262,10 @@ fn strings_and_records_round_trip_in_every_storage() {
             .0;
         assert_eq!(x[0], 1.5);
         assert!(x[1] == 0.0 && x[1].is_sign_negative());
+        // two records of two fields cannot be read inline by python: they go to a block
         let inline = storage == Storage::Inline;
-        assert_eq!(f.blocks().len(), if inline { 0 } else { 3 }, "{storage:?}");
+        assert_eq!(f.blocks().len(), if inline { 1 } else { 3 }, "{storage:?}");
+        assert!(f.get("/r/source").is_some());
     }
 }
 
@@ -271,6 +298,10 @@ fn standard_versions_choose_tags() {
         let mut w = Writer::new(WriteOptions::default().standard(v));
         let n = w.add_array(&a);
         let bytes = w.write_to_vec(&map(vec![("a", n)])).unwrap();
+        dump(
+            &format!("standard_{}", v.as_str().replace('.', "_")),
+            &bytes,
+        );
         let text = text_of(&bytes);
         assert!(text.starts_with(&format!("#ASDF 1.0.0\n#ASDF_STANDARD {v}\n")));
         let root = if v < StandardVersion::V1_2_0 {
@@ -311,6 +342,7 @@ fn compression_overrides_checksums_index_and_padding() {
         },
     );
     let bytes = w.write_to_vec(&map(vec![("b", nb), ("s", ns)])).unwrap();
+    dump("overrides", &bytes);
     assert!(!bytes.windows(17).any(|w| w == b"#ASDF BLOCK INDEX"));
     let f = AsdfFile::from_bytes(bytes).unwrap();
     let blocks = f.blocks();
@@ -385,6 +417,7 @@ fn streamed_rows_are_appended() {
     assert!(sw.append_rows(&[1, 2, 3]).is_err());
     assert_eq!(sw.rows(), 3);
     let bytes = sw.finish().unwrap().into_inner();
+    dump("streamed", &bytes);
     let text = text_of(&bytes);
     assert!(text.contains("source: -1"), "{text}");
     assert!(text.contains("shape: ['*', 2]"), "{text}");
@@ -402,7 +435,9 @@ fn streamed_rows_are_appended() {
 fn history_entries_are_added() {
     let mut w = Writer::new(WriteOptions::default());
     w.add_history_entry("made by a test");
-    let f = AsdfFile::from_bytes(w.write_to_vec(&map(vec![])).unwrap()).unwrap();
+    let bytes = w.write_to_vec(&map(vec![])).unwrap();
+    dump("history", &bytes);
+    let f = AsdfFile::from_bytes(bytes).unwrap();
     let e = f.get("/history/entries/0").unwrap();
     assert_eq!(e.tag(), Some("tag:stsci.edu:asdf/core/history_entry-1.0.0"));
     assert_eq!(
@@ -433,6 +468,7 @@ thing: !ex!detector-2.1.0 {name: x}\n...\n";
         WriteOptions::default().standard(StandardVersion::V1_5_0),
     );
     let bytes = w.write_to_vec(file.tree()).unwrap();
+    dump("views_unknown_tags", &bytes);
     let text = text_of(&bytes);
     assert!(
         text.contains("%TAG !ex! asdf://example.org/tags/"),
@@ -566,4 +602,100 @@ fn input_compression_copies_stored_bytes() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tree_padding_lets_a_larger_tree_fit_in_place() {
+    let dir = tmpdir("padtree");
+    let path = dir.join("p.asdf");
+    let a = arr1(&[1u32, 2, 3]);
+    let mut w = Writer::new(WriteOptions::default().pad_tree(4096));
+    let n = w.add_array(&a);
+    w.write_to_path(&map(vec![("a", n)]), &path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let file = AsdfFile::open(&path).unwrap();
+    let first = file.blocks()[0].offset as usize;
+    let a_node = file.get("/a").unwrap().clone();
+    drop(file);
+    let note = "n".repeat(2000);
+    let kind = update(
+        &path,
+        &map(vec![("a", a_node), ("note", Node::str(note.clone()))]),
+        WriteOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(kind, UpdateKind::InPlace);
+    let after = std::fs::read(&path).unwrap();
+    dump("padded_updated", &after);
+    assert_eq!(&after[first..], &before[first..]);
+    let f = AsdfFile::options()
+        .verify_checksums(true)
+        .open(&path)
+        .unwrap();
+    assert_eq!(f.get("/note").unwrap().as_str(), Some(note.as_str()));
+    assert_eq!(f.array::<u32>("/a").unwrap(), a.into_dyn());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn masked_arrays_in_blocks_and_inline() {
+    let data = arr1(&[1i64, 2, 3]);
+    let mask = arr1(&[true, false, true]);
+    for storage in [Storage::Internal, Storage::Inline] {
+        let mut w = Writer::new(WriteOptions::default().storage(storage));
+        let n = w.add_masked_array(&data, &mask, ArrayOptions::default());
+        let bytes = w.write_to_vec(&map(vec![("m", n)])).unwrap();
+        dump(&format!("masked_{storage:?}"), &bytes);
+        let f = AsdfFile::from_bytes(bytes).unwrap();
+        assert_eq!(f.array::<i64>("/m").unwrap(), data.clone().into_dyn());
+        assert_eq!(f.array::<bool>("/m/mask").unwrap(), mask.clone().into_dyn());
+        let blocks = if storage == Storage::Internal { 2 } else { 0 };
+        assert_eq!(f.blocks().len(), blocks);
+    }
+    let mut w = Writer::new(WriteOptions::default());
+    let n = w.add_masked_array(&data, arr1(&[1u8, 0, 1]), ArrayOptions::default());
+    assert!(matches!(
+        w.write_to_vec(&map(vec![("m", n)])),
+        Err(asdf_core::write::WriteError::BadTree { .. })
+    ));
+}
+
+#[test]
+fn views_share_the_base_block() {
+    use ndarray::s;
+    let base = arr2(&[[1i32, 2, 3], [4, 5, 6]]);
+    for storage in [Storage::Internal, Storage::Inline] {
+        let mut w = Writer::new(WriteOptions::default());
+        let nb = w.add_array_with(
+            &base,
+            ArrayOptions {
+                compression: None,
+                storage: Some(storage),
+            },
+        );
+        // the second column, and the transposed array reversed along its first axis
+        let col = w.add_view(&nb, 4, &[2], &[12]).unwrap();
+        let rev = w.add_view(&nb, 8, &[3, 2], &[-4, 12]).unwrap();
+        assert!(w.add_view(&nb, 16, &[2], &[12]).is_none(), "out of bounds");
+        assert!(w.add_view(&nb, 0, &[2], &[]).is_none());
+        let root = map(vec![("base", nb), ("col", col), ("rev", rev)]);
+        let r = w.write_to_vec(&root);
+        if storage == Storage::Inline {
+            assert!(matches!(
+                r,
+                Err(asdf_core::write::WriteError::BadTree { .. })
+            ));
+            continue;
+        }
+        let bytes = r.unwrap();
+        dump("views", &bytes);
+        let f = AsdfFile::from_bytes(bytes).unwrap();
+        assert_eq!(f.blocks().len(), 1);
+        assert_eq!(
+            f.array::<i32>("/col").unwrap(),
+            base.slice(s![.., 1]).to_owned().into_dyn()
+        );
+        let expected = base.t().slice(s![..;-1, ..]).to_owned().into_dyn();
+        assert_eq!(f.array::<i32>("/rev").unwrap(), expected);
+    }
 }

@@ -51,6 +51,17 @@ fn perf_big_float64_with_checksums() {
         let n = w.add_array(&a);
         let root = Node::new(Value::Map(vec![(Node::str("data"), n)]));
         let t = Instant::now();
+        let f = std::fs::File::create(&path).unwrap();
+        w.write_to(&root, std::io::BufWriter::new(&f)).unwrap();
+        let unsynced = t.elapsed();
+        f.sync_all().unwrap();
+        let synced = t.elapsed();
+        eprintln!(
+            "big {name}: write without fsync {:.3} s, + fsync {:.3} s",
+            unsynced.as_secs_f64(),
+            synced.as_secs_f64()
+        );
+        let t = Instant::now();
         w.write_to_path(&root, &path).unwrap();
         let el = t.elapsed();
         eprintln!(
@@ -81,6 +92,13 @@ fn perf_many_small_arrays() {
     let root = Node::new(Value::Map(entries));
     w.write_to_path(&root, &path).unwrap();
     eprintln!("10000 small arrays: {:.3} s", t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    let v = w.write_to_vec(&root).unwrap();
+    eprintln!(
+        "  the same into memory (no file, no fsync): {:.3} s, {} bytes",
+        t.elapsed().as_secs_f64(),
+        v.len()
+    );
     let _ = std::fs::remove_file(&path);
 }
 
@@ -101,5 +119,94 @@ fn perf_scalar_tree() {
     let w = Writer::new(WriteOptions::default());
     w.write_to_path(&root, &path).unwrap();
     eprintln!("200000 scalar leaves: {:.3} s", t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    let v = w.write_to_vec(&root).unwrap();
+    eprintln!(
+        "  the same into memory: {:.3} s, {} bytes",
+        t.elapsed().as_secs_f64(),
+        v.len()
+    );
     let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+#[ignore]
+fn perf_big_breakdown() {
+    let a = big_array();
+    let mut w = Writer::new(WriteOptions::default());
+    let n = w.add_array(&a);
+    let root = Node::new(Value::Map(vec![(Node::str("data"), n)]));
+    struct Sink(u64);
+    impl std::io::Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len() as u64;
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    impl std::io::Seek for Sink {
+        fn seek(&mut self, p: std::io::SeekFrom) -> std::io::Result<u64> {
+            if let std::io::SeekFrom::Start(x) = p {
+                self.0 = x;
+            }
+            Ok(self.0)
+        }
+    }
+    let t = Instant::now();
+    w.write_to(&root, Sink(0)).unwrap();
+    eprintln!(
+        "big into a sink (hash only): {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
+    let w2 = {
+        let mut w2 = Writer::new(WriteOptions::default().checksums(false));
+        let n2 = w2.add_array(&a);
+        (w2, n2)
+    };
+    let root2 = Node::new(Value::Map(vec![(Node::str("data"), w2.1)]));
+    let path = dir().join("asdf-rs-perf-nosum.asdf");
+    let t = Instant::now();
+    w2.0.write_to_path(&root2, &path).unwrap();
+    eprintln!(
+        "big without checksum, to path: {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+#[ignore]
+fn perf_raw_io_floor() {
+    let a = big_array();
+    let bytes: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let path = dir().join("asdf-rs-perf-raw.bin");
+    for round in 0..2 {
+        let _ = std::fs::remove_file(&path);
+        let t = Instant::now();
+        let mut f = std::fs::File::create(&path).unwrap();
+        std::io::Write::write_all(&mut f, &bytes).unwrap();
+        let w = t.elapsed();
+        f.sync_all().unwrap();
+        eprintln!(
+            "raw {round}: write {:.3} s, write+fsync {:.3} s",
+            w.as_secs_f64(),
+            t.elapsed().as_secs_f64()
+        );
+        let _ = std::fs::remove_file(&path);
+        let mut wr = Writer::new(WriteOptions::default().checksums(round == 1));
+        let n = wr.add_array(&a);
+        let root = Node::new(Value::Map(vec![(Node::str("data"), n)]));
+        let p2 = dir().join("asdf-rs-perf-raw.asdf");
+        let _ = std::fs::remove_file(&p2);
+        let t = Instant::now();
+        wr.write_to_path(&root, &p2).unwrap();
+        eprintln!(
+            "writer (checksums {}): {:.3} s",
+            round == 1,
+            t.elapsed().as_secs_f64()
+        );
+        let _ = std::fs::remove_file(&p2);
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use ndarray::{ArrayBase, Data, Dimension, OwnedRepr};
+use ndarray::{ArrayBase, ArrayView, Data, Dimension, OwnedRepr};
 
 use crate::array::{ByteOrder, DType, DynArray, Element};
 
@@ -155,7 +155,7 @@ where
     }
 }
 
-impl<T, D> From<ArrayBase<OwnedRepr<T>, D>> for WriteArray<'static>
+impl<T, D> From<ArrayBase<OwnedRepr<T>, D>> for WriteArray<'_>
 where
     T: Element,
     D: Dimension,
@@ -183,7 +183,36 @@ where
     }
 }
 
-impl From<DynArray> for WriteArray<'static> {
+impl<'a, T, D> From<ArrayView<'a, T, D>> for WriteArray<'a>
+where
+    T: Element,
+    D: Dimension,
+{
+    /// Borrows the viewed buffer for its whole lifetime when in standard layout; copies
+    /// otherwise.
+    fn from(a: ArrayView<'a, T, D>) -> Self {
+        let shape = a.shape().to_vec();
+        let data = match a.to_slice() {
+            Some(s) => Bytes::Borrowed(elements_as_bytes(s)),
+            None => {
+                let v: Vec<T> = a.iter().copied().collect();
+                let len = v.len();
+                Bytes::Typed(Box::new(TypedVec {
+                    vec: v,
+                    start: 0,
+                    len,
+                }))
+            }
+        };
+        WriteArray {
+            dtype: native::<T>(),
+            shape,
+            data,
+        }
+    }
+}
+
+impl From<DynArray> for WriteArray<'_> {
     fn from(a: DynArray) -> Self {
         WriteArray {
             dtype: a.dtype,
@@ -232,6 +261,17 @@ mod tests {
         let w = WriteArray::from(&at);
         assert_eq!(w.bytes(), &t[..]);
         assert_eq!(w.bytes(), &[1, 4, 2, 5, 3, 6]);
+    }
+
+    #[test]
+    fn views_by_value_borrow_the_data() {
+        let a = arr2(&[[1u8, 2], [3, 4]]);
+        let w = {
+            let v = a.view();
+            WriteArray::from(v.slice_move(s![1.., ..]))
+        };
+        assert_eq!(w.bytes(), &[3, 4]);
+        assert_eq!(w.bytes().as_ptr(), a.as_ptr().wrapping_add(2));
     }
 
     #[test]

@@ -53,7 +53,12 @@ pub(crate) fn write_file<W: Write + Seek>(
 ) -> Result<(u64, Vec<u64>), WriteError> {
     let head = head_text(opts, plan)?;
     w.write_all(head.as_bytes())?;
-    let (mut offsets, mut len) = write_blocks(opts, &plan.blocks, w, head.len() as u64)?;
+    let mut start = head.len() as u64;
+    if opts.pad_tree > 0 && (plan.streamed || !plan.blocks.is_empty()) {
+        write_zeros(w, opts.pad_tree as u64)?;
+        start += opts.pad_tree as u64;
+    }
+    let (mut offsets, mut len) = write_blocks(opts, &plan.blocks, w, start)?;
     if plan.streamed {
         let hs = aligned_header_size(len, opts.align);
         let header = BlockHeader {
@@ -94,7 +99,10 @@ pub(crate) fn write_blocks<W: Write + Seek>(
     w: &mut W,
     mut pos: u64,
 ) -> Result<(Vec<u64>, u64), WriteError> {
-    let base = w.stream_position()? - pos;
+    let base = w
+        .stream_position()?
+        .checked_sub(pos)
+        .ok_or_else(|| std::io::Error::other("sink position moved backwards while writing"))?;
     let level = opts.compression_level;
     let encoded: Vec<Option<(Vec<u8>, [u8; 16])>> = jobs
         .par_iter()

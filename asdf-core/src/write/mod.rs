@@ -19,6 +19,23 @@
 //! with the standard's `core/asdf` tag, `asdf_library` and `history` first), one block per
 //! distinct array (data aligned to [`WriteOptions::align`] by enlarging the block header,
 //! MD5 over the stored bytes), then the block index.
+//!
+//! What python asdf 6.0.0 needs, and how the writer provides it:
+//! - tags per standard version, from `asdf_standard`'s `core-1.x.0` manifests: root
+//!   `core/asdf-1.0.0` and no extension history before 1.2.0, `core/asdf-1.1.0` after;
+//!   `ndarray-1.0.0` before 1.6.0, `ndarray-1.1.0` from 1.6.0;
+//! - `history.extensions` holds a `core/extension_metadata-1.0.0` entry for
+//!   `asdf://asdf-format.org/core/extensions/core-1.x.0` (python matches installed extensions
+//!   by URI, so no "extension not installed" warning; the `software` is this library, which
+//!   python does not compare with its own version);
+//! - inline data: complex numbers as `!core/complex-1.0.0 (re+imj)`; 0-d arrays, records with
+//!   subarray or nested fields, and records whose shape has an axis as long as the number of
+//!   fields cannot be read back inline by python, so those go to a block even when inline
+//!   storage is asked for.
+//!
+//! Uncompressed blocks are streamed from the caller's buffer: for large ones the MD5 is
+//! computed on another thread while the bytes are written, and patched into the header
+//! afterwards (hence `Write + Seek`). Compressed blocks are encoded in parallel (rayon).
 
 mod array;
 mod blocks;
@@ -168,6 +185,7 @@ pub struct WriteOptions {
     checksums: bool,
     block_index: bool,
     pad_blocks: f64,
+    pad_tree: usize,
     storage: Storage,
     align: usize,
 }
@@ -181,6 +199,7 @@ impl Default for WriteOptions {
             checksums: true,
             block_index: true,
             pad_blocks: 0.0,
+            pad_tree: 0,
             storage: Storage::Internal,
             align: 64,
         }
@@ -222,6 +241,12 @@ impl WriteOptions {
     /// later edits fit in place (default 0). Negative or non-finite values count as 0.
     pub fn pad_blocks(mut self, fraction: f64) -> Self {
         self.pad_blocks = fraction;
+        self
+    }
+    /// Spare bytes (zeros) left between the tree and the first block, so that a larger tree
+    /// fits in place on a later [`update`] (default 0; only written when there are blocks).
+    pub fn pad_tree(mut self, bytes: usize) -> Self {
+        self.pad_tree = bytes;
         self
     }
     /// Default storage of every array.
@@ -303,6 +328,7 @@ pub enum WriteError {
 /// A registered array.
 struct Registered<'a> {
     array: WriteArray<'a>,
+    mask: Option<WriteArray<'a>>,
     opts: ArrayOptions,
 }
 
@@ -317,6 +343,17 @@ pub struct Writer<'a> {
     placeholders: Vec<Node>,
     history: Vec<Node>,
     stream: Option<StreamSpec>,
+    ndarray_tag: String,
+    /// View placeholder id → view.
+    views: HashMap<usize, ViewSpec>,
+}
+
+/// A view sharing the block of a registered array.
+pub(crate) struct ViewSpec {
+    pub base: Node,
+    pub offset: u64,
+    pub shape: Vec<usize>,
+    pub strides: Vec<i64>,
 }
 
 /// The streamed array: its placeholder, datatype and row shape.
@@ -350,6 +387,7 @@ impl<'a> Writer<'a> {
     /// A writer with these options.
     pub fn new(opts: WriteOptions) -> Self {
         Writer {
+            ndarray_tag: opts.standard.ndarray_tag(),
             opts,
             source: None,
             arrays: Vec::new(),
@@ -357,6 +395,7 @@ impl<'a> Writer<'a> {
             placeholders: Vec::new(),
             history: Vec::new(),
             stream: None,
+            views: HashMap::new(),
         }
     }
 
@@ -382,16 +421,80 @@ impl<'a> Writer<'a> {
     /// As [`Writer::add_array`], with per-array options.
     pub fn add_array_with(&mut self, array: impl Into<WriteArray<'a>>, opts: ArrayOptions) -> Node {
         let array = array.into();
-        let node = Node::tagged(
-            self.opts.standard.ndarray_tag(),
-            nodes::map(vec![
-                ("datatype", nodes::datatype_node(array.dtype(), false)),
-                ("shape", nodes::shape_node(array.shape())),
-            ]),
-        );
+        // a placeholder: only its identity matters, the descriptor is built when writing
+        let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(Vec::new()));
         self.by_id.insert(node.id(), self.arrays.len());
         self.placeholders.push(node.clone());
-        self.arrays.push(Registered { array, opts });
+        self.arrays.push(Registered {
+            array,
+            mask: None,
+            opts,
+        });
+        node
+    }
+
+    /// A view of an array registered with [`Writer::add_array`] that shares its block
+    /// (`offset` in bytes into the base array's data, `shape`, `strides` in bytes, possibly
+    /// negative). The base must be stored internally or externally, not inline. Returns the
+    /// view's ndarray node; `None` when `base` is not an array of this writer, the lengths of
+    /// `shape` and `strides` differ, or the view reaches outside the base's bytes.
+    pub fn add_view(
+        &mut self,
+        base: &Node,
+        offset: u64,
+        shape: &[usize],
+        strides: &[i64],
+    ) -> Option<Node> {
+        let &b = self.by_id.get(&base.id())?;
+        let len = self.arrays.get(b)?.array.bytes().len() as i128;
+        let item = self.arrays.get(b)?.array.dtype().itemsize() as i128;
+        if shape.len() != strides.len() {
+            return None;
+        }
+        // first and one-past-last byte addressed
+        let (mut lo, mut hi) = (i128::from(offset), i128::from(offset) + item);
+        if shape.contains(&0) {
+            hi = lo;
+        } else {
+            for (&n, &st) in shape.iter().zip(strides) {
+                let span = (n as i128 - 1).checked_mul(i128::from(st))?;
+                if span < 0 {
+                    lo = lo.checked_add(span)?;
+                } else {
+                    hi = hi.checked_add(span)?;
+                }
+            }
+        }
+        if lo < 0 || hi > len {
+            return None;
+        }
+        let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(Vec::new()));
+        self.placeholders.push(node.clone());
+        self.views.insert(
+            node.id(),
+            ViewSpec {
+                base: base.clone(),
+                offset,
+                shape: shape.to_vec(),
+                strides: strides.to_vec(),
+            },
+        );
+        Some(node)
+    }
+
+    /// Registers a masked array: `mask` is a `bool` array of the same shape, true where
+    /// `data` is missing; it is written as the ndarray's `mask` (in the same storage as
+    /// the data). A mask of another datatype or shape is an error when writing.
+    pub fn add_masked_array(
+        &mut self,
+        data: impl Into<WriteArray<'a>>,
+        mask: impl Into<WriteArray<'a>>,
+        opts: ArrayOptions,
+    ) -> Node {
+        let node = self.add_array_with(data, opts);
+        if let Some(r) = self.arrays.last_mut() {
+            r.mask = Some(mask.into());
+        }
         node
     }
 

@@ -168,16 +168,27 @@ pub enum UpdateKind {
 /// in the space before the first block, only the tree is rewritten, in place, padded with
 /// zero bytes up to the first block. Otherwise the whole file is rewritten through a
 /// temporary file and renamed, so the original stays intact on any failure.
+///
+/// Pass `WriteOptions::default().compression(`[`CompressionChoice::Input`]`)` to keep compressed
+/// blocks as they are (with the default, no compression, they are decompressed and the file
+/// is rewritten). The in-place write is a single positioned write of the tree region followed
+/// by fsync; a crash in the middle of it can leave a torn tree (the blocks are intact).
+///
+/// [`CompressionChoice::Input`]: super::CompressionChoice::Input
 pub fn update(
     path: impl AsRef<Path>,
     root: &Node,
     opts: WriteOptions,
 ) -> Result<UpdateKind, WriteError> {
     let path = path.as_ref();
-    let file = AsdfFile::open(path).map_err(|e| WriteError::Source {
-        path: String::new(),
-        source: Box::new(e),
-    })?;
+    // mapped: uncompressed blocks are not read when only the tree changes
+    let file = AsdfFile::options()
+        .mmap(true)
+        .open(path)
+        .map_err(|e| WriteError::Source {
+            path: String::new(),
+            source: Box::new(e),
+        })?;
     let kind = {
         let writer = Writer::from_file(&file, opts);
         let plan = prepare::plan(&writer, root, None);

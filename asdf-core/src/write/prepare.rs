@@ -132,9 +132,15 @@ pub(crate) fn inline_readable(dtype: &DType, shape: &[usize]) -> bool {
     !shape.is_empty()
         && match dtype {
             DType::Scalar { .. } => true,
-            DType::Record(fields) => fields
-                .iter()
-                .all(|f| f.shape.is_empty() && matches!(f.dtype, DType::Scalar { .. })),
+            DType::Record(fields) => {
+                // python looks for the records by trying each list level as one record: a
+                // level as long as the number of fields fails with a TypeError it does
+                // not catch
+                !shape.contains(&fields.len())
+                    && fields
+                        .iter()
+                        .all(|f| f.shape.is_empty() && matches!(f.dtype, DType::Scalar { .. }))
+            }
         }
 }
 
@@ -277,6 +283,10 @@ impl<'w> Prep<'w, '_> {
     }
 
     fn node(&mut self, node: &Node, path: &mut String) -> Result<Node, WriteError> {
+        // scalars are written as they are (placeholders are empty mappings)
+        if !matches!(node.value(), Value::Map(_) | Value::Seq(_)) {
+            return Ok(node.clone());
+        }
         if let Some(n) = self.memo.get(&node.id()) {
             return Ok(n.clone());
         }
@@ -293,6 +303,8 @@ impl<'w> Prep<'w, '_> {
                     ("shape", nodes::flow(None, Value::Seq(shape))),
                 ]),
             )
+        } else if let Some(view) = self.writer.views.get(&node.id()) {
+            self.view(view, path)?
         } else if let Some(&i) = self.writer.by_id.get(&node.id()) {
             self.registered(i, path)?
         } else if node.is_ndarray() {
@@ -373,7 +385,61 @@ impl<'w> Prep<'w, '_> {
         let data = BlockData::Slice(reg.array.bytes());
         let dtype = reg.array.dtype().clone();
         let shape = reg.array.shape().to_vec();
-        self.array_node(&dtype, &shape, data, storage, compression, Vec::new(), path)
+        let mut extra = Vec::new();
+        if let Some(mask) = &reg.mask {
+            let bool8 = mask.dtype().scalar_type() == Some(crate::array::ScalarType::Bool8);
+            if !bool8 || mask.shape() != shape.as_slice() {
+                return Err(bad(
+                    path,
+                    format!(
+                        "mask must be bool8 of shape {shape:?}, found {} of shape {:?}",
+                        mask.dtype().name(),
+                        mask.shape()
+                    ),
+                ));
+            }
+            let mask_storage = self.storage_for(reg.opts.storage, mask.element_count());
+            let node = self.array_node(
+                mask.dtype(),
+                mask.shape(),
+                BlockData::Slice(mask.bytes()),
+                mask_storage,
+                compression,
+                Vec::new(),
+                path,
+            )?;
+            extra.push((Node::str("mask"), node));
+        }
+        self.array_node(&dtype, &shape, data, storage, compression, extra, path)
+    }
+
+    /// A view: the base's `source`, datatype and byte order with the view's shape, offset and
+    /// strides.
+    fn view(&mut self, view: &super::ViewSpec, path: &mut String) -> Result<Node, WriteError> {
+        let base = self.node(&view.base, path)?;
+        let (Some(source), Some(datatype)) = (base.get("source"), base.get("datatype")) else {
+            return Err(bad(
+                path,
+                "a view needs its base array stored in a block, not inline",
+            ));
+        };
+        let mut m = vec![
+            (Node::str("source"), source.clone()),
+            (Node::str("datatype"), datatype.clone()),
+        ];
+        if let Some(b) = base.get("byteorder") {
+            m.push((Node::str("byteorder"), b.clone()));
+        }
+        m.push((Node::str("shape"), shape_node(&view.shape)));
+        m.push((Node::str("offset"), int(i128::from(view.offset))));
+        m.push((
+            Node::str("strides"),
+            nodes::flow(
+                None,
+                Value::Seq(view.strides.iter().map(|&s| int(i128::from(s))).collect()),
+            ),
+        ));
+        Ok(Node::tagged(self.ndarray_tag.clone(), Value::Map(m)))
     }
 
     /// Builds an ndarray node for C-order data; `extra` holds further keys (mask, ...).
@@ -596,5 +662,37 @@ impl<'w> Prep<'w, '_> {
             rest,
             path,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::{ByteOrder, Field, ScalarType};
+
+    fn field(name: &str, dtype: DType, shape: Vec<usize>) -> Field {
+        Field {
+            name: name.into(),
+            dtype,
+            shape,
+        }
+    }
+
+    #[test]
+    fn inline_readable_follows_python() {
+        let f8 = DType::scalar(ScalarType::Float64, ByteOrder::Little);
+        assert!(inline_readable(&f8, &[3]));
+        assert!(!inline_readable(&f8, &[]));
+        let rec = DType::Record(vec![
+            field("a", f8.clone(), vec![]),
+            field("b", f8.clone(), vec![]),
+        ]);
+        assert!(inline_readable(&rec, &[3]));
+        assert!(!inline_readable(&rec, &[2]));
+        assert!(!inline_readable(&rec, &[3, 2]));
+        let sub = DType::Record(vec![field("a", f8.clone(), vec![2])]);
+        assert!(!inline_readable(&sub, &[3]));
+        let nested = DType::Record(vec![field("a", rec, vec![])]);
+        assert!(!inline_readable(&nested, &[3]));
     }
 }
