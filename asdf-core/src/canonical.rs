@@ -50,26 +50,7 @@ fn push_opt(out: &mut String, s: Option<&str>) {
     }
 }
 
-/// A JSON string literal (non-ASCII kept as is, control characters escaped).
-pub(crate) fn push_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+pub(crate) use crate::array::push_json_string as push_str;
 
 /// A finite float as a JSON number that reads back as a float (`2.0`, `1e16`, `-0.0`).
 fn push_float(out: &mut String, f: f64) {

@@ -590,7 +590,9 @@ pub(crate) fn describe_node(node: &Node) -> String {
     describe(node)
 }
 
-fn push_json_string(out: &mut String, s: &str) {
+/// Appends `s` as a JSON string literal (non-ASCII kept as is, control characters escaped,
+/// as python's `json.dumps(ensure_ascii=False)` writes it).
+pub(crate) fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -599,7 +601,11 @@ fn push_json_string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
             c => out.push(c),
         }
     }
