@@ -74,8 +74,8 @@ pub enum EmitError {
         /// Where the node is.
         path: String,
     },
-    /// A recursive structure ([`Value::Recursive`]): not writable yet.
-    #[error("recursive alias *{name} cannot be written yet (at {path:?})")]
+    /// A [`Value::Recursive`] whose anchor is not on an enclosing node of the tree.
+    #[error("recursive alias *{name} has no enclosing node with that anchor (at {path:?})")]
     Recursive {
         /// The anchor the alias names.
         name: String,
@@ -152,6 +152,7 @@ pub fn emit(root: &Node, opts: &EmitOptions) -> Result<String, EmitError> {
         depth: 0,
         optimistic: Some(Census::default()),
         shared: IdMap::default(),
+        recursive: HashMap::new(),
         next_anchor: 0,
         handles,
         by_len,
@@ -371,6 +372,9 @@ struct Emitter<'o> {
     optimistic: Option<Census>,
     /// Nodes that occur more than once (after the counting walk).
     shared: IdMap,
+    /// Anchor names that [`Value::Recursive`] nodes refer to, with the anchor number given
+    /// to the enclosing node once it is written (0 before).
+    recursive: HashMap<String, u32>,
     next_anchor: u32,
     /// In the order given (the order of the directives).
     handles: Vec<Handle>,
@@ -815,6 +819,9 @@ impl Emitter<'_> {
             }
             Value::Binary(_) if node.tag().is_none() => self.mark_handle(BINARY_TAG),
             Value::Timestamp(_) if node.tag().is_none() => self.mark_handle(TIMESTAMP_TAG),
+            Value::Recursive(name) => {
+                self.recursive.entry(name.clone()).or_insert(0);
+            }
             _ => {}
         }
         if let Some(tag) = node.tag() {
@@ -984,6 +991,17 @@ impl Emitter<'_> {
             self.next_anchor += 1;
             seen.anchor = self.next_anchor;
             let a = self.next_anchor;
+            self.out.push_str(if lead { " &id" } else { "&id" });
+            self.push_anchor_number(a);
+            space = true;
+            if let Some(slot) = node.anchor().and_then(|n| self.recursive.get_mut(n)) {
+                *slot = a;
+            }
+        } else if let Some(slot) = node.anchor().and_then(|n| self.recursive.get_mut(n)) {
+            // The enclosing node of a recursive alias: anchored under our own numbering.
+            self.next_anchor += 1;
+            let a = self.next_anchor;
+            *slot = a;
             self.out.push_str(if lead { " &id" } else { "&id" });
             self.push_anchor_number(a);
             space = true;
@@ -1258,13 +1276,25 @@ impl Emitter<'_> {
                 }
             }
             Value::Recursive(name) => {
-                return Err(Stop::Error(
-                    EmitError::Recursive {
-                        name: name.clone(),
-                        path: String::new(),
-                    },
-                    node.id(),
-                ));
+                if self.optimistic.is_some() {
+                    // Needs the counting walk, which finds the enclosing anchored node.
+                    return Err(Stop::Shared);
+                }
+                match self.recursive.get(name) {
+                    Some(&a) if a != 0 => {
+                        self.out.push_str("*id");
+                        self.push_anchor_number(a);
+                    }
+                    _ => {
+                        return Err(Stop::Error(
+                            EmitError::Recursive {
+                                name: name.clone(),
+                                path: String::new(),
+                            },
+                            node.id(),
+                        ))
+                    }
+                }
             }
             Value::Int(Integer::Big(s)) => {
                 if !valid_big(s) {
