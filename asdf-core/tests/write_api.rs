@@ -638,6 +638,68 @@ fn tree_padding_lets_a_larger_tree_fit_in_place() {
 }
 
 #[test]
+fn interrupted_in_place_update_is_recovered_from_its_journal() {
+    let dir = tmpdir("journal");
+    let path = dir.join("j.asdf");
+    let a = arr1(&[1u32, 2, 3]);
+    let mut w = Writer::new(WriteOptions::default().pad_tree(4096));
+    let n = w.add_array(&a);
+    w.write_to_path(&map(vec![("a", n), ("v", Node::str("old"))]), &path)
+        .unwrap();
+    let original = std::fs::read(&path).unwrap();
+    let first = AsdfFile::open(&path).unwrap().blocks()[0].offset as usize;
+
+    // A crash in the middle of the in-place write: the journal holds the old head, and the
+    // file has half of a new head over the old one (its tree no longer parses).
+    let journal = dir.join(".j.asdf.asdf-journal");
+    std::fs::write(&journal, &original[..first]).unwrap();
+    let mut torn = original.clone();
+    for b in &mut torn[40..first / 2] {
+        *b = b'#';
+    }
+    std::fs::write(&path, &torn).unwrap();
+    assert!(AsdfFile::open(&path)
+        .and_then(|f| asdf_core::canonical::to_json(&f))
+        .is_err());
+
+    assert!(asdf_core::write::recover(&path).unwrap());
+    assert_eq!(std::fs::read(&path).unwrap(), original);
+    assert!(!journal.exists());
+    assert!(
+        !asdf_core::write::recover(&path).unwrap(),
+        "nothing left to recover"
+    );
+
+    // A later update first recovers, then applies; it leaves no journal behind.
+    std::fs::write(&journal, &original[..first]).unwrap();
+    std::fs::write(&path, &torn).unwrap();
+    let a_node = {
+        let mut bytes = original.clone();
+        bytes.truncate(original.len());
+        AsdfFile::from_bytes(bytes)
+            .unwrap()
+            .get("/a")
+            .unwrap()
+            .clone()
+    };
+    let kind = update(
+        &path,
+        &map(vec![("a", a_node), ("v", Node::str("new"))]),
+        WriteOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(kind, UpdateKind::InPlace);
+    assert!(!journal.exists());
+    let f = AsdfFile::options()
+        .verify_checksums(true)
+        .open(&path)
+        .unwrap();
+    assert_eq!(f.get("/v").unwrap().as_str(), Some("new"));
+    assert_eq!(f.array::<u32>("/a").unwrap(), a.into_dyn());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn masked_arrays_in_blocks_and_inline() {
     let data = arr1(&[1i64, 2, 3]);
     let mask = arr1(&[true, false, true]);

@@ -53,7 +53,7 @@ use crate::yaml::{EmitError, Node, Value};
 use crate::AsdfFile;
 
 pub use array::WriteArray;
-pub use path::{update, UpdateKind};
+pub use path::{recover, update, UpdateKind};
 
 /// Version of the ASDF standard a file is written for; it selects the tags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -171,8 +171,14 @@ pub enum UpdateKind {
 ///
 /// Pass `WriteOptions::default().compression(`[`CompressionChoice::Input`]`)` to keep compressed
 /// blocks as they are (with the default, no compression, they are decompressed and the file
-/// is rewritten). The in-place write is a single positioned write of the tree region followed
-/// by fsync; a crash in the middle of it can leave a torn tree (the blocks are intact).
+/// is rewritten).
+///
+/// The in-place write is journaled: the old head (everything before the first block) is
+/// first saved, synced, beside the file (`.NAME.asdf-journal`); then the new head is written
+/// and synced; then the journal is removed. If writing the new head fails, the old head is
+/// written back. If the process dies in between, the next [`update`] (or [`recover`]) of the
+/// file puts the old head back from the journal before doing anything else. Readers that do
+/// not know the journal can see a torn tree only during that crash window.
 ///
 /// [`CompressionChoice::Input`]: super::CompressionChoice::Input
 pub fn update(
@@ -181,6 +187,7 @@ pub fn update(
     opts: WriteOptions,
 ) -> Result<UpdateKind, WriteError> {
     let path = path.as_ref();
+    recover(path)?;
     // mapped: uncompressed blocks are not read when only the tree changes
     let file = AsdfFile::options()
         .mmap(true)
@@ -238,16 +245,71 @@ fn in_place_text(
     Ok((text.len() as u64 <= first).then_some((text, first)))
 }
 
-fn write_in_place(path: &Path, text: &str, first: u64) -> Result<(), WriteError> {
+/// The journal of an in-place update of `path`: the old head, saved before it is replaced.
+pub(crate) fn journal_path(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(format!(".{name}.asdf-journal"))
+}
+
+/// Finishes an interrupted in-place [`update`] of `path`: when a journal from one exists, the
+/// old head it holds is written back (synced) and the journal removed. Returns whether a
+/// journal was found. [`update`] calls this first.
+pub fn recover(path: impl AsRef<Path>) -> Result<bool, WriteError> {
+    let path = path.as_ref();
+    let journal = journal_path(path);
+    let head = match fs::read(&journal) {
+        Ok(h) => h,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
     let mut f = fs::OpenOptions::new().write(true).open(path)?;
-    let mut buf = Vec::with_capacity(usize::try_from(first).unwrap_or(0));
-    buf.extend_from_slice(text.as_bytes());
-    buf.resize(
-        usize::try_from(first).map_err(|_| WriteError::TooLarge { what: "tree" })?,
-        0,
-    );
     f.seek(SeekFrom::Start(0))?;
-    f.write_all(&buf)?;
+    f.write_all(&head)?;
+    f.sync_all()?;
+    fs::remove_file(&journal)?;
+    sync_dir(path);
+    Ok(true)
+}
+
+fn write_in_place(path: &Path, text: &str, first: u64) -> Result<(), WriteError> {
+    let first = usize::try_from(first).map_err(|_| WriteError::TooLarge { what: "tree" })?;
+    let mut f = fs::OpenOptions::new().read(true).write(true).open(path)?;
+    // 1. Save the old head, durably, before touching the file.
+    let mut old = vec![0u8; first];
+    std::io::Read::read_exact(&mut f, &mut old)?;
+    let journal = journal_path(path);
+    {
+        let mut j = File::create(&journal)?;
+        j.write_all(&old)?;
+        j.sync_all()?;
+    }
+    sync_dir(path);
+    // 2. The new head, padded with zero bytes up to the first block.
+    let mut buf = Vec::with_capacity(first);
+    buf.extend_from_slice(text.as_bytes());
+    buf.resize(first, 0);
+    let written = write_head(&mut f, &buf);
+    if let Err(e) = written {
+        // Put the old head back; keep the journal if even that fails.
+        if write_head(&mut f, &old).is_ok() {
+            let _ = fs::remove_file(&journal);
+            sync_dir(path);
+        }
+        return Err(e);
+    }
+    // 3. Done: the journal goes.
+    fs::remove_file(&journal)?;
+    sync_dir(path);
+    Ok(())
+}
+
+fn write_head(f: &mut File, head: &[u8]) -> Result<(), WriteError> {
+    f.seek(SeekFrom::Start(0))?;
+    f.write_all(head)?;
     f.sync_all()?;
     Ok(())
 }
