@@ -658,9 +658,19 @@ fn interrupted_in_place_update_is_recovered_from_its_journal() {
         *b = b'#';
     }
     std::fs::write(&path, &torn).unwrap();
+    // While the journal is there, readers see the old head: the file opens, old content.
+    let old_canonical =
+        asdf_core::canonical::to_json(&AsdfFile::from_bytes(original.clone()).unwrap()).unwrap();
+    let seen = AsdfFile::open(&path).unwrap();
+    assert_eq!(seen.get("/v").unwrap().as_str(), Some("old"));
+    assert_eq!(asdf_core::canonical::to_json(&seen).unwrap(), old_canonical);
+    drop(seen);
+    // Without it, the torn head would not read.
+    std::fs::rename(&journal, dir.join("aside")).unwrap();
     assert!(AsdfFile::open(&path)
         .and_then(|f| asdf_core::canonical::to_json(&f))
         .is_err());
+    std::fs::rename(dir.join("aside"), &journal).unwrap();
 
     assert!(asdf_core::write::recover(&path).unwrap());
     assert_eq!(std::fs::read(&path).unwrap(), original);

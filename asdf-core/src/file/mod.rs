@@ -21,7 +21,10 @@ use crate::yaml::{self, Document, Node, Value, YamlLimits};
 use crate::{Error, Result};
 
 mod fast;
+mod journal;
 mod refs;
+
+pub use journal::journal_path;
 
 pub use refs::RefTarget;
 
@@ -105,6 +108,14 @@ impl OpenOptions {
             (map.clone() as Arc<dyn ReadAt>, Some(map))
         } else {
             (Arc::new(file), None)
+        };
+        // An in-place update was interrupted: read the old head it saved (see `journal`).
+        let (source, mmap) = match journal::read_journal(path, source.len()) {
+            Some(head) => (
+                Arc::new(journal::Overlay { head, rest: source }) as Arc<dyn ReadAt>,
+                None,
+            ),
+            None => (source, mmap),
         };
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         AsdfFile::build(source, mmap, Some(path.to_path_buf()), base, self.clone())

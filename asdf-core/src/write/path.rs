@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::blocks::{head_text, write_file};
 use super::prepare::{self, Plan};
 use super::{WriteError, WriteOptions, WriteSummary, Writer};
+use crate::file::journal_path;
 use crate::yaml::Node;
 use crate::AsdfFile;
 
@@ -177,8 +178,9 @@ pub enum UpdateKind {
 /// first saved, synced, beside the file (`.NAME.asdf-journal`); then the new head is written
 /// and synced; then the journal is removed. If writing the new head fails, the old head is
 /// written back. If the process dies in between, the next [`update`] (or [`recover`]) of the
-/// file puts the old head back from the journal before doing anything else. Readers that do
-/// not know the journal can see a torn tree only during that crash window.
+/// file puts the old head back from the journal before doing anything else. While a journal
+/// exists, [`AsdfFile::open`] reads the old head from it, so the file always opens (old
+/// content); readers that do not know the journal can see a torn tree in that crash window.
 ///
 /// [`CompressionChoice::Input`]: super::CompressionChoice::Input
 pub fn update(
@@ -243,16 +245,6 @@ fn in_place_text(
     }
     let text = head_text(&writer.opts, plan)?;
     Ok((text.len() as u64 <= first).then_some((text, first)))
-}
-
-/// The journal of an in-place update of `path`: the old head, saved before it is replaced.
-pub(crate) fn journal_path(path: &Path) -> PathBuf {
-    let dir = path.parent().unwrap_or(Path::new(""));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dir.join(format!(".{name}.asdf-journal"))
 }
 
 /// Finishes an interrupted in-place [`update`] of `path`: when a journal from one exists, the
