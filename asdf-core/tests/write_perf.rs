@@ -1,8 +1,10 @@
-//! Write timings (ignored by default; no timing assertions). Run with
-//! `cargo test -p asdf-core --release --test write_perf -- --ignored --nocapture`;
+//! Write timings: a developer tool, not part of the test suite (no timing assertions). Run
+//! with `cargo test -p asdf-core --release --features dev-tools --test write_perf -- --nocapture`;
 //! `ASDF_PERF_DIR` chooses the directory (default: the temp dir), `ASDF_PERF_GIB` the size of
 //! the big array in GiB (default 1). `tests/oracle/write_perf.py` runs the same workloads in
 //! python asdf.
+
+#![cfg(feature = "dev-tools")]
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -29,7 +31,7 @@ fn big_array() -> Array1<f64> {
 }
 
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn perf_big_float64_with_checksums() {
     let a = big_array();
     let bytes = a.len() * 8;
@@ -76,7 +78,7 @@ fn perf_big_float64_with_checksums() {
 }
 
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn perf_many_small_arrays() {
     let arrays: Vec<Array1<f64>> = (0..10_000)
         .map(|i| Array1::from_iter((0..10).map(|j| (i * 10 + j) as f64)))
@@ -103,7 +105,7 @@ fn perf_many_small_arrays() {
 }
 
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn perf_scalar_tree() {
     let path = dir().join("asdf-rs-perf-tree.asdf");
     let t = Instant::now();
@@ -130,7 +132,7 @@ fn perf_scalar_tree() {
 }
 
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn perf_big_breakdown() {
     let a = big_array();
     let mut w = Writer::new(WriteOptions::default());
@@ -177,7 +179,7 @@ fn perf_big_breakdown() {
 }
 
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn perf_raw_io_floor() {
     let a = big_array();
     let bytes: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();

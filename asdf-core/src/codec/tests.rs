@@ -353,19 +353,20 @@ fn reference_compressed_file_decodes() {
     assert!(seen >= 2);
 }
 
-/// Writes our encodings for the python oracle to check: run with `--ignored`, then
+/// Writes our encodings for the python oracle to check: run with `--features dev-tools`, then
 /// `python` decodes every file in the directory printed.
 /// Numbers that compress like typical array data: f64 values on a coarse grid.
+#[cfg(feature = "dev-tools")]
 fn floats(n_bytes: usize) -> Vec<u8> {
     (0..n_bytes / 8)
         .flat_map(|i| (((i as f64) * 0.001).sin() * 1000.0).round().to_le_bytes())
         .collect()
 }
 
-/// Writes our encodings for the python oracle to check: run with `--ignored`, then
+/// Writes our encodings for the python oracle to check: run with `--features dev-tools`, then
 /// `python` decodes every file in the directory printed.
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn write_for_python_oracle() {
     let dir = std::env::temp_dir().join("asdf-codec-oracle");
     std::fs::create_dir_all(&dir).unwrap();
@@ -380,9 +381,9 @@ fn write_for_python_oracle() {
 }
 
 /// Decode throughput of the stored files python wrote (`/tmp/asdf-codec-bench/floats.*`,
-/// see the codec report); run with `--release -- --ignored --nocapture`.
+/// see the codec report); run with `--release --features dev-tools -- --nocapture`.
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn time_decode() {
     let dir = std::env::temp_dir().join("asdf-codec-bench");
     let data = std::fs::read(dir.join("floats.data")).unwrap();
@@ -480,7 +481,7 @@ mod fuzz {
 /// Reads every block of the `.asdf` files in `$ASDF_CHECK_DIR` (written by python asdf),
 /// decodes them and checks their MD5 (of the stored or the decoded bytes).
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn check_python_files() {
     use crate::layout::{read_layout, read_stored, LayoutLimits};
     use md5::{Digest, Md5};
@@ -516,7 +517,7 @@ fn check_python_files() {
 /// Writes one small file per codec with our block header, block index and encoder into
 /// `/tmp/asdf-rs-written/`, for python asdf to open with checksum validation.
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn write_files_for_python() {
     use crate::layout::{encode_block_header, encode_block_index, BlockHeader};
     use md5::{Digest, Md5};

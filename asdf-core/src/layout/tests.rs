@@ -614,9 +614,9 @@ fn few_reads_for_many_small_blocks() {
     }
 }
 
-/// Timing of the 10k-block open; run with `--release -- --ignored --nocapture`.
+/// Timing of the 10k-block open; run with `--release --features dev-tools -- --nocapture`.
 #[test]
-#[ignore]
+#[cfg(feature = "dev-tools")]
 fn time_ten_thousand_blocks() {
     for with_index in [true, false] {
         let (f, _) = many_blocks(10_000, with_index);

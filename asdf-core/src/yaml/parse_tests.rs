@@ -499,9 +499,9 @@ mod prop {
 }
 
 /// A 3 MB tree of 200 000 scalar leaves; run with
-/// `cargo test --release -p asdf-core --lib yaml::parse::tests::parse_speed -- --ignored --nocapture`.
+/// `cargo test --release -p asdf-core --features dev-tools --lib yaml::parse::tests::parse_speed -- --nocapture`.
 #[test]
-#[ignore = "timing, run in release"]
+#[cfg(feature = "dev-tools")]
 fn parse_speed() {
     let mut text =
         String::from("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nitems:\n");
