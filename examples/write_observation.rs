@@ -4,17 +4,8 @@
 
 use asdf_core::codec::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, Storage, WriteOptions, Writer};
-use asdf_core::{AsdfFile, Node, Value};
+use asdf_core::{AsdfFile, Node};
 use ndarray::{Array1, Array2};
-
-fn map(entries: Vec<(&str, Node)>) -> Node {
-    Node::new(Value::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (Node::str(k), v))
-            .collect(),
-    ))
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = std::env::args()
@@ -37,8 +28,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..ArrayOptions::default()
         },
     );
-    let root = map(vec![
-        ("meta", map(vec![("telescope", Node::str("EXAMPLE"))])),
+    let root = Node::map(vec![
+        ("meta", Node::map(vec![("telescope", Node::str("EXAMPLE"))])),
         ("sci", sci_node),
         ("wavelengths_um", wl_node),
     ]);

@@ -15,15 +15,6 @@ use md5::{Digest, Md5};
 use ndarray::{arr1, arr2, Array1, ArrayD, IxDyn};
 use num_complex::Complex;
 
-fn map(entries: Vec<(&str, Node)>) -> Node {
-    Node::new(Value::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (Node::str(k), v))
-            .collect(),
-    ))
-}
-
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("asdf-write-api-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -62,7 +53,7 @@ fn layout_header_tree_aligned_block_checksum_index() {
     let a = arr2(&[[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]);
     let mut w = Writer::new(WriteOptions::default());
     let n = w.add_array(&a);
-    let root = map(vec![("data", n)]);
+    let root = Node::map(vec![("data", n)]);
     let bytes = w.write_to_vec(&root).unwrap();
     dump("layout", &bytes);
     let text = text_of(&bytes);
@@ -110,7 +101,7 @@ fn shared_node_gives_one_block_and_an_alias() {
     let mut w = Writer::new(WriteOptions::default());
     let na = w.add_array(&a);
     let nb = w.add_array(&b);
-    let root = map(vec![
+    let root = Node::map(vec![
         ("x", na.clone()),
         ("y", na),
         ("z", Node::new(Value::Seq(vec![nb]))),
@@ -134,7 +125,7 @@ where
     let a = Array1::from(values);
     let mut w = Writer::new(WriteOptions::default().storage(storage));
     let n = w.add_array(&a);
-    let bytes = w.write_to_vec(&map(vec![("a", n)])).unwrap();
+    let bytes = w.write_to_vec(&Node::map(vec![("a", n)])).unwrap();
     dump(
         &format!("type_{}_{storage:?}", std::any::type_name::<T>())
             .replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
@@ -226,7 +217,7 @@ fn strings_and_records_round_trip_in_every_storage() {
         let nu = w.add_array(&ucs4);
         let nr = w.add_array(&rec);
         let bytes = w
-            .write_to_vec(&map(vec![("a", na), ("u", nu), ("r", nr)]))
+            .write_to_vec(&Node::map(vec![("a", na), ("u", nu), ("r", nr)]))
             .unwrap();
         dump(
             &format!("strings_records_{storage:?}").replace(['(', ')'], "_"),
@@ -274,7 +265,7 @@ fn inline_complex_uses_the_complex_tag() {
     let a = arr1(&[Complex::new(1.0f64, 2.0), Complex::new(3.0, -4.0)]);
     let mut w = Writer::new(WriteOptions::default().storage(Storage::Inline));
     let n = w.add_array(&a);
-    let text = String::from_utf8(w.write_to_vec(&map(vec![("c", n)])).unwrap()).unwrap();
+    let text = String::from_utf8(w.write_to_vec(&Node::map(vec![("c", n)])).unwrap()).unwrap();
     assert!(
         text.contains("data: [!core/complex-1.0.0 (1.0+2.0j), !core/complex-1.0.0 (3.0-4.0j)]"),
         "{text}"
@@ -286,7 +277,7 @@ fn zero_d_arrays_stay_in_blocks_even_inline() {
     let a = ArrayD::from_elem(IxDyn(&[]), 5i64);
     let mut w = Writer::new(WriteOptions::default().storage(Storage::Inline));
     let n = w.add_array(&a);
-    let f = AsdfFile::from_bytes(w.write_to_vec(&map(vec![("z", n)])).unwrap()).unwrap();
+    let f = AsdfFile::from_bytes(w.write_to_vec(&Node::map(vec![("z", n)])).unwrap()).unwrap();
     assert_eq!(f.blocks().len(), 1);
     assert_eq!(f.array::<i64>("/z").unwrap(), a);
 }
@@ -297,7 +288,7 @@ fn standard_versions_choose_tags() {
         let a = arr1(&[1.0f32]);
         let mut w = Writer::new(WriteOptions::default().standard(v));
         let n = w.add_array(&a);
-        let bytes = w.write_to_vec(&map(vec![("a", n)])).unwrap();
+        let bytes = w.write_to_vec(&Node::map(vec![("a", n)])).unwrap();
         dump(
             &format!("standard_{}", v.as_str().replace('.', "_")),
             &bytes,
@@ -341,7 +332,9 @@ fn compression_overrides_checksums_index_and_padding() {
             storage: None,
         },
     );
-    let bytes = w.write_to_vec(&map(vec![("b", nb), ("s", ns)])).unwrap();
+    let bytes = w
+        .write_to_vec(&Node::map(vec![("b", nb), ("s", ns)]))
+        .unwrap();
     dump("overrides", &bytes);
     assert!(!bytes.windows(17).any(|w| w == b"#ASDF BLOCK INDEX"));
     let f = AsdfFile::from_bytes(bytes).unwrap();
@@ -361,7 +354,7 @@ fn every_codec_writes_what_the_reader_reads() {
     for c in Compression::ALL {
         let mut w = Writer::new(WriteOptions::default().compression(CompressionChoice::Codec(c)));
         let n = w.add_array(&a);
-        let f = AsdfFile::from_bytes(w.write_to_vec(&map(vec![("a", n)])).unwrap()).unwrap();
+        let f = AsdfFile::from_bytes(w.write_to_vec(&Node::map(vec![("a", n)])).unwrap()).unwrap();
         f.verify_checksums().unwrap();
         assert_eq!(f.blocks()[0].compression_label(), Some(c.label()));
         assert_eq!(f.array::<f64>("/a").unwrap(), a.clone().into_dyn(), "{c}");
@@ -378,7 +371,7 @@ fn external_storage_writes_one_file_per_array() {
     let na = w.add_array(&a);
     let nb = w.add_array(&b);
     let summary = w
-        .write_to_path(&map(vec![("a", na), ("b", nb)]), &path)
+        .write_to_path(&Node::map(vec![("a", na), ("b", nb)]), &path)
         .unwrap();
     assert_eq!(
         summary.external_files,
@@ -392,11 +385,13 @@ fn external_storage_writes_one_file_per_array() {
     let ext = AsdfFile::open(dir.join("main0001.asdf")).unwrap();
     assert_eq!(ext.blocks().len(), 1);
     // without a path, external storage is refused
-    assert!(w.write_to_vec(&map(vec![])).is_ok());
+    assert!(w
+        .write_to_vec(&Node::map(Vec::<(&str, Node)>::new()))
+        .is_ok());
     let mut w2 = Writer::new(WriteOptions::default().storage(Storage::External));
     let n = w2.add_array(arr1(&[1u8]));
     assert!(matches!(
-        w2.write_to_vec(&map(vec![("x", n)])),
+        w2.write_to_vec(&Node::map(vec![("x", n)])),
         Err(asdf_core::write::WriteError::ExternalNeedsPath)
     ));
     let _ = std::fs::remove_dir_all(&dir);
@@ -407,7 +402,7 @@ fn streamed_rows_are_appended() {
     let mut w = Writer::new(WriteOptions::default());
     let fixed = w.add_array(arr1(&[9u8]));
     let s = w.stream(DType::scalar(ScalarType::Float32, ByteOrder::Little), &[2]);
-    let root = map(vec![("fixed", fixed), ("rows", s)]);
+    let root = Node::map(vec![("fixed", fixed), ("rows", s)]);
     let mut sw = w
         .write_stream(&root, std::io::Cursor::new(Vec::new()))
         .unwrap();
@@ -435,7 +430,9 @@ fn streamed_rows_are_appended() {
 fn history_entries_are_added() {
     let mut w = Writer::new(WriteOptions::default());
     w.add_history_entry("made by a test");
-    let bytes = w.write_to_vec(&map(vec![])).unwrap();
+    let bytes = w
+        .write_to_vec(&Node::map(Vec::<(&str, Node)>::new()))
+        .unwrap();
     dump("history", &bytes);
     let f = AsdfFile::from_bytes(bytes).unwrap();
     let e = f.get("/history/entries/0").unwrap();
@@ -496,7 +493,7 @@ fn update_in_place_when_the_tree_fits_else_rewrite() {
     let mut w = Writer::new(WriteOptions::default());
     let n = w.add_array(&a);
     w.write_to_path(
-        &map(vec![
+        &Node::map(vec![
             ("a", n),
             ("note", Node::str("a long note to shrink later")),
         ]),
@@ -512,7 +509,7 @@ fn update_in_place_when_the_tree_fits_else_rewrite() {
     drop(file);
     let kind = update(
         &path,
-        &map(vec![("a", a_node.clone()), ("note", Node::str("short"))]),
+        &Node::map(vec![("a", a_node.clone()), ("note", Node::str("short"))]),
         WriteOptions::default(),
     )
     .unwrap();
@@ -530,7 +527,7 @@ fn update_in_place_when_the_tree_fits_else_rewrite() {
     let long = "x".repeat(5000);
     let kind = update(
         &path,
-        &map(vec![("a", a_node), ("note", Node::str(long.clone()))]),
+        &Node::map(vec![("a", a_node), ("note", Node::str(long.clone()))]),
         WriteOptions::default(),
     )
     .unwrap();
@@ -552,7 +549,7 @@ fn write_array_from_bytes_any_byte_order() {
     .unwrap();
     let mut w = Writer::new(WriteOptions::default());
     let n = w.add_array(wa);
-    let bytes = w.write_to_vec(&map(vec![("a", n)])).unwrap();
+    let bytes = w.write_to_vec(&Node::map(vec![("a", n)])).unwrap();
     assert!(text_of(&bytes).contains("byteorder: big"));
     let f = AsdfFile::from_bytes(bytes).unwrap();
     assert_eq!(f.array::<f64>("/a").unwrap(), arr1(&[1.0]).into_dyn());
@@ -611,7 +608,7 @@ fn tree_padding_lets_a_larger_tree_fit_in_place() {
     let a = arr1(&[1u32, 2, 3]);
     let mut w = Writer::new(WriteOptions::default().pad_tree(4096));
     let n = w.add_array(&a);
-    w.write_to_path(&map(vec![("a", n)]), &path).unwrap();
+    w.write_to_path(&Node::map(vec![("a", n)]), &path).unwrap();
     let before = std::fs::read(&path).unwrap();
     let file = AsdfFile::open(&path).unwrap();
     let first = file.blocks()[0].offset as usize;
@@ -620,7 +617,7 @@ fn tree_padding_lets_a_larger_tree_fit_in_place() {
     let note = "n".repeat(2000);
     let kind = update(
         &path,
-        &map(vec![("a", a_node), ("note", Node::str(note.clone()))]),
+        &Node::map(vec![("a", a_node), ("note", Node::str(note.clone()))]),
         WriteOptions::default(),
     )
     .unwrap();
@@ -644,7 +641,7 @@ fn interrupted_in_place_update_is_recovered_from_its_journal() {
     let a = arr1(&[1u32, 2, 3]);
     let mut w = Writer::new(WriteOptions::default().pad_tree(4096));
     let n = w.add_array(&a);
-    w.write_to_path(&map(vec![("a", n), ("v", Node::str("old"))]), &path)
+    w.write_to_path(&Node::map(vec![("a", n), ("v", Node::str("old"))]), &path)
         .unwrap();
     let original = std::fs::read(&path).unwrap();
     let first = AsdfFile::open(&path).unwrap().blocks()[0].offset as usize;
@@ -690,7 +687,7 @@ fn interrupted_in_place_update_is_recovered_from_its_journal() {
         .clone();
     let kind = update(
         &path,
-        &map(vec![("a", a_node), ("v", Node::str("new"))]),
+        &Node::map(vec![("a", a_node), ("v", Node::str("new"))]),
         WriteOptions::default(),
     )
     .unwrap();
@@ -712,7 +709,7 @@ fn masked_arrays_in_blocks_and_inline() {
     for storage in [Storage::Internal, Storage::Inline] {
         let mut w = Writer::new(WriteOptions::default().storage(storage));
         let n = w.add_masked_array(&data, &mask, ArrayOptions::default());
-        let bytes = w.write_to_vec(&map(vec![("m", n)])).unwrap();
+        let bytes = w.write_to_vec(&Node::map(vec![("m", n)])).unwrap();
         dump(&format!("masked_{storage:?}"), &bytes);
         let f = AsdfFile::from_bytes(bytes).unwrap();
         assert_eq!(f.array::<i64>("/m").unwrap(), data.clone().into_dyn());
@@ -723,7 +720,7 @@ fn masked_arrays_in_blocks_and_inline() {
     let mut w = Writer::new(WriteOptions::default());
     let n = w.add_masked_array(&data, arr1(&[1u8, 0, 1]), ArrayOptions::default());
     assert!(matches!(
-        w.write_to_vec(&map(vec![("m", n)])),
+        w.write_to_vec(&Node::map(vec![("m", n)])),
         Err(asdf_core::write::WriteError::BadTree { .. })
     ));
 }
@@ -746,7 +743,7 @@ fn views_share_the_base_block() {
         let rev = w.add_view(&nb, 8, &[3, 2], &[-4, 12]).unwrap();
         assert!(w.add_view(&nb, 16, &[2], &[12]).is_none(), "out of bounds");
         assert!(w.add_view(&nb, 0, &[2], &[]).is_none());
-        let root = map(vec![("base", nb), ("col", col), ("rev", rev)]);
+        let root = Node::map(vec![("base", nb), ("col", col), ("rev", rev)]);
         let r = w.write_to_vec(&root);
         if storage == Storage::Inline {
             assert!(matches!(

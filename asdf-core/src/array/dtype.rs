@@ -615,25 +615,6 @@ pub(crate) fn push_json_string(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::Integer;
-
-    fn s(x: &str) -> Node {
-        Node::str(x)
-    }
-    fn i(x: i128) -> Node {
-        Node::new(Value::Int(Integer::Small(x)))
-    }
-    fn seq(items: Vec<Node>) -> Node {
-        Node::new(Value::Seq(items))
-    }
-    fn map(entries: Vec<(&str, Node)>) -> Node {
-        Node::new(Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (Node::str(k), v))
-                .collect(),
-        ))
-    }
 
     #[test]
     fn scalars_parse_with_sizes_and_numpy_strings() {
@@ -654,36 +635,55 @@ mod tests {
             ("bool8", 1, "|b1"),
         ];
         for (name, size, np) in cases {
-            let dt = DType::from_node(&s(name), ByteOrder::Little, "/a/datatype").unwrap();
+            let dt = DType::from_node(&Node::str(name), ByteOrder::Little, "/a/datatype").unwrap();
             assert_eq!(dt.itemsize(), size, "{name}");
             assert_eq!(dt.to_numpy_str(), np, "{name}");
             assert_eq!(dt.canonical_json(), format!("\"{np}\""));
             assert_eq!(dt.name(), name);
         }
-        let big = DType::from_node(&s("float64"), ByteOrder::Big, "").unwrap();
+        let big = DType::from_node(&Node::str("float64"), ByteOrder::Big, "").unwrap();
         assert_eq!(big.canonical_json(), "\">f8\"");
-        let big1 = DType::from_node(&s("uint8"), ByteOrder::Big, "").unwrap();
+        let big1 = DType::from_node(&Node::str("uint8"), ByteOrder::Big, "").unwrap();
         assert_eq!(big1.canonical_json(), "\"|u1\"");
     }
 
     #[test]
     fn strings_parse() {
-        let a = DType::from_node(&seq(vec![s("ascii"), i(8)]), ByteOrder::Big, "").unwrap();
+        let a = DType::from_node(
+            &Node::seq(vec![Node::str("ascii"), Node::int(8)]),
+            ByteOrder::Big,
+            "",
+        )
+        .unwrap();
         assert_eq!(a, DType::scalar(ScalarType::Ascii(8), ByteOrder::Big));
         assert_eq!(a.itemsize(), 8);
         assert_eq!(a.canonical_json(), "\"|S8\"");
         assert_eq!(a.name(), "ascii[8]");
-        let u = DType::from_node(&seq(vec![s("ucs4"), i(3)]), ByteOrder::Little, "").unwrap();
+        let u = DType::from_node(
+            &Node::seq(vec![Node::str("ucs4"), Node::int(3)]),
+            ByteOrder::Little,
+            "",
+        )
+        .unwrap();
         assert_eq!(u.itemsize(), 12);
         assert_eq!(u.canonical_json(), "\"<U3\"");
         assert_eq!(u.name(), "ucs4[3]");
-        let ub = DType::from_node(&seq(vec![s("ucs4"), i(3)]), ByteOrder::Big, "").unwrap();
+        let ub = DType::from_node(
+            &Node::seq(vec![Node::str("ucs4"), Node::int(3)]),
+            ByteOrder::Big,
+            "",
+        )
+        .unwrap();
         assert_eq!(ub.canonical_json(), "\">U3\"");
-        let err = DType::from_node(&seq(vec![s("ucs4"), i(-1)]), ByteOrder::Big, "/x/datatype")
-            .unwrap_err();
+        let err = DType::from_node(
+            &Node::seq(vec![Node::str("ucs4"), Node::int(-1)]),
+            ByteOrder::Big,
+            "/x/datatype",
+        )
+        .unwrap_err();
         assert!(matches!(err, ArrayError::BadValue { ref path, .. } if path == "/x/datatype"));
         let huge = DType::from_node(
-            &seq(vec![s("ucs4"), i(u64::MAX as i128)]),
+            &Node::seq(vec![Node::str("ucs4"), Node::int(u64::MAX as i128)]),
             ByteOrder::Big,
             "/x",
         );
@@ -692,37 +692,46 @@ mod tests {
 
     #[test]
     fn records_nested_with_byteorders_and_subarrays() {
-        let node = seq(vec![
-            map(vec![
-                ("name", s("id")),
-                ("datatype", s("int32")),
-                ("byteorder", s("big")),
+        let node = Node::seq(vec![
+            Node::map(vec![
+                ("name", Node::str("id")),
+                ("datatype", Node::str("int32")),
+                ("byteorder", Node::str("big")),
             ]),
-            map(vec![("name", s("x")), ("datatype", s("float64"))]),
-            map(vec![
-                ("name", s("name")),
-                ("datatype", seq(vec![s("ascii"), i(4)])),
+            Node::map(vec![
+                ("name", Node::str("x")),
+                ("datatype", Node::str("float64")),
             ]),
-            map(vec![
-                ("name", s("vec")),
-                ("datatype", s("int16")),
-                ("shape", seq(vec![i(3)])),
-            ]),
-            map(vec![
-                ("name", s("pos")),
+            Node::map(vec![
+                ("name", Node::str("name")),
                 (
                     "datatype",
-                    seq(vec![
-                        map(vec![("name", s("x")), ("datatype", s("float32"))]),
-                        map(vec![
-                            ("name", s("y")),
-                            ("datatype", s("float32")),
-                            ("byteorder", s("big")),
+                    Node::seq(vec![Node::str("ascii"), Node::int(4)]),
+                ),
+            ]),
+            Node::map(vec![
+                ("name", Node::str("vec")),
+                ("datatype", Node::str("int16")),
+                ("shape", Node::seq(vec![Node::int(3)])),
+            ]),
+            Node::map(vec![
+                ("name", Node::str("pos")),
+                (
+                    "datatype",
+                    Node::seq(vec![
+                        Node::map(vec![
+                            ("name", Node::str("x")),
+                            ("datatype", Node::str("float32")),
+                        ]),
+                        Node::map(vec![
+                            ("name", Node::str("y")),
+                            ("datatype", Node::str("float32")),
+                            ("byteorder", Node::str("big")),
                         ]),
                     ]),
                 ),
             ]),
-            s("uint8"),
+            Node::str("uint8"),
         ]);
         let dt = DType::from_node(&node, ByteOrder::Little, "/t/datatype").unwrap();
         assert_eq!(dt.itemsize(), 4 + 8 + 4 + 6 + 8 + 1);
@@ -743,17 +752,17 @@ mod tests {
     #[test]
     fn bad_datatypes_name_path_and_key() {
         assert_eq!(
-            DType::from_node(&s("float128"), ByteOrder::Little, "/a/datatype"),
+            DType::from_node(&Node::str("float128"), ByteOrder::Little, "/a/datatype"),
             Err(ArrayError::UnknownDatatype {
                 path: "/a/datatype".into(),
                 datatype: "\"float128\"".into()
             })
         );
         assert!(matches!(
-            DType::from_node(&i(3), ByteOrder::Little, "/a/datatype"),
+            DType::from_node(&Node::int(3), ByteOrder::Little, "/a/datatype"),
             Err(ArrayError::UnknownDatatype { .. })
         ));
-        let missing = seq(vec![map(vec![("name", s("a"))])]);
+        let missing = Node::seq(vec![Node::map(vec![("name", Node::str("a"))])]);
         assert_eq!(
             DType::from_node(&missing, ByteOrder::Little, "/a/datatype"),
             Err(ArrayError::MissingKey {
@@ -761,26 +770,32 @@ mod tests {
                 key: "datatype".into()
             })
         );
-        let badorder = seq(vec![map(vec![
-            ("datatype", s("int8")),
-            ("byteorder", s("middle")),
+        let badorder = Node::seq(vec![Node::map(vec![
+            ("datatype", Node::str("int8")),
+            ("byteorder", Node::str("middle")),
         ])]);
         assert!(matches!(
             DType::from_node(&badorder, ByteOrder::Little, "/a/datatype"),
             Err(ArrayError::BadValue { ref path, ref key, .. }) if path == "/a/datatype/0" && key == "byteorder"
         ));
-        let dup = seq(vec![
-            map(vec![("name", s("a")), ("datatype", s("int8"))]),
-            map(vec![("name", s("a")), ("datatype", s("int8"))]),
+        let dup = Node::seq(vec![
+            Node::map(vec![
+                ("name", Node::str("a")),
+                ("datatype", Node::str("int8")),
+            ]),
+            Node::map(vec![
+                ("name", Node::str("a")),
+                ("datatype", Node::str("int8")),
+            ]),
         ]);
         assert!(matches!(
             DType::from_node(&dup, ByteOrder::Little, "/d"),
             Err(ArrayError::BadValue { ref key, .. }) if key == "name"
         ));
-        assert!(DType::from_node(&seq(vec![]), ByteOrder::Little, "/d").is_err());
-        let badshape = seq(vec![map(vec![
-            ("datatype", s("int8")),
-            ("shape", seq(vec![i(-2)])),
+        assert!(DType::from_node(&Node::seq(vec![]), ByteOrder::Little, "/d").is_err());
+        let badshape = Node::seq(vec![Node::map(vec![
+            ("datatype", Node::str("int8")),
+            ("shape", Node::seq(vec![Node::int(-2)])),
         ])]);
         assert!(matches!(
             DType::from_node(&badshape, ByteOrder::Little, "/d"),
@@ -790,9 +805,9 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
-        let mut node = s("int8");
+        let mut node = Node::str("int8");
         for _ in 0..200 {
-            node = seq(vec![map(vec![("datatype", node)])]);
+            node = Node::seq(vec![Node::map(vec![("datatype", node)])]);
         }
         assert!(DType::from_node(&node, ByteOrder::Little, "").is_err());
     }

@@ -754,22 +754,8 @@ fn encode_value(
 mod tests {
     use super::*;
 
-    fn int(v: i128) -> Node {
-        Node::new(Value::Int(Integer::Small(v)))
-    }
     fn fl(v: f64) -> Node {
         Node::new(Value::Float(v))
-    }
-    fn seq(items: Vec<Node>) -> Node {
-        Node::new(Value::Seq(items))
-    }
-    fn map(entries: Vec<(&str, Node)>) -> Node {
-        Node::new(Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (Node::str(k), v))
-                .collect(),
-        ))
     }
     fn bare(node: Node) -> Result<DynArray, ArrayError> {
         from_inline(&NdArrayMeta::from_node(&node, "/a")?, "/a")
@@ -777,9 +763,9 @@ mod tests {
 
     #[test]
     fn inference() {
-        let a = bare(seq(vec![
-            seq(vec![int(1), int(2)]),
-            seq(vec![int(3), int(-4)]),
+        let a = bare(Node::seq(vec![
+            Node::seq(vec![Node::int(1), Node::int(2)]),
+            Node::seq(vec![Node::int(3), Node::int(-4)]),
         ]))
         .unwrap();
         assert_eq!(
@@ -791,12 +777,12 @@ mod tests {
             a.to_array::<i64>().unwrap().into_raw_vec_and_offset().0,
             vec![1, 2, 3, -4]
         );
-        let a = bare(seq(vec![int(1), fl(2.5)])).unwrap();
+        let a = bare(Node::seq(vec![Node::int(1), fl(2.5)])).unwrap();
         assert_eq!(
             a.to_array::<f64>().unwrap().into_raw_vec_and_offset().0,
             vec![1.0, 2.5]
         );
-        let a = bare(seq(vec![
+        let a = bare(Node::seq(vec![
             Node::new(Value::Bool(true)),
             Node::new(Value::Bool(false)),
         ]))
@@ -805,23 +791,23 @@ mod tests {
             a.to_array::<bool>().unwrap().into_raw_vec_and_offset().0,
             vec![true, false]
         );
-        let a = bare(seq(vec![Node::new(Value::Bool(true)), int(2)])).unwrap();
+        let a = bare(Node::seq(vec![Node::new(Value::Bool(true)), Node::int(2)])).unwrap();
         assert_eq!(
             a.to_array::<i64>().unwrap().into_raw_vec_and_offset().0,
             vec![1, 2]
         );
-        let a = bare(seq(vec![int(1 << 63)])).unwrap();
+        let a = bare(Node::seq(vec![Node::int(1 << 63)])).unwrap();
         assert_eq!(
             a.to_array::<u64>().unwrap().into_raw_vec_and_offset().0,
             vec![1 << 63]
         );
-        let a = bare(seq(vec![int(1 << 63), int(1)])).unwrap();
+        let a = bare(Node::seq(vec![Node::int(1 << 63), Node::int(1)])).unwrap();
         assert_eq!(a.dtype.scalar_type(), Some(ScalarType::Float64));
         assert!(matches!(
-            bare(seq(vec![int(1 << 64)])),
+            bare(Node::seq(vec![Node::int(1 << 64)])),
             Err(ArrayError::InlineValue { .. })
         ));
-        let a = bare(seq(vec![
+        let a = bare(Node::seq(vec![
             Node::str("a"),
             Node::str("bcd"),
             Node::str("é😀"),
@@ -832,8 +818,8 @@ mod tests {
             a.strings().unwrap().into_raw_vec_and_offset().0,
             vec!["a", "bcd", "é😀"]
         );
-        let a = bare(seq(vec![
-            int(1),
+        let a = bare(Node::seq(vec![
+            Node::int(1),
             Node::str("ab"),
             fl(1e300),
             Node::new(Value::Bool(false)),
@@ -844,18 +830,18 @@ mod tests {
             a.strings().unwrap().into_raw_vec_and_offset().0,
             vec!["1", "ab", "1e+300", "False"]
         );
-        let a = bare(seq(vec![])).unwrap();
+        let a = bare(Node::seq(vec![])).unwrap();
         assert_eq!(
             (a.dtype.scalar_type(), a.shape),
             (Some(ScalarType::Float64), vec![0])
         );
-        let a = bare(seq(vec![seq(vec![]), seq(vec![])])).unwrap();
+        let a = bare(Node::seq(vec![Node::seq(vec![]), Node::seq(vec![])])).unwrap();
         assert_eq!(a.shape, vec![2, 0]);
         let c = Node::tagged(
             "tag:stsci.edu:asdf/core/complex-1.0.0",
             Value::Str("(1-2j)".into()),
         );
-        let a = bare(seq(vec![c, int(3)])).unwrap();
+        let a = bare(Node::seq(vec![c, Node::int(3)])).unwrap();
         assert_eq!(a.dtype.scalar_type(), Some(ScalarType::Complex128));
         assert_eq!(
             a.to_array::<num_complex::Complex<f64>>()
@@ -872,52 +858,62 @@ mod tests {
     #[test]
     fn ragged_and_bad_elements_error() {
         for node in [
-            seq(vec![seq(vec![int(1), int(2)]), seq(vec![int(3)])]),
-            seq(vec![seq(vec![int(1), int(2)]), int(3)]),
-            seq(vec![int(3), seq(vec![int(1)])]),
-            seq(vec![seq(vec![]), seq(vec![int(1)])]),
+            Node::seq(vec![
+                Node::seq(vec![Node::int(1), Node::int(2)]),
+                Node::seq(vec![Node::int(3)]),
+            ]),
+            Node::seq(vec![
+                Node::seq(vec![Node::int(1), Node::int(2)]),
+                Node::int(3),
+            ]),
+            Node::seq(vec![Node::int(3), Node::seq(vec![Node::int(1)])]),
+            Node::seq(vec![Node::seq(vec![]), Node::seq(vec![Node::int(1)])]),
         ] {
             assert!(matches!(bare(node), Err(ArrayError::Ragged { ref path, .. }) if path == "/a"));
         }
         assert!(matches!(
-            bare(seq(vec![map(vec![])])),
+            bare(Node::seq(vec![Node::map(Vec::<(&str, Node)>::new())])),
             Err(ArrayError::InlineValue { .. })
         ));
-        let mut deep = int(1);
+        let mut deep = Node::int(1);
         for _ in 0..100 {
-            deep = seq(vec![deep]);
+            deep = Node::seq(vec![deep]);
         }
         assert!(matches!(bare(deep), Err(ArrayError::Ragged { .. })));
     }
 
     fn typed(data: Node, datatype: Node) -> Result<DynArray, ArrayError> {
-        let node = map(vec![("data", data), ("datatype", datatype)]);
+        let node = Node::map(vec![("data", data), ("datatype", datatype)]);
         from_inline(&NdArrayMeta::from_node(&node, "/t")?, "/t")
     }
 
     #[test]
     fn explicit_datatypes_convert_like_numpy() {
-        let a = typed(seq(vec![fl(1.7), fl(-1.7)]), Node::str("int16")).unwrap();
+        let a = typed(Node::seq(vec![fl(1.7), fl(-1.7)]), Node::str("int16")).unwrap();
         assert_eq!(
             a.to_array::<i16>().unwrap().into_raw_vec_and_offset().0,
             vec![1, -1]
         );
         assert!(matches!(
-            typed(seq(vec![int(300)]), Node::str("uint8")),
+            typed(Node::seq(vec![Node::int(300)]), Node::str("uint8")),
             Err(ArrayError::InlineValue { .. })
         ));
         assert!(matches!(
-            typed(seq(vec![int(-1)]), Node::str("uint64")),
+            typed(Node::seq(vec![Node::int(-1)]), Node::str("uint64")),
             Err(ArrayError::InlineValue { .. })
         ));
         assert!(matches!(
-            typed(seq(vec![fl(f64::NAN)]), Node::str("int32")),
+            typed(Node::seq(vec![fl(f64::NAN)]), Node::str("int32")),
             Err(ArrayError::InlineValue { .. })
         ));
-        let a = typed(seq(vec![int(0), int(2), fl(0.5)]), Node::str("bool8")).unwrap();
+        let a = typed(
+            Node::seq(vec![Node::int(0), Node::int(2), fl(0.5)]),
+            Node::str("bool8"),
+        )
+        .unwrap();
         assert_eq!(a.data, vec![0, 1, 1]);
         let a = typed(
-            seq(vec![fl(1.5), int(65504), fl(1e6)]),
+            Node::seq(vec![fl(1.5), Node::int(65504), fl(1e6)]),
             Node::str("float16"),
         )
         .unwrap();
@@ -926,21 +922,21 @@ mod tests {
         assert_eq!(v[1], f16::MAX);
         assert!(v[2].is_infinite());
         let a = typed(
-            seq(vec![Node::str("ab"), Node::str("abcdef")]),
-            seq(vec![Node::str("ascii"), int(3)]),
+            Node::seq(vec![Node::str("ab"), Node::str("abcdef")]),
+            Node::seq(vec![Node::str("ascii"), Node::int(3)]),
         )
         .unwrap();
         assert_eq!(a.data, b"ab\0abc".to_vec());
         assert!(matches!(
             typed(
-                seq(vec![Node::str("é")]),
-                seq(vec![Node::str("ascii"), int(3)])
+                Node::seq(vec![Node::str("é")]),
+                Node::seq(vec![Node::str("ascii"), Node::int(3)])
             ),
             Err(ArrayError::InlineValue { .. })
         ));
         let a = typed(
-            seq(vec![Node::str("é"), int(12)]),
-            seq(vec![Node::str("ucs4"), int(2)]),
+            Node::seq(vec![Node::str("é"), Node::int(12)]),
+            Node::seq(vec![Node::str("ucs4"), Node::int(2)]),
         )
         .unwrap();
         assert_eq!(
@@ -948,13 +944,13 @@ mod tests {
             vec!["é", "12"]
         );
         assert_eq!(a.data.len(), 16);
-        let a = typed(seq(vec![Node::str(" 7 ")]), Node::str("int8")).unwrap();
+        let a = typed(Node::seq(vec![Node::str(" 7 ")]), Node::str("int8")).unwrap();
         assert_eq!(a.data, vec![7]);
         // a huge declared string width is refused before allocating
         assert!(matches!(
             typed(
-                seq(vec![Node::str("x")]),
-                seq(vec![Node::str("ucs4"), int(1 << 40)])
+                Node::seq(vec![Node::str("x")]),
+                Node::seq(vec![Node::str("ucs4"), Node::int(1 << 40)])
             ),
             Err(ArrayError::TooLarge { .. })
         ));
@@ -962,9 +958,12 @@ mod tests {
 
     #[test]
     fn declared_shape_must_match() {
-        let node = map(vec![
-            ("data", seq(vec![seq(vec![int(1), int(2)])])),
-            ("shape", seq(vec![int(2), int(1)])),
+        let node = Node::map(vec![
+            (
+                "data",
+                Node::seq(vec![Node::seq(vec![Node::int(1), Node::int(2)])]),
+            ),
+            ("shape", Node::seq(vec![Node::int(2), Node::int(1)])),
         ]);
         let meta = NdArrayMeta::from_node(&node, "/s").unwrap();
         assert_eq!(
@@ -975,9 +974,9 @@ mod tests {
                 actual: vec![1, 2]
             })
         );
-        let node = map(vec![
-            ("data", seq(vec![])),
-            ("shape", seq(vec![int(0), int(3)])),
+        let node = Node::map(vec![
+            ("data", Node::seq(vec![])),
+            ("shape", Node::seq(vec![Node::int(0), Node::int(3)])),
         ]);
         let meta = NdArrayMeta::from_node(&node, "/s").unwrap();
         assert_eq!(from_inline(&meta, "/s").unwrap().shape, vec![0, 3]);
@@ -985,25 +984,36 @@ mod tests {
 
     #[test]
     fn records_inline() {
-        let dt = seq(vec![
-            map(vec![
+        let dt = Node::seq(vec![
+            Node::map(vec![
                 ("name", Node::str("a")),
                 ("datatype", Node::str("int8")),
             ]),
-            map(vec![
+            Node::map(vec![
                 ("name", Node::str("b")),
                 ("datatype", Node::str("int16")),
-                ("shape", seq(vec![int(2)])),
+                ("shape", Node::seq(vec![Node::int(2)])),
                 ("byteorder", Node::str("big")),
             ]),
-            map(vec![
+            Node::map(vec![
                 ("name", Node::str("c")),
-                ("datatype", seq(vec![Node::str("ascii"), int(2)])),
+                (
+                    "datatype",
+                    Node::seq(vec![Node::str("ascii"), Node::int(2)]),
+                ),
             ]),
         ]);
-        let data = seq(vec![
-            seq(vec![int(1), seq(vec![int(2), int(3)]), Node::str("xy")]),
-            seq(vec![int(-1), seq(vec![int(4), int(5)]), Node::str("z")]),
+        let data = Node::seq(vec![
+            Node::seq(vec![
+                Node::int(1),
+                Node::seq(vec![Node::int(2), Node::int(3)]),
+                Node::str("xy"),
+            ]),
+            Node::seq(vec![
+                Node::int(-1),
+                Node::seq(vec![Node::int(4), Node::int(5)]),
+                Node::str("z"),
+            ]),
         ]);
         let a = typed(data, dt.clone()).unwrap();
         assert_eq!(a.shape, vec![2]);
@@ -1012,24 +1022,40 @@ mod tests {
             vec![1, 0, 2, 0, 3, b'x', b'y', 0xff, 0, 4, 0, 5, b'z', 0]
         );
         // nested one level deeper: shape [1, 2]
-        let data2 = seq(vec![seq(vec![
-            seq(vec![int(1), seq(vec![int(2), int(3)]), Node::str("xy")]),
-            seq(vec![int(-1), seq(vec![int(4), int(5)]), Node::str("z")]),
+        let data2 = Node::seq(vec![Node::seq(vec![
+            Node::seq(vec![
+                Node::int(1),
+                Node::seq(vec![Node::int(2), Node::int(3)]),
+                Node::str("xy"),
+            ]),
+            Node::seq(vec![
+                Node::int(-1),
+                Node::seq(vec![Node::int(4), Node::int(5)]),
+                Node::str("z"),
+            ]),
         ])]);
         assert_eq!(typed(data2, dt.clone()).unwrap().shape, vec![1, 2]);
         // malformed rows
-        let bad = seq(vec![seq(vec![int(1), int(2), Node::str("xy")])]);
+        let bad = Node::seq(vec![Node::seq(vec![
+            Node::int(1),
+            Node::int(2),
+            Node::str("xy"),
+        ])]);
         assert!(typed(bad, dt.clone()).is_err());
-        let bad = seq(vec![
-            seq(vec![int(1), seq(vec![int(2), int(3)]), Node::str("xy")]),
-            seq(vec![int(1)]),
+        let bad = Node::seq(vec![
+            Node::seq(vec![
+                Node::int(1),
+                Node::seq(vec![Node::int(2), Node::int(3)]),
+                Node::str("xy"),
+            ]),
+            Node::seq(vec![Node::int(1)]),
         ]);
         assert!(typed(bad, dt).is_err());
     }
 
     #[test]
     fn nulls_are_zero_and_reported_in_the_mask() {
-        let node = seq(vec![int(1), Node::new(Value::Null), int(3)]);
+        let node = Node::seq(vec![Node::int(1), Node::new(Value::Null), Node::int(3)]);
         let meta = NdArrayMeta::from_node(&node, "/m").unwrap();
         let a = from_inline(&meta, "/m").unwrap();
         assert_eq!(
@@ -1038,7 +1064,7 @@ mod tests {
         );
         let mask = inline_null_mask(&meta, "/m").unwrap().unwrap();
         assert_eq!(mask.into_raw_vec_and_offset().0, vec![false, true, false]);
-        let none = NdArrayMeta::from_node(&seq(vec![int(1)]), "/m").unwrap();
+        let none = NdArrayMeta::from_node(&Node::seq(vec![Node::int(1)]), "/m").unwrap();
         assert_eq!(inline_null_mask(&none, "/m").unwrap(), None);
     }
 

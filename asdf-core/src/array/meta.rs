@@ -285,35 +285,17 @@ mod tests {
     use crate::array::ScalarType;
     use crate::yaml::Integer;
 
-    fn s(x: &str) -> Node {
-        Node::str(x)
-    }
-    fn i(x: i128) -> Node {
-        Node::new(Value::Int(Integer::Small(x)))
-    }
-    fn seq(items: Vec<Node>) -> Node {
-        Node::new(Value::Seq(items))
-    }
-    fn map(entries: Vec<(&str, Node)>) -> Node {
-        Node::new(Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (Node::str(k), v))
-                .collect(),
-        ))
-    }
-
     #[test]
     fn full_block_descriptor() {
-        let node = map(vec![
-            ("source", i(-1)),
-            ("datatype", s("float64")),
-            ("byteorder", s("big")),
-            ("shape", seq(vec![s("*"), i(8)])),
-            ("offset", i(16)),
-            ("strides", seq(vec![i(64), i(-8)])),
-            ("mask", i(-999)),
-            ("extra", s("ignored")),
+        let node = Node::map(vec![
+            ("source", Node::int(-1)),
+            ("datatype", Node::str("float64")),
+            ("byteorder", Node::str("big")),
+            ("shape", Node::seq(vec![Node::str("*"), Node::int(8)])),
+            ("offset", Node::int(16)),
+            ("strides", Node::seq(vec![Node::int(64), Node::int(-8)])),
+            ("mask", Node::int(-999)),
+            ("extra", Node::str("ignored")),
         ]);
         let m = NdArrayMeta::from_node(&node, "/x").unwrap();
         assert_eq!(m.source, ArraySource::Block(-1));
@@ -327,13 +309,13 @@ mod tests {
         assert_eq!(m.fixed_shape(), None);
         assert_eq!(m.offset, 16);
         assert_eq!(m.strides, Some(vec![64, -8]));
-        assert_eq!(m.mask, Some(i(-999)));
+        assert_eq!(m.mask, Some(Node::int(-999)));
     }
 
     #[test]
     fn block_index_counts_negative_from_the_end() {
         let at = |src: i128, n: usize| {
-            NdArrayMeta::from_node(&map(vec![("source", i(src))]), "")
+            NdArrayMeta::from_node(&Node::map(vec![("source", Node::int(src))]), "")
                 .unwrap()
                 .block_index(n)
         };
@@ -345,22 +327,24 @@ mod tests {
         assert_eq!(at(-4, 3), None);
         assert_eq!(at(i64::MIN as i128, 3), None);
         assert_eq!(at(-1, 0), None);
-        let uri = NdArrayMeta::from_node(&map(vec![("source", s("x.asdf"))]), "").unwrap();
+        let uri =
+            NdArrayMeta::from_node(&Node::map(vec![("source", Node::str("x.asdf"))]), "").unwrap();
         assert_eq!(uri.block_index(3), None);
     }
 
     #[test]
     fn uri_and_inline_sources() {
-        let m = NdArrayMeta::from_node(&map(vec![("source", s("ext.asdf"))]), "").unwrap();
+        let m = NdArrayMeta::from_node(&Node::map(vec![("source", Node::str("ext.asdf"))]), "")
+            .unwrap();
         assert_eq!(m.source, ArraySource::Uri("ext.asdf".into()));
         assert_eq!(m.dtype, None);
         assert_eq!(m.byteorder, ByteOrder::native());
-        let data = seq(vec![i(1), i(2)]);
+        let data = Node::seq(vec![Node::int(1), Node::int(2)]);
         let m = NdArrayMeta::from_node(
-            &map(vec![
+            &Node::map(vec![
                 ("data", data.clone()),
-                ("byteorder", s("big")),
-                ("datatype", s("int16")),
+                ("byteorder", Node::str("big")),
+                ("datatype", Node::str("int16")),
             ]),
             "",
         )
@@ -381,7 +365,7 @@ mod tests {
     fn errors_name_path_and_key() {
         let err = |n: Node| NdArrayMeta::from_node(&n, "/tree/arr").unwrap_err();
         assert_eq!(
-            err(map(vec![("shape", seq(vec![]))])),
+            err(Node::map(vec![("shape", Node::seq(vec![]))])),
             ArrayError::MissingKey {
                 path: "/tree/arr".into(),
                 key: "source".into()
@@ -395,61 +379,73 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         };
         assert_eq!(
-            key_of(err(map(vec![("source", i(0)), ("data", seq(vec![]))]))),
+            key_of(err(Node::map(vec![
+                ("source", Node::int(0)),
+                ("data", Node::seq(vec![]))
+            ]))),
             "data"
         );
         assert_eq!(
-            key_of(err(map(vec![("source", s("a")), ("offset", i(-1))]))),
+            key_of(err(Node::map(vec![
+                ("source", Node::str("a")),
+                ("offset", Node::int(-1))
+            ]))),
             "offset"
         );
         assert_eq!(
-            key_of(err(map(vec![("source", Node::new(Value::Bool(true)))]))),
+            key_of(err(Node::map(vec![(
+                "source",
+                Node::new(Value::Bool(true))
+            )]))),
             "source"
         );
-        assert_eq!(key_of(err(map(vec![("data", i(5))]))), "data");
+        assert_eq!(key_of(err(Node::map(vec![("data", Node::int(5))]))), "data");
         assert_eq!(
-            key_of(err(map(vec![("source", i(0)), ("byteorder", s("native"))]))),
+            key_of(err(Node::map(vec![
+                ("source", Node::int(0)),
+                ("byteorder", Node::str("native"))
+            ]))),
             "byteorder"
         );
         assert_eq!(
-            key_of(err(map(vec![
-                ("source", i(0)),
-                ("shape", seq(vec![i(2), s("*")]))
+            key_of(err(Node::map(vec![
+                ("source", Node::int(0)),
+                ("shape", Node::seq(vec![Node::int(2), Node::str("*")]))
             ]))),
             "shape"
         );
         assert_eq!(
-            key_of(err(map(vec![
-                ("source", i(0)),
-                ("shape", seq(vec![i(-2)]))
+            key_of(err(Node::map(vec![
+                ("source", Node::int(0)),
+                ("shape", Node::seq(vec![Node::int(-2)]))
             ]))),
             "shape"
         );
         assert_eq!(
-            key_of(err(map(vec![
-                ("source", i(0)),
-                ("shape", seq(vec![i(2)])),
-                ("strides", seq(vec![i(2), i(1)]))
+            key_of(err(Node::map(vec![
+                ("source", Node::int(0)),
+                ("shape", Node::seq(vec![Node::int(2)])),
+                ("strides", Node::seq(vec![Node::int(2), Node::int(1)]))
             ]))),
             "strides"
         );
         assert_eq!(
-            key_of(err(map(vec![
-                ("source", i(0)),
-                ("strides", seq(vec![Node::new(Value::Float(1.0))]))
+            key_of(err(Node::map(vec![
+                ("source", Node::int(0)),
+                ("strides", Node::seq(vec![Node::new(Value::Float(1.0))]))
             ]))),
             "strides"
         );
         assert_eq!(
-            key_of(err(map(vec![(
+            key_of(err(Node::map(vec![(
                 "source",
                 Node::new(Value::Int(Integer::Big("99999999999999999999999".into())))
             )]))),
             "source"
         );
-        assert_eq!(key_of(err(s("scalar"))), "");
+        assert_eq!(key_of(err(Node::str("scalar"))), "");
         assert!(matches!(
-            err(map(vec![("source", i(0)), ("datatype", s("int3"))])),
+            err(Node::map(vec![("source", Node::int(0)), ("datatype", Node::str("int3"))])),
             ArrayError::UnknownDatatype { ref path, .. } if path == "/tree/arr/datatype"
         ));
     }

@@ -353,68 +353,50 @@ impl AsdfFile {
                 found: h.data_size,
             });
         }
-        let stored: BlockBytes = match &self.mmap {
-            Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
-            None => BlockBytes::Owned(self.read_stored(h)?),
-        };
-        let decoded = match compression {
-            None => stored,
-            Some(c) => {
-                BlockBytes::Owned(codec::decode(c, stored.as_slice(), h.data_size).map_err(
-                    |source| Error::Codec {
-                        block: h.index,
-                        offset: h.offset,
-                        source,
-                    },
-                )?)
+        let stored = self.stored_bytes(h)?;
+        let Some(c) = compression else {
+            if self.options.verify_checksums && h.has_checksum() {
+                self.check_md5(h, stored.as_slice(), None)?;
             }
+            return Ok(stored);
         };
+        let decoded = self.decode(h, c, stored.as_slice())?;
         if self.options.verify_checksums && h.has_checksum() {
-            self.check_md5(h, compression.is_some(), &decoded, None)?;
+            self.check_md5(h, stored.as_slice(), Some(&decoded))?;
         }
-        Ok(decoded)
+        Ok(BlockBytes::Owned(decoded))
     }
 
-    /// The stored bytes of a block, read into a fresh (huge-page backed when large) buffer.
-    fn read_stored(&self, h: &BlockHeader) -> Result<Vec<u8>> {
+    /// The stored bytes of a block: a range of the map, or read into a fresh (huge-page
+    /// backed when large) buffer.
+    fn stored_bytes(&self, h: &BlockHeader) -> Result<BlockBytes> {
+        if let Some(map) = &self.mmap {
+            return Ok(BlockBytes::Mapped(map.clone(), self.stored_range(h)?));
+        }
         let len =
             usize::try_from(h.used_size).map_err(|_| self.limit("block size", h.used_size))?;
         let mut buf =
             crate::mem::zeroed_bytes(len).ok_or_else(|| self.limit("block size", h.used_size))?;
         layout::read_stored_into(&*self.source, h, &mut buf)?;
-        Ok(buf)
+        Ok(BlockBytes::Owned(buf))
     }
 
-    /// Checks a block's MD5: over the stored bytes (asdf ≥ 5.3) or, for a compressed
-    /// block, over the decoded bytes (legacy writers).
-    fn check_md5(
-        &self,
-        h: &BlockHeader,
-        compressed: bool,
-        decoded: &BlockBytes,
-        stored: Option<&[u8]>,
-    ) -> Result<()> {
-        let owned;
-        let stored_bytes: &[u8] = if !compressed {
-            decoded.as_slice()
-        } else if let Some(s) = stored {
-            s
-        } else {
-            owned = match &self.mmap {
-                Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
-                None => BlockBytes::Owned(self.read_stored(h)?),
-            };
-            owned.as_slice()
-        };
-        let actual: [u8; 16] = Md5::digest(stored_bytes).into();
-        if actual == h.checksum {
+    fn decode(&self, h: &BlockHeader, c: Compression, stored: &[u8]) -> Result<Vec<u8>> {
+        codec::decode(c, stored, h.data_size).map_err(|source| Error::Codec {
+            block: h.index,
+            offset: h.offset,
+            source,
+        })
+    }
+
+    /// Checks a block's MD5: over the stored bytes (asdf ≥ 5.3) or, for a compressed block,
+    /// over its `decoded` bytes (legacy writers).
+    fn check_md5(&self, h: &BlockHeader, stored: &[u8], decoded: Option<&[u8]>) -> Result<()> {
+        let actual: [u8; 16] = Md5::digest(stored).into();
+        if actual == h.checksum
+            || decoded.is_some_and(|d| <[u8; 16]>::from(Md5::digest(d)) == h.checksum)
+        {
             return Ok(());
-        }
-        if compressed {
-            let legacy: [u8; 16] = Md5::digest(decoded.as_slice()).into();
-            if legacy == h.checksum {
-                return Ok(());
-            }
         }
         Err(Error::Checksum {
             block: h.index,
@@ -434,43 +416,22 @@ impl AsdfFile {
             .par_iter()
             .filter(|h| h.has_checksum())
             .map(|h| {
-                let compression = self.compression(h)?;
-                let stored = match &self.mmap {
-                    Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
-                    None => BlockBytes::Owned(self.read_stored(h)?),
+                let stored = self.stored_bytes(h)?;
+                let Some(c) = self.compression(h)? else {
+                    return self.check_md5(h, stored.as_slice(), None);
                 };
-                let actual: [u8; 16] = Md5::digest(stored.as_slice()).into();
-                if actual == h.checksum {
-                    return Ok(());
+                if <[u8; 16]>::from(Md5::digest(stored.as_slice())) == h.checksum {
+                    return Ok(()); // the usual case: no need to decode
                 }
-                match compression {
-                    Some(_) => {
-                        let decoded = match self.blocks[h.index].get() {
-                            Some(b) => BlockBytes::Owned(b.as_slice().to_vec()),
-                            None => BlockBytes::Owned(
-                                codec::decode(
-                                    compression.unwrap_or(Compression::Zlib),
-                                    stored.as_slice(),
-                                    h.data_size,
-                                )
-                                .map_err(|source| {
-                                    Error::Codec {
-                                        block: h.index,
-                                        offset: h.offset,
-                                        source,
-                                    }
-                                })?,
-                            ),
-                        };
-                        self.check_md5(h, true, &decoded, Some(stored.as_slice()))
+                let owned;
+                let decoded = match self.blocks[h.index].get() {
+                    Some(b) => b.as_slice(),
+                    None => {
+                        owned = self.decode(h, c, stored.as_slice())?;
+                        &owned[..]
                     }
-                    None => Err(Error::Checksum {
-                        block: h.index,
-                        offset: h.offset,
-                        expected: hex(&h.checksum),
-                        actual: hex(&actual),
-                    }),
-                }
+                };
+                self.check_md5(h, stored.as_slice(), Some(decoded))
             })
             .collect();
         results.into_iter().collect()
@@ -654,10 +615,7 @@ impl AsdfFile {
                 if plan.byte_offset != 0 || whole != Some(h.data_size) {
                     return Ok(None);
                 }
-                let stored = match &self.mmap {
-                    Some(map) => BlockBytes::Mapped(map.clone(), self.stored_range(h)?),
-                    None => BlockBytes::Owned(self.read_stored(h)?),
-                };
+                let stored = self.stored_bytes(h)?;
                 let mut out = elements(plan.len)?;
                 codec::decode_into(c, stored.as_slice(), fast::as_bytes_mut(&mut out)).map_err(
                     |source| Error::Codec {
@@ -667,18 +625,7 @@ impl AsdfFile {
                     },
                 )?;
                 if self.options.verify_checksums && h.has_checksum() {
-                    let decoded = fast::as_bytes(&out);
-                    let stored_md5: [u8; 16] = Md5::digest(stored.as_slice()).into();
-                    if stored_md5 != h.checksum
-                        && <[u8; 16]>::from(Md5::digest(decoded)) != h.checksum
-                    {
-                        return Err(Error::Checksum {
-                            block: h.index,
-                            offset: h.offset,
-                            expected: hex(&h.checksum),
-                            actual: hex(&stored_md5),
-                        });
-                    }
+                    self.check_md5(h, stored.as_slice(), Some(fast::as_bytes(&out)))?;
                 }
                 out
             }

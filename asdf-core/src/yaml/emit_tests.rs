@@ -21,16 +21,6 @@ fn float(v: f64) -> Node {
     Node::new(Value::Float(v))
 }
 
-fn seq(items: Vec<Node>) -> Node {
-    Node::new(Value::Seq(items))
-}
-
-fn map(pairs: Vec<(&str, Node)>) -> Node {
-    Node::new(Value::Map(
-        pairs.into_iter().map(|(k, v)| (Node::str(k), v)).collect(),
-    ))
-}
-
 fn styled(value: Value, style: Style) -> Node {
     Node::from(NodeData {
         tag: None,
@@ -130,12 +120,15 @@ fn document_frame_and_asdf_root() {
          lib: !core/software-1.0.0\n  name: asdf\n...\n"
     );
     // Untagged roots.
-    assert_eq!(body(&rt(&map(vec![("a", int(1))]))), "\na: 1");
+    assert_eq!(body(&rt(&Node::map(vec![("a", int(1))]))), "\na: 1");
     assert_eq!(body(&rt(&int(5))), " 5");
     assert_eq!(body(&rt(&Node::str("yes"))), " 'yes'");
-    assert_eq!(body(&rt(&seq(vec![]))), " []");
-    assert_eq!(body(&rt(&map(vec![]))), " {}");
-    assert_eq!(body(&rt(&seq(vec![map(vec![("a", int(1))])]))), "\n- a: 1");
+    assert_eq!(body(&rt(&Node::seq(vec![]))), " []");
+    assert_eq!(body(&rt(&Node::map(Vec::<(&str, Node)>::new()))), " {}");
+    assert_eq!(
+        body(&rt(&Node::seq(vec![Node::map(vec![("a", int(1))])]))),
+        "\n- a: 1"
+    );
 }
 
 const SPECIAL: &[&str] = &[
@@ -294,9 +287,9 @@ fn special_strings_round_trip_everywhere() {
     for &s in SPECIAL {
         let n = Node::str(s);
         // Block value, flow item, key, root, explicit flow mapping, nested seq item.
-        let root = map(vec![
+        let root = Node::map(vec![
             ("v", n.clone()),
-            ("f", seq(vec![n.clone(), int(1)])),
+            ("f", Node::seq(vec![n.clone(), int(1)])),
             (
                 "m",
                 styled(
@@ -306,7 +299,10 @@ fn special_strings_round_trip_everywhere() {
             ),
             (
                 "s",
-                seq(vec![seq(vec![n.clone()]), map(vec![("x", n.clone())])]),
+                Node::seq(vec![
+                    Node::seq(vec![n.clone()]),
+                    Node::map(vec![("x", n.clone())]),
+                ]),
             ),
         ]);
         let root = Node::new(Value::Map({
@@ -356,9 +352,9 @@ fn quoting_choices() {
     assert_eq!(e("\"a\\"), " '\"a\\'");
     assert_eq!(e("a\r\nb"), " \"a\\r\\nb\"");
     // In flow context more characters need quotes.
-    let f = map(vec![(
+    let f = Node::map(vec![(
         "f",
-        seq(vec![Node::str("a:b"), Node::str("x,y"), Node::str("c")]),
+        Node::seq(vec![Node::str("a:b"), Node::str("x,y"), Node::str("c")]),
     )]);
     assert_eq!(body(&rt(&f)), "\nf: ['a:b', 'x,y', c]");
 }
@@ -377,17 +373,20 @@ fn multi_line_strings_use_exact_literal_blocks() {
         ("a\n b\n", "|\n  a\n   b"),
     ];
     for &(s, lit) in cases {
-        let root = map(vec![("k", Node::str(s)), ("z", int(1))]);
+        let root = Node::map(vec![("k", Node::str(s)), ("z", int(1))]);
         let text = rt(&root);
         assert_eq!(body(&text), format!("\nk: {lit}\nz: 1"), "{s:?}");
         // At the end of the document, in sequences, nested.
-        rt(&map(vec![("k", Node::str(s))]));
-        rt(&seq(vec![Node::str(s), Node::str(s)]));
-        rt(&seq(vec![seq(vec![
+        rt(&Node::map(vec![("k", Node::str(s))]));
+        rt(&Node::seq(vec![Node::str(s), Node::str(s)]));
+        rt(&Node::seq(vec![Node::seq(vec![
             Node::str(s),
-            map(vec![("q", Node::str(s))]),
+            Node::map(vec![("q", Node::str(s))]),
         ])]));
-        rt(&map(vec![("k", map(vec![("l", seq(vec![Node::str(s)]))]))]));
+        rt(&Node::map(vec![(
+            "k",
+            Node::map(vec![("l", Node::seq(vec![Node::str(s)]))]),
+        )]));
         rt(&Node::str(s));
     }
     // Trailing spaces before a break cannot be a literal block: double quotes.
@@ -399,7 +398,7 @@ fn multi_line_strings_use_exact_literal_blocks() {
 #[test]
 fn style_hints_are_kept_when_valid() {
     let s = |text: &str, st: ScalarStyle| styled(Value::Str(text.into()), Style::Scalar(st));
-    let root = map(vec![
+    let root = Node::map(vec![
         ("a", s("abc", ScalarStyle::SingleQuoted)),
         ("b", s("abc", ScalarStyle::DoubleQuoted)),
         ("c", s("abc", ScalarStyle::Literal)),
@@ -425,8 +424,8 @@ fn style_hints_are_kept_when_valid() {
 #[test]
 fn collection_styles() {
     let ints = || vec![int(2), int(3)];
-    let root = map(vec![
-        ("shape", seq(ints())),
+    let root = Node::map(vec![
+        ("shape", Node::seq(ints())),
         (
             "block",
             styled(
@@ -439,22 +438,28 @@ fn collection_styles() {
             styled(
                 Value::Map(vec![
                     (Node::str("a"), int(1)),
-                    (Node::str("b"), seq(ints())),
+                    (Node::str("b"), Node::seq(ints())),
                 ]),
                 Style::Collection(CollectionStyle::Flow),
             ),
         ),
-        ("nested", seq(vec![seq(ints()), seq(vec![])])),
+        (
+            "nested",
+            Node::seq(vec![Node::seq(ints()), Node::seq(vec![])]),
+        ),
         (
             "m",
-            map(vec![("e", map(vec![])), ("l", seq(vec![map(vec![])]))]),
+            Node::map(vec![
+                ("e", Node::map(Vec::<(&str, Node)>::new())),
+                ("l", Node::seq(vec![Node::map(Vec::<(&str, Node)>::new())])),
+            ]),
         ),
         (
             "deep",
             styled(
-                Value::Seq(vec![map(vec![(
+                Value::Seq(vec![Node::map(vec![(
                     "a",
-                    seq(vec![map(vec![("b", seq(vec![]))])]),
+                    Node::seq(vec![Node::map(vec![("b", Node::seq(vec![]))])]),
                 )])]),
                 Style::Collection(CollectionStyle::Flow),
             ),
@@ -472,7 +477,10 @@ fn collection_styles() {
     };
     assert_eq!(
         body(&rt_with(
-            &map(vec![("s", seq(ints())), ("t", seq(vec![int(1)]))]),
+            &Node::map(vec![
+                ("s", Node::seq(ints())),
+                ("t", Node::seq(vec![int(1)]))
+            ]),
             &o
         )),
         "\ns:\n- 2\n- 3\nt: [1]"
@@ -481,7 +489,7 @@ fn collection_styles() {
 
 #[test]
 fn long_flow_sequences_wrap() {
-    let root = map(vec![("l", seq((0..60).map(int).collect()))]);
+    let root = Node::map(vec![("l", Node::seq((0..60).map(int)))]);
     let text = rt(&root);
     for line in text.lines() {
         assert!(line.len() <= 84, "{line:?}");
@@ -495,7 +503,7 @@ fn long_flow_sequences_wrap() {
         .map(|i| {
             (
                 Node::str(format!("key{i}")),
-                seq(vec![int(i), Node::str("a b")]),
+                Node::seq(vec![int(i), Node::str("a b")]),
             )
         })
         .collect();
@@ -508,7 +516,7 @@ fn long_flow_sequences_wrap() {
 #[test]
 fn integers_any_size() {
     let big = |s: &str| Node::new(Value::Int(Integer::Big(s.into())));
-    let root = seq(vec![
+    let root = Node::seq(vec![
         int(0),
         int(-1),
         int(i64::MAX as i128),
@@ -527,7 +535,7 @@ fn integers_any_size() {
     );
     for bad in ["", "-", "017", "1.5", "12a", "--1", "+1"] {
         assert_eq!(
-            emit(&map(vec![("x", seq(vec![big(bad)]))]), &opts()),
+            emit(&Node::map(vec![("x", Node::seq(vec![big(bad)]))]), &opts()),
             Err(EmitError::InvalidInteger {
                 text: bad.into(),
                 path: "/x/0".into()
@@ -569,7 +577,7 @@ fn floats_resolve_back_exactly() {
         let text = rt(&float(x));
         assert_eq!(body(&text), format!(" {want}"), "{x:e}");
     }
-    rt(&seq(cases.iter().map(|&(x, _)| float(x)).collect()));
+    rt(&Node::seq(cases.iter().map(|&(x, _)| float(x))));
     // Short decimals take the quick path; others the general one.
     let mut out = String::new();
     for x in [0.37, -12.5, 3.0, 0.0001, 123456.789] {
@@ -593,11 +601,11 @@ fn timestamps() {
     let t1 = Node::new(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5")));
     let t2 = Node::new(Value::Timestamp(ts("2002-12-14")));
     let t3 = Node::new(Value::Timestamp(ts("2001-12-14t21:59:43.10-05:00")));
-    let root = map(vec![
+    let root = Node::map(vec![
         ("a", t1.clone()),
         ("b", t2.clone()),
         ("c", t3.clone()),
-        ("f", seq(vec![t1.clone(), t2.clone()])),
+        ("f", Node::seq(vec![t1.clone(), t2.clone()])),
     ]);
     // Sharing creates anchors; use fresh nodes for a plain look.
     let text = emit(&root, &opts()).unwrap();
@@ -606,14 +614,14 @@ fn timestamps() {
         "{text}"
     );
     rt(&root);
-    let fresh = map(vec![
+    let fresh = Node::map(vec![
         (
             "a",
             Node::new(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5"))),
         ),
         (
             "f",
-            seq(vec![Node::new(Value::Timestamp(ts(
+            Node::seq(vec![Node::new(Value::Timestamp(ts(
                 "2001-12-14 21:59:43.10 -5",
             )))]),
         ),
@@ -644,11 +652,14 @@ fn timestamps() {
 #[test]
 fn binary_blocks() {
     let data: Vec<u8> = (0..=255u8).collect();
-    let root = map(vec![
+    let root = Node::map(vec![
         ("b", Node::new(Value::Binary(data.clone()))),
         ("e", Node::new(Value::Binary(vec![]))),
         ("s", Node::new(Value::Binary(b"abc".to_vec()))),
-        ("f", seq(vec![Node::new(Value::Binary(b"ab".to_vec()))])),
+        (
+            "f",
+            Node::seq(vec![Node::new(Value::Binary(b"ab".to_vec()))]),
+        ),
     ]);
     let text = rt(&root);
     assert!(text.contains("s: !!binary |\n  YWJj\n"), "{text}");
@@ -697,7 +708,7 @@ fn tags_with_several_handles() {
                 Node::str("o"),
                 Node::tagged(
                     "tag:yaml.org,2002:omap",
-                    Value::Seq(vec![map(vec![("a", int(1))])]),
+                    Value::Seq(vec![Node::map(vec![("a", int(1))])]),
                 ),
             ),
             (
@@ -739,9 +750,9 @@ fn tags_with_several_handles() {
 #[test]
 fn tag_errors() {
     for bad in ["", "!", "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"] {
-        let root = map(vec![(
+        let root = Node::map(vec![(
             "a",
-            seq(vec![Node::tagged(bad, Value::Str("x".into()))]),
+            Node::seq(vec![Node::tagged(bad, Value::Str("x".into()))]),
         )]);
         assert_eq!(
             emit(&root, &opts()),
@@ -789,7 +800,7 @@ fn redefined_secondary_handle() {
         ],
         ..opts()
     };
-    let root = seq(vec![
+    let root = Node::seq(vec![
         Node::tagged("tag:example.org,2024:thing", Value::Str("a".into())),
         Node::new(Value::Binary(b"x".to_vec())),
         Node::tagged(
@@ -804,16 +815,16 @@ fn redefined_secondary_handle() {
 
 #[test]
 fn anchors_and_aliases_keep_identity() {
-    let shared_map = map(vec![("z", int(1))]);
+    let shared_map = Node::map(vec![("z", int(1))]);
     let shared_str = Node::str("same");
-    let shared_seq = seq(vec![shared_str.clone(), int(2)]);
-    let root = map(vec![
+    let shared_seq = Node::seq(vec![shared_str.clone(), int(2)]);
+    let root = Node::map(vec![
         ("s1", shared_map.clone()),
         ("s2", shared_map.clone()),
         ("t", shared_seq.clone()),
         (
             "u",
-            seq(vec![
+            Node::seq(vec![
                 shared_seq.clone(),
                 shared_str.clone(),
                 shared_map.clone(),
@@ -866,7 +877,7 @@ fn anchors_and_aliases_keep_identity() {
     let nodes: Vec<Node> = (0..1001).map(|i| Node::str(format!("s{i}"))).collect();
     let mut items = nodes.clone();
     items.extend(nodes);
-    let text = rt(&seq(items));
+    let text = rt(&Node::seq(items));
     assert!(
         text.contains("&id1001 s1000"),
         "{}",
@@ -887,14 +898,17 @@ fn non_string_and_complex_keys() {
             k(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5"))),
             Node::str("ts"),
         ),
-        (seq(vec![int(1), int(2)]), Node::str("seq")),
+        (Node::seq(vec![int(1), int(2)]), Node::str("seq")),
         (
-            map(vec![("a", seq(vec![]))]),
-            seq(vec![map(vec![("b", int(1))])]),
+            Node::map(vec![("a", Node::seq(vec![]))]),
+            Node::seq(vec![Node::map(vec![("b", int(1))])]),
         ),
-        (seq(vec![]), map(vec![("c", int(1))])),
+        (Node::seq(vec![]), Node::map(vec![("c", int(1))])),
         (Node::str("x".repeat(1500)), Node::str("long")),
-        (Node::str("y"), seq(vec![map(vec![("q", int(1))])])),
+        (
+            Node::str("y"),
+            Node::seq(vec![Node::map(vec![("q", int(1))])]),
+        ),
     ]));
     let text = rt(&root);
     assert!(
@@ -917,12 +931,12 @@ fn non_string_and_complex_keys() {
 
 #[test]
 fn nested_empties_and_deep_trees() {
-    let root = map(vec![(
+    let root = Node::map(vec![(
         "a",
-        seq(vec![
-            seq(vec![]),
-            map(vec![]),
-            seq(vec![seq(vec![map(vec![])])]),
+        Node::seq(vec![
+            Node::seq(vec![]),
+            Node::map(Vec::<(&str, Node)>::new()),
+            Node::seq(vec![Node::seq(vec![Node::map(Vec::<(&str, Node)>::new())])]),
             Node::new(Value::Null),
             Node::str(""),
         ]),
@@ -931,15 +945,15 @@ fn nested_empties_and_deep_trees() {
     let mut deep = int(1);
     for i in 0..300 {
         deep = if i % 2 == 0 {
-            seq(vec![deep])
+            Node::seq(vec![deep])
         } else {
-            map(vec![("k", deep)])
+            Node::map(vec![("k", deep)])
         };
     }
     rt(&deep);
     let mut too_deep = int(1);
     for _ in 0..1001 {
-        too_deep = seq(vec![too_deep]);
+        too_deep = Node::seq(vec![too_deep]);
     }
     assert!(matches!(
         emit(&too_deep, &opts()),
@@ -1078,7 +1092,7 @@ fn arb_tree() -> impl Strategy<Value = Node> {
                     }
                 }),
             // Sharing: the same node twice.
-            inner.prop_map(|n| seq(vec![n.clone(), map(vec![("again", n)])])),
+            inner.prop_map(|n| Node::seq(vec![n.clone(), Node::map(vec![("again", n)])])),
         ]
     })
 }

@@ -224,6 +224,32 @@ impl Node {
         Node::new(Value::Str(s.into()))
     }
 
+    /// An integer node.
+    pub fn int(v: i128) -> Self {
+        Node::new(Value::Int(Integer::Small(v)))
+    }
+
+    /// A sequence node.
+    pub fn seq(items: impl IntoIterator<Item = Node>) -> Self {
+        Node::new(Value::Seq(items.into_iter().collect()))
+    }
+
+    /// A mapping node with string keys, in the given order.
+    ///
+    /// ```
+    /// use asdf_core::Node;
+    /// let m = Node::map([("a", Node::int(1)), ("b", Node::seq([Node::str("x")]))]);
+    /// assert_eq!(m.pointer("/b/0").and_then(Node::as_str), Some("x"));
+    /// ```
+    pub fn map<K: Into<String>>(entries: impl IntoIterator<Item = (K, Node)>) -> Self {
+        Node::new(Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (Node::str(k), v))
+                .collect(),
+        ))
+    }
+
     /// The node's data.
     pub fn data(&self) -> &NodeData {
         &self.0
@@ -434,20 +460,11 @@ fn unescape_pointer(seg: &str) -> String {
 mod tests {
     use super::*;
 
-    fn map(entries: Vec<(&str, Node)>) -> Node {
-        Node::new(Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (Node::str(k), v))
-                .collect(),
-        ))
-    }
-
     #[test]
     fn pointer_follows_maps_and_sequences() {
         let leaf = Node::new(Value::Int(Integer::Small(7)));
         let seq = Node::new(Value::Seq(vec![Node::str("x"), leaf.clone()]));
-        let root = map(vec![("a/b", map(vec![("s", seq)]))]);
+        let root = Node::map(vec![("a/b", Node::map(vec![("s", seq)]))]);
         assert_eq!(root.pointer("/a~1b/s/1").unwrap().as_i64(), Some(7));
         assert_eq!(root.pointer("/a~1b/s/-2").unwrap().as_str(), Some("x"));
         assert!(root.pointer("/a~1b/s/2").is_none());
