@@ -78,6 +78,9 @@ pub enum Error {
         /// Number of blocks in the file.
         count: usize,
     },
+    /// A typed conversion (`FromAsdf`/`ToAsdf`) failed.
+    #[error(transparent)]
+    Typed(#[from] crate::convert::ConvertError),
     /// Nothing in the tree at this path.
     #[error("no node at tree path {path:?}")]
     NoSuchPath {

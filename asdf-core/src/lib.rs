@@ -28,10 +28,13 @@
 pub mod array;
 pub mod canonical;
 pub mod codec;
+pub mod convert;
 mod error;
 pub mod file;
 pub mod layout;
 mod mem;
+pub mod schema;
+pub mod serde_node;
 pub mod write;
 pub mod yaml;
 

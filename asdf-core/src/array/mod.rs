@@ -31,6 +31,8 @@ mod dtype;
 mod element;
 mod inline;
 mod meta;
+mod owned;
+mod placement;
 
 #[cfg(test)]
 mod oracle_tests;
@@ -42,6 +44,8 @@ pub use dtype::{ByteOrder, DType, Field, ScalarType};
 pub use element::Element;
 pub use inline::{from_inline, inline_null_mask, MAX_INLINE_BYTES};
 pub use meta::{ArraySource, Dim, NdArrayMeta};
+pub use owned::WriteArray;
+pub use placement::{ArrayOptions, CompressionChoice, Storage};
 
 /// Errors of the array layer. Each error of a descriptor or its data names the tree path of
 /// the ndarray node (`path`) and, where one is at fault, the key.

@@ -37,7 +37,6 @@
 //! computed on another thread while the bytes are written, and patched into the header
 //! afterwards (hence `Write + Seek`). Compressed blocks are encoded in parallel (rayon).
 
-mod array;
 mod blocks;
 mod nodes;
 mod path;
@@ -52,7 +51,7 @@ use crate::codec::{CodecError, Compression};
 use crate::yaml::{EmitError, Node, Value};
 use crate::AsdfFile;
 
-pub use array::WriteArray;
+pub use crate::array::{ArrayOptions, CompressionChoice, Storage, WriteArray};
 pub use path::{recover, update, UpdateKind};
 
 /// Version of the ASDF standard a file is written for; it selects the tags.
@@ -146,36 +145,6 @@ impl std::fmt::Display for StandardVersion {
     }
 }
 
-/// Compression of written blocks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CompressionChoice {
-    /// Stored uncompressed.
-    #[default]
-    None,
-    /// Compressed with this codec.
-    Codec(Compression),
-    /// The codec the array's block had in the source file (uncompressed for new arrays).
-    /// The data is re-encoded with that codec.
-    Input,
-}
-
-/// Where array data goes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Storage {
-    /// A binary block of the file.
-    #[default]
-    Internal,
-    /// Nested lists in the YAML tree.
-    Inline,
-    /// Inline for arrays of at most this many elements, internal otherwise.
-    InlineUpTo(usize),
-    /// A separate ASDF file `NAME0000.asdf` beside the main file (only with
-    /// [`Writer::write_to_path`]).
-    External,
-}
-
 /// Options of a [`Writer`]; start from [`WriteOptions::default`] and chain.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WriteOptions {
@@ -264,15 +233,6 @@ impl WriteOptions {
     pub fn standard_version(&self) -> StandardVersion {
         self.standard
     }
-}
-
-/// Per-array overrides of [`WriteOptions`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ArrayOptions {
-    /// Compression of this array's block (`None`: the writer's default).
-    pub compression: Option<CompressionChoice>,
-    /// Storage of this array (`None`: the writer's default).
-    pub storage: Option<Storage>,
 }
 
 /// Errors of writing.

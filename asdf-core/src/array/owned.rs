@@ -1,4 +1,4 @@
-//! [`WriteArray`]: array data handed to the writer, borrowed from the caller where possible.
+//! [`WriteArray`]: array data to be written, borrowed from the caller where possible.
 
 use std::borrow::Cow;
 

@@ -1,0 +1,280 @@
+//! Typed conversion: Rust values to and from tree [`Node`]s.
+//!
+//! [`ToAsdf`] turns a value into a node; array values hand their data to an [`ArraySink`]
+//! (the writer), which stores them as blocks, inline or external files as the
+//! [`ArrayOptions`] in effect say. [`FromAsdf`] builds a value from a node; array values
+//! load their data through an [`ArrayLoader`] (an open file) only when converted.
+//!
+//! Tags are part of a type: [`ToAsdf::tag`] is the tag written, [`FromAsdf::accepts_tag`]
+//! the tags read (usually a pattern such as `asdf://example.org/tags/obs-1.*`, see
+//! [`tag_matches`]).
+//!
+//! `#[derive(AsdfType)]` (crate `asdf-derive`, re-exported as [`crate::AsdfType`]) implements
+//! both traits for structs and enums.
+
+mod error;
+mod impls;
+
+use crate::array::{ArrayOptions, DynArray, WriteArray};
+use crate::yaml::Node;
+
+pub use error::{ConvertError, ConvertErrorKind};
+
+/// One step of a tree path: a mapping key or a sequence index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathSegment {
+    /// A mapping key.
+    Key(String),
+    /// A sequence index.
+    Index(usize),
+}
+
+/// Renders a path as a JSON pointer (`/a/0/b`, `~` and `/` escaped; the root is `/`).
+pub fn pointer(segments: &[PathSegment]) -> String {
+    if segments.is_empty() {
+        return "/".to_string();
+    }
+    let mut out = String::new();
+    for s in segments {
+        out.push('/');
+        match s {
+            PathSegment::Key(k) => out.push_str(&k.replace('~', "~0").replace('/', "~1")),
+            PathSegment::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
+}
+
+/// Where array values go on write: implemented by [`crate::write::Writer`].
+pub trait ArraySink<'a> {
+    /// Registers array data with per-array options and returns the node to put in the tree.
+    fn add_array(&mut self, array: WriteArray<'a>, opts: ArrayOptions) -> Node;
+
+    /// The tag of `core/ndarray` nodes for the standard version being written.
+    fn ndarray_tag(&self) -> String;
+}
+
+/// Where array values come from on read: implemented by [`crate::AsdfFile`].
+pub trait ArrayLoader {
+    /// Loads the array described by the ndarray `node` at tree path `path`.
+    fn load_array(&self, node: &Node, path: &str) -> crate::Result<DynArray>;
+}
+
+/// The context of a conversion to nodes: the array sink, the array options in effect, and
+/// the current tree path (for errors).
+pub struct ToContext<'s, 'a> {
+    sink: Option<&'s mut dyn ArraySink<'a>>,
+    options: ArrayOptions,
+    path: Vec<PathSegment>,
+}
+
+impl<'s, 'a> ToContext<'s, 'a> {
+    /// A context whose arrays go to `sink`.
+    pub fn new(sink: &'s mut dyn ArraySink<'a>) -> Self {
+        ToContext {
+            sink: Some(sink),
+            options: ArrayOptions::default(),
+            path: Vec::new(),
+        }
+    }
+
+    /// A context without a sink: arrays are written inline in the tree.
+    pub fn detached() -> Self {
+        ToContext {
+            sink: None,
+            options: ArrayOptions::default(),
+            path: Vec::new(),
+        }
+    }
+
+    /// The array options in effect (set by [`ToContext::with_options`]).
+    pub fn options(&self) -> ArrayOptions {
+        self.options
+    }
+
+    /// Runs `f` with `opts` overriding the options in effect (fields left `None` in `opts`
+    /// keep the outer value).
+    pub fn with_options<R>(&mut self, opts: ArrayOptions, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = self.options;
+        if opts.compression.is_some() {
+            self.options.compression = opts.compression;
+        }
+        if opts.storage.is_some() {
+            self.options.storage = opts.storage;
+        }
+        let r = f(self);
+        self.options = saved;
+        r
+    }
+
+    /// Runs `f` one mapping key deeper in the tree path.
+    pub fn key<R>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.path.push(PathSegment::Key(key.to_string()));
+        let r = f(self);
+        self.path.pop();
+        r
+    }
+
+    /// Runs `f` one sequence index deeper in the tree path.
+    pub fn index<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.path.push(PathSegment::Index(index));
+        let r = f(self);
+        self.path.pop();
+        r
+    }
+
+    /// The current tree path as a JSON pointer.
+    pub fn path(&self) -> String {
+        pointer(&self.path)
+    }
+
+    /// An error at the current path.
+    pub fn error(&self, kind: ConvertErrorKind) -> ConvertError {
+        ConvertError::new(self.path(), kind)
+    }
+
+    /// Stores array data with the options in effect and returns its node: a block (or
+    /// external file) through the sink, or inline data without one.
+    pub fn add_array(&mut self, array: WriteArray<'a>) -> Result<Node, ConvertError> {
+        let opts = self.options;
+        match self.sink.as_deref_mut() {
+            Some(sink) => Ok(sink.add_array(array, opts)),
+            None => impls::inline_array_node(&array.to_dyn())
+                .map_err(|e| self.error(ConvertErrorKind::Array(Box::new(e)))),
+        }
+    }
+}
+
+/// The context of a conversion from nodes: the array loader and the current tree path.
+pub struct FromContext<'s> {
+    loader: Option<&'s dyn ArrayLoader>,
+    path: Vec<PathSegment>,
+}
+
+impl<'s> FromContext<'s> {
+    /// A context whose arrays are loaded by `loader`, starting at tree path `base` (a JSON
+    /// pointer, `/` or empty for the root).
+    pub fn new(loader: &'s dyn ArrayLoader, base: &str) -> Self {
+        FromContext {
+            loader: Some(loader),
+            path: parse_pointer(base),
+        }
+    }
+
+    /// A context without a file: only inline arrays can be read.
+    pub fn detached() -> Self {
+        FromContext {
+            loader: None,
+            path: Vec::new(),
+        }
+    }
+
+    /// Runs `f` one mapping key deeper in the tree path.
+    pub fn key<R>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.path.push(PathSegment::Key(key.to_string()));
+        let r = f(self);
+        self.path.pop();
+        r
+    }
+
+    /// Runs `f` one sequence index deeper in the tree path.
+    pub fn index<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.path.push(PathSegment::Index(index));
+        let r = f(self);
+        self.path.pop();
+        r
+    }
+
+    /// The current tree path as a JSON pointer.
+    pub fn path(&self) -> String {
+        pointer(&self.path)
+    }
+
+    /// An error at the current path.
+    pub fn error(&self, kind: ConvertErrorKind) -> ConvertError {
+        ConvertError::new(self.path(), kind)
+    }
+
+    /// Loads the array described by the ndarray node `node` (at the current path).
+    pub fn load_array(&self, node: &Node) -> Result<DynArray, ConvertError> {
+        let path = self.path();
+        let result = match self.loader {
+            Some(loader) => loader.load_array(node, &path),
+            None => impls::inline_array(node, &path),
+        };
+        result.map_err(|e| self.error(ConvertErrorKind::Array(Box::new(e))))
+    }
+}
+
+fn parse_pointer(p: &str) -> Vec<PathSegment> {
+    p.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| PathSegment::Key(s.replace("~1", "/").replace("~0", "~")))
+        .collect()
+}
+
+/// Conversion of a Rust value into a tree node.
+pub trait ToAsdf {
+    /// The tag written on this type's node (`None`: untagged, or the tag depends on the
+    /// value).
+    fn tag() -> Option<&'static str>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
+    /// Converts `self` into a node; array data goes to `ctx` (borrowed for `'a` where
+    /// possible).
+    fn to_asdf<'a>(&'a self, ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError>;
+
+    /// Whether a struct field holding this value is left out of the mapping (true for
+    /// `None`).
+    fn is_absent(&self) -> bool {
+        false
+    }
+}
+
+/// Conversion of a tree node into a Rust value.
+pub trait FromAsdf: Sized {
+    /// Whether a node with this tag (`None`: untagged) can be read as this type. Types
+    /// without a tag accept every tag.
+    fn accepts_tag(tag: Option<&str>) -> bool {
+        let _ = tag;
+        true
+    }
+
+    /// Builds a value from `node`.
+    fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<Self, ConvertError>;
+
+    /// The value of a struct field whose key is missing (`Some(None)` for `Option`);
+    /// `None` makes a missing key an error.
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+/// A type that converts both ways; what `#[derive(AsdfType)]` implements.
+pub trait AsdfType: ToAsdf + FromAsdf {}
+
+impl<T: ToAsdf + FromAsdf> AsdfType for T {}
+
+/// Whether `tag` matches `pattern`: equal, or `pattern` ends in `*` and `tag` starts with
+/// the part before it (`asdf://example.org/tags/obs-1.*` accepts `…/obs-1.0.0` and
+/// `…/obs-1.2.0`).
+pub fn tag_matches(pattern: &str, tag: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => tag.starts_with(prefix),
+        None => pattern == tag,
+    }
+}
+
+/// Converts a value into a node without a writer (arrays inline).
+pub fn to_node<T: ToAsdf + ?Sized>(value: &T) -> Result<Node, ConvertError> {
+    value.to_asdf(&mut ToContext::detached())
+}
+
+/// Converts a node into a value without a file (only inline arrays can be read).
+pub fn from_node<T: FromAsdf>(node: &Node) -> Result<T, ConvertError> {
+    T::from_asdf(node, &mut FromContext::detached())
+}
