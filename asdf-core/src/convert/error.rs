@@ -50,6 +50,14 @@ pub enum ConvertErrorKind {
     /// Loading, storing or typing an array failed.
     #[error("array: {0}")]
     Array(Box<crate::Error>),
+    /// The node does not validate against the type's schema (one line per error).
+    #[error("does not validate against {schema}: {errors}")]
+    Schema {
+        /// The schema's URI.
+        schema: String,
+        /// The validation errors, one per line.
+        errors: String,
+    },
     /// An error raised by user code (serde bridge, custom conversions).
     #[error("{0}")]
     Custom(String),
