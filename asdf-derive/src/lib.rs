@@ -1,9 +1,17 @@
-//! `#[derive(AsdfType)]` for asdf-core (being written; see the typed-layer issue).
+//! `#[derive(AsdfType)]` for asdf-core: tag-aware conversion of Rust structs and enums to
+//! and from ASDF trees. Use it through `asdf_core::AsdfType`; the attributes are described
+//! on [`macro@AsdfType`].
+
+mod attr;
+mod expand;
 
 use proc_macro::TokenStream;
 
-/// Derives `asdf_core::convert::ToAsdf` and `asdf_core::convert::FromAsdf`.
+/// DOC
 #[proc_macro_derive(AsdfType, attributes(asdf))]
-pub fn derive_asdf_type(_input: TokenStream) -> TokenStream {
-    TokenStream::new()
+pub fn derive_asdf_type(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand::derive(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
