@@ -289,3 +289,57 @@ fn ints_read_as_floats_but_not_the_reverse() {
     assert_eq!(convert::from_node::<f64>(&Node::int(3)).unwrap(), 3.0);
     assert!(convert::from_node::<i32>(&Node::new(Value::Float(3.0))).is_err());
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    type Record = (
+        i64,
+        Option<String>,
+        Vec<u128>,
+        BTreeMap<String, (bool, f64)>,
+    );
+
+    fn record() -> impl Strategy<Value = Record> {
+        (
+            any::<i64>(),
+            proptest::option::of(".{0,12}"),
+            proptest::collection::vec(any::<u128>(), 0..4),
+            proptest::collection::btree_map(
+                ".{0,8}",
+                (
+                    any::<bool>(),
+                    any::<f64>().prop_filter("nan", |f| !f.is_nan()),
+                ),
+                0..4,
+            ),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Values survive the writer (emit with YAML 1.1 quoting, core/integer blocks) and
+        /// the reader.
+        #[test]
+        fn records_round_trip_through_files(v in proptest::collection::vec(record(), 0..4)) {
+            let mut w = Writer::new(WriteOptions::default());
+            let node = w.add_value(&v).unwrap();
+            let bytes = w.write_to_vec(&Node::map([("v", node)])).unwrap();
+            let file = AsdfFile::from_bytes(bytes).unwrap();
+            let back: Vec<Record> = file.read_as("/v").unwrap();
+            prop_assert_eq!(back, v);
+        }
+
+        /// Reading any parsed tree as a typed value never panics.
+        #[test]
+        fn arbitrary_yaml_never_panics(text in "[-\\[\\]{}:, a-z0-9!.\\n]{0,80}") {
+            if let Ok(doc) = asdf_core::yaml::parse(text.as_bytes(), &Default::default()) {
+                let _ = convert::from_node::<Vec<Record>>(&doc.root);
+                let _ = convert::from_node::<Record>(&doc.root);
+                let _ = convert::from_node::<BTreeMap<String, Complex<f64>>>(&doc.root);
+            }
+        }
+    }
+}
