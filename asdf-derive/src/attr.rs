@@ -143,10 +143,7 @@ fn items(attrs: &[Attribute], place: Place, errors: &mut Errors) -> Vec<(Item, O
             continue;
         }
         if let syn::Meta::Path(p) = &attr.meta {
-            errors.push(
-                p.span(),
-                "expected a list of attributes: #[asdf(...)]",
-            );
+            errors.push(p.span(), "expected a list of attributes: #[asdf(...)]");
             continue;
         }
         let result = attr.parse_nested_meta(|meta| {
@@ -280,6 +277,7 @@ pub fn container(attrs: &[Attribute], place: Place, errors: &mut Errors) -> Cont
                         value.span,
                         "`*` is only allowed as the last character of a tag pattern",
                     );
+                    continue;
                 }
                 c.tag_pattern = Some(value);
             }
@@ -410,7 +408,12 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> Field {
         }
     };
     if f.skip.is_some() {
-        conflict(errors, f.rename.as_ref().map(|s| s.span), names::RENAME, names::SKIP);
+        conflict(
+            errors,
+            f.rename.as_ref().map(|s| s.span),
+            names::RENAME,
+            names::SKIP,
+        );
         conflict(errors, f.flatten, names::FLATTEN, names::SKIP);
         conflict(errors, f.extra, names::EXTRA, names::SKIP);
         conflict(errors, f.keep_null, names::KEEP_NULL, names::SKIP);
@@ -420,10 +423,20 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> Field {
             names::COMPRESSION,
             names::SKIP,
         );
-        conflict(errors, f.storage.as_ref().map(|s| s.span), names::STORAGE, names::SKIP);
+        conflict(
+            errors,
+            f.storage.as_ref().map(|s| s.span),
+            names::STORAGE,
+            names::SKIP,
+        );
     }
     if f.flatten.is_some() {
-        conflict(errors, f.rename.as_ref().map(|s| s.span), names::RENAME, names::FLATTEN);
+        conflict(
+            errors,
+            f.rename.as_ref().map(|s| s.span),
+            names::RENAME,
+            names::FLATTEN,
+        );
         conflict(errors, f.extra, names::EXTRA, names::FLATTEN);
         conflict(errors, f.keep_null, names::KEEP_NULL, names::FLATTEN);
         conflict(
@@ -434,16 +447,31 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> Field {
         );
     }
     if f.extra.is_some() {
-        conflict(errors, f.rename.as_ref().map(|s| s.span), names::RENAME, names::EXTRA);
+        conflict(
+            errors,
+            f.rename.as_ref().map(|s| s.span),
+            names::RENAME,
+            names::EXTRA,
+        );
         conflict(errors, f.keep_null, names::KEEP_NULL, names::EXTRA);
-        conflict(errors, f.default.as_ref().map(|d| d.1), names::DEFAULT, names::EXTRA);
+        conflict(
+            errors,
+            f.default.as_ref().map(|d| d.1),
+            names::DEFAULT,
+            names::EXTRA,
+        );
         conflict(
             errors,
             f.compression.as_ref().map(|s| s.span),
             names::COMPRESSION,
             names::EXTRA,
         );
-        conflict(errors, f.storage.as_ref().map(|s| s.span), names::STORAGE, names::EXTRA);
+        conflict(
+            errors,
+            f.storage.as_ref().map(|s| s.span),
+            names::STORAGE,
+            names::EXTRA,
+        );
     }
     f
 }

@@ -61,10 +61,7 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
                     let name = v.unit_name();
                     if seen.contains(&name) {
                         errors.push(
-                            v.attrs
-                                .rename
-                                .as_ref()
-                                .map_or(v.ident.span(), |r| r.span),
+                            v.attrs.rename.as_ref().map_or(v.ident.span(), |r| r.span),
                             format!("two variants are written as the string `{name}`"),
                         );
                     }
@@ -273,7 +270,10 @@ fn body<'a>(fields: &'a Fields, errors: &mut Errors) -> Body<'a> {
             if a.skip.is_none() && a.flatten.is_none() && a.extra.is_none() {
                 if keys.contains(&key) {
                     let span = a.rename.as_ref().map_or(f.span(), |r| r.span);
-                    errors.push(span, format!("two fields are written under the key `{key}`"));
+                    errors.push(
+                        span,
+                        format!("two fields are written under the key `{key}`"),
+                    );
                 }
                 keys.push(key.clone());
             }
@@ -307,7 +307,9 @@ fn check_variant(v: &syn::Variant, a: &attr::Container, b: &Body<'_>, errors: &m
                 if let Some(s) = s {
                     errors.push(
                         s.span,
-                        format!("unit variants are written as plain strings; `{name}` is not allowed"),
+                        format!(
+                            "unit variants are written as plain strings; `{name}` is not allowed"
+                        ),
                     );
                 }
             }
@@ -350,7 +352,11 @@ fn with_bounds(
     let mentions = |ty: &Type, p: &Ident| token_mentions(ty.to_token_stream(), p);
     let mut preds: Vec<syn::WherePredicate> = Vec::new();
     for p in &params {
-        if fields.iter().filter(|f| select(f)).any(|f| mentions(f.ty, p)) {
+        if fields
+            .iter()
+            .filter(|f| select(f))
+            .any(|f| mentions(f.ty, p))
+        {
             preds.push(syn::parse_quote!(#p: #bound));
         }
     }
@@ -592,6 +598,7 @@ impl Gen {
                     continue;
                 }
                 if a.extra.is_some() {
+                    let b = Ident::new(&b.to_string(), ty.span());
                     extra = quote_spanned! {ty.span()=>
                         let __asdf_extra: &::asdf_core::convert::Extra = #b;
                         for (__asdf_k, __asdf_v) in __asdf_extra.0.iter() {
@@ -608,7 +615,10 @@ impl Gen {
                 let call = self.to_call(f);
                 let absent = quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::ToAsdf>::is_absent(#b));
                 if a.flatten.is_some() {
-                    let msg = format!("a mapping from flattened field `{}`", f.member.to_token_stream());
+                    let msg = format!(
+                        "a mapping from flattened field `{}`",
+                        f.member.to_token_stream()
+                    );
                     let err = self.expected(&msg, &quote!(&__asdf_v));
                     stmts.push(quote! {
                         if !#absent {
@@ -718,12 +728,29 @@ impl Gen {
             let f = &body.fields[0];
             let (b, m) = (&f.binding, &f.member);
             if tagged {
+                // A tagged scalar read from a file is a string (YAML resolves only untagged
+                // plain scalars); if the inner type does not take the string, the plain
+                // text is resolved as if untagged (`!<tag> 1.5` is the float 1.5).
                 let call = self.from_call(f, quote!(&__asdf_untagged));
+                let retry = self.from_call(f, quote!(&::asdf_core::Node::from(__asdf_data)));
                 quote! {
                     let mut __asdf_data = ::std::clone::Clone::clone(__asdf_node.data());
                     __asdf_data.tag = ::std::option::Option::None;
                     let __asdf_untagged = ::asdf_core::Node::from(__asdf_data);
-                    let #b = #call?;
+                    let #b = match #call {
+                        ::std::result::Result::Ok(__asdf_v) => __asdf_v,
+                        ::std::result::Result::Err(__asdf_e) => match (__asdf_untagged.value(), __asdf_untagged.style()) {
+                            (
+                                ::asdf_core::Value::Str(__asdf_s),
+                                ::asdf_core::yaml::Style::Scalar(::asdf_core::yaml::ScalarStyle::Plain),
+                            ) => {
+                                let mut __asdf_data = ::std::clone::Clone::clone(__asdf_untagged.data());
+                                __asdf_data.value = ::asdf_core::yaml::resolve_plain(__asdf_s);
+                                #retry.map_err(|_| __asdf_e)?
+                            }
+                            _ => return ::std::result::Result::Err(__asdf_e),
+                        },
+                    };
                     #ctor { #m: #b }
                 }
             } else {
@@ -928,6 +955,7 @@ impl Gen {
             accepts.push(quote!(tag.is_none()));
         }
         let mut tries = Vec::new();
+        let mut fallible = false;
         for v in variants.iter().filter(|v| v.body.shape != Shape::Unit) {
             let vi = v.ident;
             let ctor = quote!(Self::#vi);
@@ -945,14 +973,30 @@ impl Gen {
                     });
                 }
                 None => {
-                    // a newtype variant chosen by its inner type's tag
+                    // A newtype variant chosen by its inner type's tag. It is final when
+                    // the node is tagged and the inner type reads only tagged nodes;
+                    // otherwise a failed conversion goes on to the next variant.
                     let ty = v.body.fields[0].ty;
                     let accept = quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::FromAsdf>::accepts_tag);
                     accepts.push(quote!(#accept(tag)));
                     let node = self.from_node(&v.body, &ctor, false, vschema);
+                    fallible = true;
                     tries.push(quote! {
                         if #accept(__asdf_node.tag()) {
-                            return ::std::result::Result::Ok(#node);
+                            let __asdf_r = (|| -> ::std::result::Result<Self, ::asdf_core::convert::ConvertError> {
+                                ::std::result::Result::Ok(#node)
+                            })();
+                            match __asdf_r {
+                                ::std::result::Result::Ok(__asdf_v) => return ::std::result::Result::Ok(__asdf_v),
+                                ::std::result::Result::Err(__asdf_e) => {
+                                    if __asdf_node.tag().is_some() && !#accept(::std::option::Option::None) {
+                                        return ::std::result::Result::Err(__asdf_e);
+                                    }
+                                    if __asdf_first.is_none() {
+                                        __asdf_first = ::std::option::Option::Some(__asdf_e);
+                                    }
+                                }
+                            }
                         }
                     });
                 }
@@ -966,10 +1010,27 @@ impl Gen {
             },
         };
         self.uses_kind.set(true);
+        let (first_decl, first_ret) = if fallible {
+            (
+                quote! {
+                    let mut __asdf_first: ::std::option::Option<::asdf_core::convert::ConvertError> =
+                        ::std::option::Option::None;
+                },
+                quote! {
+                    if let ::std::option::Option::Some(__asdf_e) = __asdf_first {
+                        return ::std::result::Result::Err(__asdf_e);
+                    }
+                },
+            )
+        } else {
+            (quote!(), quote!())
+        };
         let from = quote! {
             #check
             #unit_check
+            #first_decl
             #(#tries)*
+            #first_ret
             ::std::result::Result::Err(__asdf_ctx.error(
                 ::asdf_core::convert::ConvertErrorKind::NoVariant {
                     ty: #ty_name,

@@ -9,7 +9,7 @@ enum E {
     C(u32, u32),
     #[asdf(rename = "d")]
     D(u32),
-    #[asdf(rename = "B")]
+    #[asdf(rename = "A")]
     F,
 }
 
