@@ -419,12 +419,12 @@ impl Gen {
         let tag = c.tag.as_ref().map(|t| t.value.as_str());
         let schema = c.schema.as_ref().map(|s| s.value.as_str());
         let ctor = quote!(Self);
-        let to_node = self.to_node(body, tag, schema);
+        let to_node = self.write_node(body, tag, schema);
         let to = quote! {
             #(#bind)*
             ::std::result::Result::Ok(#to_node)
         };
-        let from_node = self.from_node(body, &ctor, tag.is_some(), schema);
+        let from_node = self.read_node(body, &ctor, tag.is_some(), schema);
         let tag_check = self.tag_check(c.pattern());
         let from = quote! {
             #tag_check
@@ -551,7 +551,7 @@ impl Gen {
     }
 
     /// `ToAsdf::to_asdf(binding, __asdf_ctx)` for field `f`, spanned at its type.
-    fn to_call(&self, f: &Field<'_>) -> TokenStream {
+    fn write_call(&self, f: &Field<'_>) -> TokenStream {
         let (b, ty) = (&f.binding, f.ty);
         let call = quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::ToAsdf>::to_asdf(#b, __asdf_ctx));
         self.with_options(f, call)
@@ -559,14 +559,14 @@ impl Gen {
 
     /// An expression of type `Node` (using `?`) for the fields of `body`, each bound to
     /// its `binding` as a reference.
-    fn to_node(&self, body: &Body<'_>, tag: Option<&str>, schema: Option<&str>) -> TokenStream {
+    fn write_node(&self, body: &Body<'_>, tag: Option<&str>, schema: Option<&str>) -> TokenStream {
         let newtype = body.shape == Shape::Tuple && body.fields.len() == 1;
         let value = |kind: TokenStream| match tag {
             Some(t) => quote!(::asdf_core::Node::tagged(#t, #kind)),
             None => quote!(::asdf_core::Node::new(#kind)),
         };
         let node = if newtype {
-            let call = self.to_call(&body.fields[0]);
+            let call = self.write_call(&body.fields[0]);
             match tag {
                 None => quote!(#call?),
                 Some(t) => quote! {{
@@ -578,7 +578,7 @@ impl Gen {
             }
         } else if body.shape == Shape::Tuple {
             let items = body.fields.iter().enumerate().map(|(i, f)| {
-                let call = self.to_call(f);
+                let call = self.write_call(f);
                 quote!(__asdf_items.push(__asdf_ctx.index(#i, |__asdf_ctx| #call)?);)
             });
             let n = body.fields.len();
@@ -612,7 +612,7 @@ impl Gen {
                     };
                     continue;
                 }
-                let call = self.to_call(f);
+                let call = self.write_call(f);
                 let absent = quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::ToAsdf>::is_absent(#b));
                 if a.flatten.is_some() {
                     let msg = format!(
@@ -673,7 +673,7 @@ impl Gen {
     }
 
     /// `FromAsdf::from_asdf(node, __asdf_ctx)` for field `f`, spanned at its type.
-    fn from_call(&self, f: &Field<'_>, node: TokenStream) -> TokenStream {
+    fn read_call(&self, f: &Field<'_>, node: TokenStream) -> TokenStream {
         let ty = f.ty;
         quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::FromAsdf>::from_asdf(#node, __asdf_ctx))
     }
@@ -710,7 +710,7 @@ impl Gen {
     /// An expression of type `Self` (using `?` and `return`) built from `__asdf_node`,
     /// whose tag was checked already. `tagged`: the node carries the type's own tag (a
     /// newtype strips it before reading the inner value).
-    fn from_node(
+    fn read_node(
         &self,
         body: &Body<'_>,
         ctor: &TokenStream,
@@ -731,8 +731,8 @@ impl Gen {
                 // A tagged scalar read from a file is a string (YAML resolves only untagged
                 // plain scalars); if the inner type does not take the string, the plain
                 // text is resolved as if untagged (`!<tag> 1.5` is the float 1.5).
-                let call = self.from_call(f, quote!(&__asdf_untagged));
-                let retry = self.from_call(f, quote!(&::asdf_core::Node::from(__asdf_data)));
+                let call = self.read_call(f, quote!(&__asdf_untagged));
+                let retry = self.read_call(f, quote!(&::asdf_core::Node::from(__asdf_data)));
                 quote! {
                     let mut __asdf_data = ::std::clone::Clone::clone(__asdf_node.data());
                     __asdf_data.tag = ::std::option::Option::None;
@@ -754,7 +754,7 @@ impl Gen {
                     #ctor { #m: #b }
                 }
             } else {
-                let call = self.from_call(f, quote!(__asdf_node));
+                let call = self.read_call(f, quote!(__asdf_node));
                 quote! {
                     let #b = #call?;
                     #ctor { #m: #b }
@@ -767,7 +767,7 @@ impl Gen {
             let mut inits = Vec::new();
             for (i, f) in body.fields.iter().enumerate() {
                 let (b, m) = (&f.binding, &f.member);
-                let call = self.from_call(f, quote!(&__asdf_items[#i]));
+                let call = self.read_call(f, quote!(&__asdf_items[#i]));
                 lets.push(quote!(let #b = __asdf_ctx.index(#i, |__asdf_ctx| #call)?;));
                 inits.push(quote!(#m: #b));
             }
@@ -810,7 +810,7 @@ impl Gen {
                     flat_node = quote! {
                         let __asdf_flat = ::asdf_core::Node::new(::asdf_core::Value::Map(__asdf_rest));
                     };
-                    let call = self.from_call(f, quote!(&__asdf_flat));
+                    let call = self.read_call(f, quote!(&__asdf_flat));
                     lets.push(quote!(let #b = #call?;));
                 } else {
                     let slot = format_ident!("__asdf_slot_{}", b);
@@ -821,7 +821,7 @@ impl Gen {
                     arms.push(quote! {
                         ::std::option::Option::Some(#key) => #slot = ::std::option::Option::Some(__asdf_v),
                     });
-                    let call = self.from_call(f, quote!(__asdf_v));
+                    let call = self.read_call(f, quote!(__asdf_v));
                     let missing = self.missing(f);
                     lets.push(quote! {
                         let #b = match #slot {
@@ -906,7 +906,7 @@ impl Gen {
                     let name = lit(&v.unit_name());
                     quote!(::asdf_core::Node::str(#name))
                 }
-                _ => self.to_node(
+                _ => self.write_node(
                     &v.body,
                     v.attrs.tag.as_ref().map(|t| t.value.as_str()),
                     v.attrs.schema.as_ref().map(|s| s.value.as_str()),
@@ -965,7 +965,7 @@ impl Gen {
                     accepts.push(quote! {
                         tag.is_some_and(|tag| ::asdf_core::convert::tag_matches(#p, tag))
                     });
-                    let node = self.from_node(&v.body, &ctor, true, vschema);
+                    let node = self.read_node(&v.body, &ctor, true, vschema);
                     tries.push(quote! {
                         if __asdf_node.tag().is_some_and(|tag| ::asdf_core::convert::tag_matches(#p, tag)) {
                             return ::std::result::Result::Ok(#node);
@@ -979,7 +979,7 @@ impl Gen {
                     let ty = v.body.fields[0].ty;
                     let accept = quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::FromAsdf>::accepts_tag);
                     accepts.push(quote!(#accept(tag)));
-                    let node = self.from_node(&v.body, &ctor, false, vschema);
+                    let node = self.read_node(&v.body, &ctor, false, vschema);
                     fallible = true;
                     tries.push(quote! {
                         if #accept(__asdf_node.tag()) {
