@@ -423,6 +423,41 @@ mod tests {
     }
 
     #[test]
+    fn validator_case_files_parse_and_name_bundled_schemas() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/schema");
+        let mut named = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("tests/schema") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|e| e != "yaml") {
+                continue;
+            }
+            let text = std::fs::read(&path).expect("readable");
+            let name = path.display().to_string();
+            let doc = parse(&text, &YamlLimits::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .root;
+            let standard = doc.get("standard").and_then(Node::as_str);
+            assert!(standards().iter().any(|s| Some(*s) == standard), "{name}");
+            let schema = doc.get("schema").expect("schema key");
+            if let Some(id) = schema.as_str() {
+                assert!(schema_text(id).is_some(), "{name}: {id} is not bundled");
+                named.push(id.to_owned());
+            } else {
+                assert!(
+                    schema.as_map().is_some(),
+                    "{name}: schema is neither id nor mapping"
+                );
+            }
+            let count = |k| doc.get(k).and_then(Node::as_seq).map_or(0, <[Node]>::len);
+            assert!(count("valid") >= 3 && count("invalid") >= 4, "{name}");
+        }
+        named.sort();
+        let mut ids: Vec<String> = all().map(|(id, _)| id.to_owned()).collect();
+        ids.sort();
+        assert_eq!(named, ids, "one case file per bundled schema");
+    }
+
+    #[test]
     fn lookup_by_id() {
         assert!(schema_text("http://stsci.edu/schemas/asdf/core/ndarray-1.1.0").is_some());
         assert!(schema_text("http://stsci.edu/schemas/asdf/core/ndarray-1.1.0#").is_some());
