@@ -1022,6 +1022,69 @@ enum Either<L, R> {
     Right { value: R },
 }
 
+/// A lifetime parameter is carried over (a write-and-read type cannot hold borrowed
+/// fields, but may keep borrowed helpers it skips).
+#[derive(AsdfType, Debug, PartialEq)]
+struct WithLifetime<'a> {
+    value: u8,
+    #[asdf(skip)]
+    source: Option<&'a str>,
+}
+
+/// Recursive types need no extra bounds.
+#[derive(AsdfType, Debug, PartialEq, Clone)]
+struct Tree<T> {
+    value: T,
+    children: Vec<Tree<T>>,
+}
+
+#[test]
+fn lifetimes_and_recursion() {
+    let text = String::from("borrowed");
+    let w = WithLifetime {
+        value: 3,
+        source: Some(&text),
+    };
+    let back: WithLifetime<'_> = detached(&w);
+    assert_eq!(back.value, 3);
+    assert_eq!(back.source, None);
+
+    let t = Tree {
+        value: 1u16,
+        children: vec![
+            Tree {
+                value: 2,
+                children: vec![],
+            },
+            Tree {
+                value: 3,
+                children: vec![Tree {
+                    value: 4,
+                    children: vec![],
+                }],
+            },
+        ],
+    };
+    let n = convert::to_node(&t).unwrap();
+    assert_eq!(
+        n.pointer("/children/1/children/0/value").unwrap().as_i64(),
+        Some(4)
+    );
+    assert_eq!(detached(&t), t);
+    let e = convert::from_node::<Tree<u16>>(&Node::map([
+        ("value", Node::int(1)),
+        (
+            "children",
+            Node::seq([Node::map([
+                ("value", Node::int(-1)),
+                ("children", Node::seq([])),
+            ])]),
+        ),
+    ]))
+    .unwrap_err();
+    assert_eq!(e.path, "/children/0/value");
+}
+
 #[test]
 fn generic_types() {
     let p = Pair {
