@@ -1170,3 +1170,85 @@ fn hand_written_impls_inside_derived_types() {
     let e = convert::from_node::<Weather>(&bad).unwrap_err();
     assert_eq!(e.to_string(), "/temps/1: not a temperature");
 }
+
+/// `with = "module"`: a field converted by a module's `to_asdf`/`from_asdf` functions.
+mod as_text {
+    use asdf_core::convert::{ConvertError, ConvertErrorKind, FromContext, ToContext};
+    use asdf_core::Node;
+
+    pub fn to_asdf<'a>(v: &'a u64, _ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError> {
+        Ok(Node::str(format!("#{v}")))
+    }
+
+    pub fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<u64, ConvertError> {
+        node.as_str()
+            .and_then(|s| s.strip_prefix('#'))
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| ctx.error(ConvertErrorKind::Custom("not a #number".into())))
+    }
+}
+
+/// Not `ToAsdf`/`FromAsdf` itself: only the `with` module converts it.
+#[derive(Debug, PartialEq, Default)]
+struct Opaque(u64);
+
+mod opaque {
+    use asdf_core::convert::{ConvertError, FromContext, ToContext};
+    use asdf_core::Node;
+
+    pub fn to_asdf<'a>(
+        v: &'a super::Opaque,
+        _ctx: &mut ToContext<'_, 'a>,
+    ) -> Result<Node, ConvertError> {
+        Ok(Node::int(i128::from(v.0)))
+    }
+
+    pub fn from_asdf(
+        node: &Node,
+        ctx: &mut FromContext<'_>,
+    ) -> Result<super::Opaque, ConvertError> {
+        let v: u64 = asdf_core::FromAsdf::from_asdf(node, ctx)?;
+        Ok(super::Opaque(v))
+    }
+}
+
+#[test]
+fn with_module_converts_a_field() {
+    #[derive(AsdfType, Debug, PartialEq)]
+    struct Ids {
+        #[asdf(with = "as_text")]
+        id: u64,
+        #[asdf(with = "opaque", default)]
+        other: Opaque,
+        #[asdf(with = "as_text")]
+        more: u64,
+    }
+    #[derive(AsdfType, Debug, PartialEq)]
+    struct Wrapped(#[asdf(with = "opaque")] Opaque);
+
+    let ids = Ids {
+        id: 5,
+        other: Opaque(6),
+        more: 0,
+    };
+    let n = convert::to_node(&ids).unwrap();
+    assert_eq!(n.get("id").unwrap().as_str(), Some("#5"));
+    assert_eq!(n.get("other").unwrap().as_i64(), Some(6));
+    assert_eq!(detached(&ids), ids);
+    let (back, _) = through_file("with", &ids);
+    assert_eq!(back, ids);
+
+    // a missing key: `default` applies; without it, an error
+    let sparse = Node::map([("id", Node::str("#1")), ("more", Node::str("#2"))]);
+    assert_eq!(convert::from_node::<Ids>(&sparse).unwrap().other, Opaque(0));
+    let e = convert::from_node::<Ids>(&Node::map([("id", Node::str("#1"))])).unwrap_err();
+    assert_eq!(e.to_string(), "/: missing key `more`");
+    let e = convert::from_node::<Ids>(&Node::map([("id", Node::str("1"))])).unwrap_err();
+    assert_eq!(e.to_string(), "/id: not a #number");
+
+    assert_eq!(
+        convert::to_node(&Wrapped(Opaque(3))).unwrap().as_i64(),
+        Some(3)
+    );
+    assert_eq!(detached(&Wrapped(Opaque(3))), Wrapped(Opaque(3)));
+}

@@ -33,6 +33,8 @@ pub mod names {
     pub const EXTRA: &str = "extra";
     /// Field: written even when absent (`None` as `null`).
     pub const KEEP_NULL: &str = "keep_null";
+    /// Field: converted by the functions of a module instead of the field type's traits.
+    pub const WITH: &str = "with";
 
     /// Attributes allowed on structs and enums.
     pub const CONTAINER: &[&str] = &[TAG, TAG_PATTERN, SCHEMA];
@@ -48,9 +50,10 @@ pub mod names {
         STORAGE,
         EXTRA,
         KEEP_NULL,
+        WITH,
     ];
     /// Attributes that take a string value.
-    pub const WITH_VALUE: &[&str] = &[TAG, TAG_PATTERN, SCHEMA, RENAME, COMPRESSION, STORAGE];
+    pub const WITH_VALUE: &[&str] = &[TAG, TAG_PATTERN, SCHEMA, RENAME, COMPRESSION, STORAGE, WITH];
     /// Attributes that are flags (no value).
     pub const FLAGS: &[&str] = &[SKIP, FLATTEN, EXTRA, KEEP_NULL];
 
@@ -340,6 +343,7 @@ pub struct Field {
     pub storage: Option<Str>,
     pub extra: Option<Span>,
     pub keep_null: Option<Span>,
+    pub with: Option<(syn::Path, Span)>,
 }
 
 /// Parses the attributes of a field and checks they go together.
@@ -352,6 +356,21 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> Field {
             names::FLATTEN => f.flatten = Some(item.span),
             names::EXTRA => f.extra = Some(item.span),
             names::KEEP_NULL => f.keep_null = Some(item.span),
+            names::WITH => {
+                if let Some(v) = value {
+                    let lit = LitStr::new(&v.value, v.span);
+                    match lit.parse::<syn::Path>() {
+                        Ok(p) => f.with = Some((p, item.span)),
+                        Err(_) => errors.push(
+                            v.span,
+                            format!(
+                                "expected a path to a module, e.g. with = \"my_mod::as_text\", found `{}`",
+                                v.value
+                            ),
+                        ),
+                    }
+                }
+            }
             names::DEFAULT => match value {
                 None => f.default = Some((DefaultAttr::Trait, item.span)),
                 Some(v) => {
@@ -419,6 +438,12 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> Field {
         conflict(errors, f.keep_null, names::KEEP_NULL, names::SKIP);
         conflict(
             errors,
+            f.with.as_ref().map(|w| w.1),
+            names::WITH,
+            names::SKIP,
+        );
+        conflict(
+            errors,
             f.compression.as_ref().map(|s| s.span),
             names::COMPRESSION,
             names::SKIP,
@@ -454,6 +479,12 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> Field {
             names::EXTRA,
         );
         conflict(errors, f.keep_null, names::KEEP_NULL, names::EXTRA);
+        conflict(
+            errors,
+            f.with.as_ref().map(|w| w.1),
+            names::WITH,
+            names::EXTRA,
+        );
         conflict(
             errors,
             f.default.as_ref().map(|d| d.1),

@@ -85,7 +85,7 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let to_generics = with_bounds(
         &input.generics,
         &all_fields,
-        |f| f.attrs.skip.is_none() && f.attrs.extra.is_none(),
+        |f| f.attrs.skip.is_none() && f.attrs.extra.is_none() && f.attrs.with.is_none(),
         &quote!(::asdf_core::convert::ToAsdf),
         &[],
     );
@@ -100,7 +100,7 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let from_generics = with_bounds(
         &input.generics,
         &all_fields,
-        |f| f.attrs.skip.is_none() && f.attrs.extra.is_none(),
+        |f| f.attrs.skip.is_none() && f.attrs.extra.is_none() && f.attrs.with.is_none(),
         &quote!(::asdf_core::convert::FromAsdf),
         &default_tys,
     );
@@ -447,7 +447,7 @@ impl Gen {
                     }
                 };
             }
-            _ if newtype => {
+            _ if newtype && body.fields[0].attrs.with.is_none() => {
                 // transparent: the inner type's tag, absence and acceptance
                 let f = &body.fields[0];
                 let ty = f.ty;
@@ -553,7 +553,12 @@ impl Gen {
     /// `ToAsdf::to_asdf(binding, __asdf_ctx)` for field `f`, spanned at its type.
     fn write_call(&self, f: &Field<'_>) -> TokenStream {
         let (b, ty) = (&f.binding, f.ty);
-        let call = quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::ToAsdf>::to_asdf(#b, __asdf_ctx));
+        let call = match &f.attrs.with {
+            Some((path, _)) => quote_spanned!(path.span()=> #path::to_asdf(#b, __asdf_ctx)),
+            None => {
+                quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::ToAsdf>::to_asdf(#b, __asdf_ctx))
+            }
+        };
         self.with_options(f, call)
     }
 
@@ -613,7 +618,11 @@ impl Gen {
                     continue;
                 }
                 let call = self.write_call(f);
-                let absent = quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::ToAsdf>::is_absent(#b));
+                let absent = if a.with.is_some() {
+                    quote!(false)
+                } else {
+                    quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::ToAsdf>::is_absent(#b))
+                };
                 if a.flatten.is_some() {
                     let msg = format!(
                         "a mapping from flattened field `{}`",
@@ -642,7 +651,7 @@ impl Gen {
                     let __asdf_v = __asdf_ctx.key(#key, |__asdf_ctx| #call)?;
                     __asdf_entries.push((::asdf_core::Node::str(#key), __asdf_v));
                 };
-                if a.keep_null.is_some() {
+                if a.keep_null.is_some() || a.with.is_some() {
                     stmts.push(quote!({ #push }));
                 } else {
                     stmts.push(quote! {
@@ -675,7 +684,14 @@ impl Gen {
     /// `FromAsdf::from_asdf(node, __asdf_ctx)` for field `f`, spanned at its type.
     fn read_call(&self, f: &Field<'_>, node: TokenStream) -> TokenStream {
         let ty = f.ty;
-        quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::FromAsdf>::from_asdf(#node, __asdf_ctx))
+        match &f.attrs.with {
+            Some((path, _)) => {
+                quote_spanned!(path.span()=> #path::from_asdf(#node, __asdf_ctx))
+            }
+            None => {
+                quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::FromAsdf>::from_asdf(#node, __asdf_ctx))
+            }
+        }
     }
 
     /// The value of a field that is skipped or whose key is missing.
@@ -688,6 +704,16 @@ impl Gen {
             }
             None if f.attrs.skip.is_some() => {
                 quote_spanned!(ty.span()=> <#ty as ::std::default::Default>::default())
+            }
+            None if f.attrs.with.is_some() => {
+                let key = lit(&f.key);
+                quote! {
+                    return ::std::result::Result::Err(__asdf_ctx.error(
+                        ::asdf_core::convert::ConvertErrorKind::MissingKey(
+                            ::std::string::String::from(#key),
+                        ),
+                    ))
+                }
             }
             None => {
                 let key = lit(&f.key);

@@ -102,7 +102,18 @@ use proc_macro::TokenStream;
 ///   Both set `asdf_core::array::ArrayOptions` for everything converted inside the field
 ///   (`ToContext::with_options`); other arrays keep the writer's options.
 ///
-/// Tuple fields (`struct S(A, B)`) only take `compression` and `storage`.
+/// - `with = "path::to::module"`: the field is converted by the module's functions
+///   instead of its type's traits (the type need not implement them):
+///
+///   ```ignore
+///   fn to_asdf<'a>(value: &'a T, ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError>;
+///   fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<T, ConvertError>;
+///   ```
+///
+///   The key is always written; when it is missing on read, `default` applies, else it is
+///   an error.
+///
+/// Tuple fields (`struct S(A, B)`) only take `compression`, `storage` and `with`.
 ///
 /// ```
 /// use asdf_core::convert::{from_node, to_node, Extra};
@@ -175,7 +186,8 @@ use proc_macro::TokenStream;
 ///
 /// Unknown attributes, values of the wrong kind, unknown compression or storage names,
 /// a `tag_pattern` that does not accept the `tag`, two `extra` fields, `extra` with
-/// `flatten`, `rename`/`default`/`keep_null` with `flatten`, attributes on `skip` fields,
+/// `flatten`, `rename`/`default`/`keep_null` with `flatten`, other attributes on `skip`
+/// and `extra` fields,
 /// two fields written under the same key, struct variants without a `tag`, and unions are
 /// compile errors pointing at the offending token; all of them are reported at once.
 #[proc_macro_derive(AsdfType, attributes(asdf))]

@@ -13,6 +13,8 @@ struct A {
     d: u32,
     #[asdf(flatten(x))]
     f: B,
+    #[asdf(with = "not a module")]
+    g: u32,
 }
 
 #[derive(AsdfType)]

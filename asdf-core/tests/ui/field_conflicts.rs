@@ -10,7 +10,7 @@ struct Inner {
 struct A {
     #[asdf(flatten, rename = "inner")]
     a: Inner,
-    #[asdf(skip, rename = "b", compression = "zlib")]
+    #[asdf(skip, rename = "b", compression = "zlib", with = "m")]
     b: u32,
     #[asdf(flatten, default, keep_null)]
     c: Inner,
