@@ -103,15 +103,40 @@ use proc_macro::TokenStream;
 ///   (`ToContext::with_options`); other arrays keep the writer's options.
 ///
 /// - `with = "path::to::module"`: the field is converted by the module's functions
-///   instead of its type's traits (the type need not implement them):
+///   `to_asdf(&'a T, &mut ToContext<'_, 'a>) -> Result<Node, ConvertError>` and
+///   `from_asdf(&Node, &mut FromContext<'_>) -> Result<T, ConvertError>` instead of its
+///   type's traits (the type need not implement them). The key is always written; when it
+///   is missing on read, `default` applies, else it is an error.
 ///
-///   ```ignore
-///   fn to_asdf<'a>(value: &'a T, ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError>;
-///   fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<T, ConvertError>;
 ///   ```
+///   use asdf_core::convert::{from_node, to_node, ConvertError};
+///   use asdf_core::AsdfType;
 ///
-///   The key is always written; when it is missing on read, `default` applies, else it is
-///   an error.
+///   mod hex {
+///       use asdf_core::convert::{ConvertError, FromContext, ToContext};
+///       use asdf_core::{FromAsdf, Node};
+///
+///       pub fn to_asdf<'a>(v: &'a u32, _: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError> {
+///           Ok(Node::str(format!("{v:#x}")))
+///       }
+///       pub fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<u32, ConvertError> {
+///           let text = String::from_asdf(node, ctx)?;
+///           u32::from_str_radix(text.trim_start_matches("0x"), 16)
+///               .map_err(|e| ConvertError::custom(ctx.path(), e))
+///       }
+///   }
+///
+///   #[derive(AsdfType, Debug, PartialEq)]
+///   struct Register {
+///       #[asdf(with = "hex")]
+///       address: u32,
+///   }
+///
+///   let node = to_node(&Register { address: 255 })?;
+///   assert_eq!(node.get("address").and_then(|n| n.as_str()), Some("0xff"));
+///   assert_eq!(from_node::<Register>(&node)?, Register { address: 255 });
+///   # Ok::<(), ConvertError>(())
+///   ```
 ///
 /// Tuple fields (`struct S(A, B)`) only take `compression`, `storage` and `with`.
 ///
