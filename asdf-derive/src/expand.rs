@@ -1082,3 +1082,71 @@ impl Gen {
         (to, from, accepts_fn)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(src: &str) -> TokenStream {
+        let input: DeriveInput = syn::parse_str(src).unwrap();
+        derive(&input).unwrap()
+    }
+
+    /// Every path to the runtime crate or std is absolute, so user code naming its own
+    /// `asdf_core`, `std` or `Option` cannot change what the generated code means.
+    fn assert_absolute(ts: TokenStream) {
+        let tokens: Vec<TokenTree> = ts.into_iter().collect();
+        for (i, t) in tokens.iter().enumerate() {
+            match t {
+                TokenTree::Ident(id) if id == "asdf_core" || id == "std" => {
+                    let before: String = tokens[i.saturating_sub(2)..i]
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect();
+                    assert_eq!(before, "::", "`{id}` without a leading `::`");
+                }
+                TokenTree::Group(g) => assert_absolute(g.stream()),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn generated_code_sits_in_an_anonymous_const_with_absolute_paths() {
+        for src in [
+            r#"#[asdf(tag = "t:a-1.0.0", tag_pattern = "t:a-1.*", schema = "s:a")]
+               struct A<T> { #[asdf(rename = "x", compression = "zlib")] a: T,
+                             #[asdf(skip)] b: u8, #[asdf(default)] c: Option<T>,
+                             #[asdf(extra)] rest: Extra }"#,
+            r#"struct B(u8, #[asdf(storage = "inline")] Vec<f64>);"#,
+            r#"#[asdf(tag = "t:c-1.0.0")] struct C(f64);"#,
+            r#"enum D { A, #[asdf(tag = "t:b-1.0.0")] B { x: u8 }, C(Inner), #[asdf(tag = "t:d-1.0.0")] D(u8, u8) }"#,
+        ] {
+            let out = expand(src);
+            let text = out.to_string();
+            assert!(text.starts_with("# [doc (hidden)]"), "{text}");
+            assert!(text.contains("const _ : () = {"), "{text}");
+            assert_absolute(out);
+        }
+    }
+
+    #[test]
+    #[ignore = "prints an expansion for reading"]
+    fn print() {
+        let src = std::env::var("ASDF_DERIVE_SRC").unwrap_or_default();
+        println!("{}", expand(&src));
+    }
+
+    #[test]
+    fn bounds_go_on_used_type_parameters_only() {
+        let text = expand(
+            r#"struct P<T, U, V> { a: Vec<T>, #[asdf(skip)] b: U, #[asdf(with = "m")] c: V }"#,
+        )
+        .to_string();
+        assert!(text.contains("T : :: asdf_core :: convert :: ToAsdf"), "{text}");
+        assert!(text.contains("T : :: asdf_core :: convert :: FromAsdf"), "{text}");
+        assert!(!text.contains("U : :: asdf_core"), "{text}");
+        assert!(!text.contains("V : :: asdf_core"), "{text}");
+        assert!(text.contains("U : :: std :: default :: Default"), "{text}");
+    }
+}
