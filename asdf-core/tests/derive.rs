@@ -1252,3 +1252,33 @@ fn with_module_converts_a_field() {
     );
     assert_eq!(detached(&Wrapped(Opaque(3))), Wrapped(Opaque(3)));
 }
+
+#[test]
+fn arrays_under_unknown_keys_survive_a_read_write_cycle() {
+    let mut w = Writer::new(WriteOptions::default());
+    let data = w.add_array(arr1(&[1.0f64, 2.0, 3.0]));
+    let obs = map_node(
+        Some(OBS_TAG),
+        vec![
+            ("target", Node::str("M31")),
+            ("exposure_time", float(2.0)),
+            ("calibration", Node::map([("flat", data)])),
+        ],
+    );
+    let bytes = w.write_to_vec(&Node::map([("obs", obs)])).unwrap();
+    let f1 = AsdfFile::from_bytes(bytes).unwrap();
+    let p: Partial = f1.read_as("/obs").unwrap();
+
+    // the unknown ndarray node points into the file it was read from: a plain writer
+    // refuses it, a writer made from that file copies the data
+    let mut w = Writer::new(WriteOptions::default());
+    let node = w.add_value(&p).unwrap();
+    assert!(w.write_to_vec(&Node::map([("obs", node)])).is_err());
+    let mut w = Writer::from_file(&f1, WriteOptions::default());
+    let node = w.add_value(&p).unwrap();
+    let bytes = w.write_to_vec(&Node::map([("obs", node)])).unwrap();
+    dump("extra_array", &bytes);
+    let f2 = AsdfFile::from_bytes(bytes).unwrap();
+    let flat: Array1<f64> = f2.read_as("/obs/calibration/flat").unwrap();
+    assert_eq!(flat, arr1(&[1.0, 2.0, 3.0]));
+}

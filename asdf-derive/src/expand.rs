@@ -1143,8 +1143,14 @@ mod tests {
             r#"struct P<T, U, V> { a: Vec<T>, #[asdf(skip)] b: U, #[asdf(with = "m")] c: V }"#,
         )
         .to_string();
-        assert!(text.contains("T : :: asdf_core :: convert :: ToAsdf"), "{text}");
-        assert!(text.contains("T : :: asdf_core :: convert :: FromAsdf"), "{text}");
+        assert!(
+            text.contains("T : :: asdf_core :: convert :: ToAsdf"),
+            "{text}"
+        );
+        assert!(
+            text.contains("T : :: asdf_core :: convert :: FromAsdf"),
+            "{text}"
+        );
         assert!(!text.contains("U : :: asdf_core"), "{text}");
         assert!(!text.contains("V : :: asdf_core"), "{text}");
         assert!(text.contains("U : :: std :: default :: Default"), "{text}");

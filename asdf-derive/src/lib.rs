@@ -90,9 +90,10 @@ use proc_macro::TokenStream;
 /// - `extra`: a catch-all of type `asdf_core::convert::Extra`. On read it receives every
 ///   entry whose key no field reads, in file order; on write those entries come back after
 ///   the struct's own keys (entries whose key the struct wrote already are dropped). With
-///   it, reading and writing a file keeps what the struct does not model. At most one
-///   per struct, not together with `flatten`. Without a catch-all, unknown keys are
-///   ignored on read.
+///   it, reading and writing a file keeps what the struct does not model (arrays under
+///   unknown keys still point into the file they were read from: write with
+///   `Writer::from_file(&that_file, ..)` so their data is copied). At most one per struct,
+///   not together with `flatten`. Without a catch-all, unknown keys are ignored on read.
 /// - `compression = "zlib" | "bzp2" | "lz4" | "zstd" | "lz4f" | "blsc" | "none" | "input"`:
 ///   compression of the array blocks inside the field (`input`: the codec the array had
 ///   in the file it was read from).
