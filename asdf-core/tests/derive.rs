@@ -1123,10 +1123,27 @@ struct Checked {
     a: u32,
 }
 
+#[derive(AsdfType, Debug, PartialEq)]
+#[asdf(schema = "asdf://example.org/schemas/choice-1.0.0")]
+enum CheckedChoice {
+    A,
+    #[asdf(
+        tag = "asdf://example.org/tags/b-1.0.0",
+        schema = "asdf://example.org/schemas/b-1.0.0"
+    )]
+    B {
+        x: u8,
+    },
+}
+
 #[test]
 fn a_schema_attribute_converts_both_ways() {
+    // the schema layer's check is wired by convert::check_schema; here only the hook runs
     let c = Checked { a: 1 };
     assert_eq!(detached(&c), c);
+    for v in [CheckedChoice::A, CheckedChoice::B { x: 2 }] {
+        assert_eq!(detached(&v), v);
+    }
 }
 
 // ------------------------------------------------------------------ hand-written leaves
