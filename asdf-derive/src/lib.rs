@@ -205,8 +205,9 @@ use proc_macro::TokenStream;
 ///
 /// Type parameters used in converted fields get the bound `T: ToAsdf` on the `ToAsdf`
 /// impl and `T: FromAsdf` on the `FromAsdf` impl; skipped and `default` fields whose type
-/// mentions a parameter get `FieldType: Default`. Lifetime and const parameters are
-/// carried over unchanged.
+/// mentions a parameter get `FieldType: Default`; `with` fields add no bound. Lifetime
+/// and const parameters are carried over unchanged. A `PhantomData<T>` field has no
+/// conversion: mark it `skip`.
 ///
 /// # Errors at compile time
 ///
