@@ -764,7 +764,10 @@ fn unit_variants_are_strings() {
         matches!(e.kind, ConvertErrorKind::NoVariant { ty: "Mode", .. }),
         "{e}"
     );
-    assert_eq!(e.to_string(), "/: no variant of Mode matches \"Slow\"");
+    assert_eq!(
+        e.to_string(),
+        "/: no variant of Mode matches string \"Slow\""
+    );
     // a tagged string is not a unit variant
     let tagged = Node::tagged("tag:x", Value::Str("Fast".into()));
     assert!(convert::from_node::<Mode>(&tagged).is_err());

@@ -1,7 +1,5 @@
 //! Code generation of `#[derive(AsdfType)]`.
 
-use std::cell::Cell;
-
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
@@ -12,9 +10,7 @@ use crate::attr::{self, names, DefaultAttr, Errors, Place};
 /// Expands the derive for `input`.
 pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
-    let gen = Gen {
-        uses_kind: Cell::new(false),
-    };
+    let gen = Gen;
     let (to_body, from_body, extra_to, extra_from, all_fields) = match &input.data {
         Data::Struct(s) => {
             let c = attr::container(&input.attrs, Place::Struct, &mut errors);
@@ -106,41 +102,10 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     );
     let (to_impl, to_ty, to_where) = to_generics.split_for_impl();
     let (from_impl, from_ty, from_where) = from_generics.split_for_impl();
-    let kind_fn = if gen.uses_kind.get() {
-        quote! {
-            fn __asdf_kind(node: &::asdf_core::Node) -> ::std::string::String {
-                let kind = if node.is_null() {
-                    "null"
-                } else if node.as_bool().is_some() {
-                    "a boolean"
-                } else if node.as_int().is_some() {
-                    "an integer"
-                } else if node.as_f64().is_some() {
-                    "a float"
-                } else if node.as_str().is_some() {
-                    "a string"
-                } else if node.as_seq().is_some() {
-                    "a sequence"
-                } else if node.as_map().is_some() {
-                    "a mapping"
-                } else {
-                    "another kind of value"
-                };
-                match node.tag() {
-                    ::std::option::Option::Some(tag) => ::std::format!("{} tagged {}", kind, tag),
-                    ::std::option::Option::None => ::std::string::String::from(kind),
-                }
-            }
-        }
-    } else {
-        quote!()
-    };
     Ok(quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {
-            #kind_fn
-
             #[automatically_derived]
             impl #to_impl ::asdf_core::convert::ToAsdf for #ident #to_ty #to_where {
                 #extra_to
@@ -381,20 +346,17 @@ fn lit(s: &str) -> syn::LitStr {
     syn::LitStr::new(s, Span::call_site())
 }
 
-/// The code generator; remembers which helpers the generated code uses.
-struct Gen {
-    uses_kind: Cell<bool>,
-}
+/// The code generator.
+struct Gen;
 
 impl Gen {
     /// `Err(expected X, found <kind of node>)` at the current path.
     fn expected(&self, what: &str, node: &TokenStream) -> TokenStream {
-        self.uses_kind.set(true);
         quote! {
             ::std::result::Result::Err(__asdf_ctx.error(
                 ::asdf_core::convert::ConvertErrorKind::Expected {
                     expected: ::std::string::String::from(#what),
-                    found: __asdf_kind(#node),
+                    found: ::asdf_core::convert::describe(#node),
                 },
             ))
         }
@@ -1035,7 +997,6 @@ impl Gen {
                 ::asdf_core::convert::check_schema(#uri, __asdf_node, &__asdf_ctx.path())?;
             },
         };
-        self.uses_kind.set(true);
         let (first_decl, first_ret) = if fallible {
             (
                 quote! {
@@ -1060,12 +1021,7 @@ impl Gen {
             ::std::result::Result::Err(__asdf_ctx.error(
                 ::asdf_core::convert::ConvertErrorKind::NoVariant {
                     ty: #ty_name,
-                    found: match __asdf_node.as_str() {
-                        ::std::option::Option::Some(__asdf_s) if __asdf_node.tag().is_none() => {
-                            ::std::format!("{:?}", __asdf_s)
-                        }
-                        _ => __asdf_kind(__asdf_node),
-                    },
+                    found: ::asdf_core::convert::describe(__asdf_node),
                 },
             ))
         };
