@@ -798,8 +798,22 @@ impl Gen {
                     flat_node = quote! {
                         let __asdf_flat = ::asdf_core::Node::new(::asdf_core::Value::Map(__asdf_rest));
                     };
+                    // nothing left for the field: its absent value if it has one (`None`)
                     let call = self.read_call(f, quote!(&__asdf_flat));
-                    lets.push(quote!(let #b = #call?;));
+                    let absent = if a.with.is_some() {
+                        quote!(::std::option::Option::None)
+                    } else {
+                        quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::FromAsdf>::absent())
+                    };
+                    lets.push(quote! {
+                        let #b = match __asdf_flat.as_map().is_some_and(|__asdf_m| __asdf_m.is_empty()) {
+                            true => match #absent {
+                                ::std::option::Option::Some(__asdf_a) => __asdf_a,
+                                ::std::option::Option::None => #call?,
+                            },
+                            false => #call?,
+                        };
+                    });
                 } else {
                     let slot = format_ident!("__asdf_slot_{}", b);
                     let key = lit(&f.key);

@@ -86,7 +86,9 @@ use proc_macro::TokenStream;
 ///   nothing; anything other than a mapping is an error). On read the field is converted
 ///   from an untagged mapping holding the parent's entries whose keys are not the keys of
 ///   the parent's other fields, so its type should be an untagged struct or a map.
-///   Several `flatten` fields each see those same entries.
+///   Several `flatten` fields each see those same entries (the keys another flattened
+///   field reads are not known). When no entry is left, the field takes its absent value
+///   if it has one: a flattened `Option` is then `None`.
 /// - `extra`: a catch-all of type `asdf_core::convert::Extra`. On read it receives every
 ///   entry whose key no field reads, in file order; on write those entries come back after
 ///   the struct's own keys (entries whose key the struct wrote already are dropped). With
