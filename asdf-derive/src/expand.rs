@@ -806,12 +806,13 @@ impl Gen {
                         quote_spanned!(ty.span()=> <#ty as ::asdf_core::convert::FromAsdf>::absent())
                     };
                     lets.push(quote! {
-                        let #b = match __asdf_flat.as_map().is_some_and(|__asdf_m| __asdf_m.is_empty()) {
-                            true => match #absent {
+                        let #b = if __asdf_flat.as_map().is_some_and(|__asdf_m| __asdf_m.is_empty()) {
+                            match #absent {
                                 ::std::option::Option::Some(__asdf_a) => __asdf_a,
                                 ::std::option::Option::None => #call?,
-                            },
-                            false => #call?,
+                            }
+                        } else {
+                            #call?
                         };
                     });
                 } else {
