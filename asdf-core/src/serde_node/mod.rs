@@ -1,2 +1,208 @@
-//! The serde bridge: any `Serialize`/`Deserialize` type as an untagged subtree of [`Node`]s
-//! (being written; see the typed-layer issue).
+//! The serde bridge: any `Serialize`/`Deserialize` type as an untagged subtree of [`Node`]s,
+//! as `serde_json::Value` does for JSON, so users keep their serde types.
+//!
+//! - [`to_node`] serializes a value into a [`Node`] ([`NodeSerializer`] is the
+//!   `Serializer`);
+//! - [`from_node`] (owned) and [`from_node_borrowed`] (`&'de str` fields borrow from the
+//!   tree) deserialize a value from a node (`&Node` is the `Deserializer`, and implements
+//!   [`IntoDeserializer`](serde::de::IntoDeserializer));
+//! - [`Serde`] wraps a serde type so it is a [`ToAsdf`]/[`FromAsdf`] value of the typed layer:
+//!   a field of a `#[derive(AsdfType)]` struct, or a value for
+//!   [`convert::to_node`](crate::convert::to_node).
+//!
+//! ```
+//! use asdf_core::serde_node::{from_node, to_node};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Debug, PartialEq)]
+//! enum Shape {
+//!     Point,
+//!     Circle { radius: f64 },
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Debug, PartialEq)]
+//! struct Scene {
+//!     name: String,
+//!     shapes: Vec<Shape>,
+//!     seed: Option<u128>,
+//! }
+//!
+//! let scene = Scene {
+//!     name: "demo".into(),
+//!     shapes: vec![Shape::Point, Shape::Circle { radius: 2.5 }],
+//!     seed: Some(u128::MAX),
+//! };
+//! let node = to_node(&scene)?;
+//! assert_eq!(node.pointer("/shapes/0").and_then(|n| n.as_str()), Some("Point"));
+//! assert_eq!(node.pointer("/shapes/1/Circle/radius").and_then(|n| n.as_f64()), Some(2.5));
+//! assert_eq!(from_node::<Scene>(&node)?, scene);
+//!
+//! // Errors name the tree path of the failing node.
+//! let bad = asdf_core::Node::map([("name", asdf_core::Node::int(7))]);
+//! let err = from_node::<Scene>(&bad).unwrap_err();
+//! assert_eq!(err.to_string(), "/name: invalid type: integer `7`, expected a string");
+//! # Ok::<(), asdf_core::serde_node::SerdeError>(())
+//! ```
+//!
+//! # Data model
+//!
+//! | serde | node |
+//! |---|---|
+//! | `bool` | [`Value::Bool`](crate::Value::Bool) |
+//! | all integers, `i128`/`u128` included | [`Value::Int`](crate::Value::Int), exact ([`Integer::Big`](crate::Integer::Big) above `i128::MAX`) |
+//! | `f32`, `f64` | [`Value::Float`](crate::Value::Float) (the `f32` widened exactly; NaN and infinities kept) |
+//! | `char`, `str` | [`Value::Str`](crate::Value::Str) |
+//! | bytes (`serialize_bytes`, e.g. `serde_bytes`) | [`Value::Binary`](crate::Value::Binary) (written as `!!binary`) |
+//! | unit, unit struct, `None` | [`Value::Null`](crate::Value::Null) |
+//! | `Some(x)`, newtype struct | `x` itself |
+//! | seq, tuple, tuple struct | [`Value::Seq`](crate::Value::Seq) |
+//! | map | [`Value::Map`](crate::Value::Map); keys are nodes, so integer, bool or null keys stay what they are |
+//! | struct | [`Value::Map`](crate::Value::Map) with string keys in field order |
+//! | enum | externally tagged as `serde_json` does: a unit variant is its name as a string; other variants a mapping with one key, the name, whose value is the content |
+//!
+//! Reading is driven by the node ([`deserialize_any`](serde::Deserializer::deserialize_any)
+//! visits what the node holds). Tags are ignored: the subtree is plain data, and a tagged
+//! scalar reads as its text. A timestamp reads as its YAML text (a string); `!!binary` reads
+//! as bytes, or as a sequence of `u8` where a sequence is asked for. An integer read into a
+//! narrower type that cannot hold it is an [`SerdeErrorKind::OutOfRange`] error; integers
+//! beyond 128 bits can only be read as floats. A [`Value::Recursive`](crate::Value::Recursive) alias is an error.
+//!
+//! Round trips lose only what serde's data model merges: `Some(None)` and `None` are both
+//! null, as are `()` and unit structs.
+//!
+//! Python asdf (PyYAML) cannot read mappings whose keys are sequences or mappings (it
+//! needs hashable keys), and it merges keys that are equal in Python (`1` and `true`); keep
+//! to string or integer keys for files other implementations read.
+//!
+//! # Errors
+//!
+//! [`SerdeError`] implements `serde::ser::Error` and `serde::de::Error`, and holds the JSON
+//! pointer of the failing node relative to the node converted (`/items/2/count`; a map key
+//! that is not a string is written as its text). It converts into the typed layer's
+//! [`ConvertError`] (with [`SerdeError::into_convert_error`] to put it below a base path)
+//! and into [`crate::Error`].
+
+mod de;
+mod error;
+mod ser;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::convert::{ConvertError, FromAsdf, FromContext, ToAsdf, ToContext};
+use crate::yaml::Node;
+
+pub use error::{SerdeError, SerdeErrorKind};
+pub use ser::{NodeSerializer, SerializeMap, SerializeVec};
+
+/// Serializes `value` into an untagged node tree.
+///
+/// ```
+/// let node = asdf_core::serde_node::to_node(&vec![(1, "a"), (2, "b")])?;
+/// assert_eq!(node.pointer("/1/1").and_then(|n| n.as_str()), Some("b"));
+/// # Ok::<(), asdf_core::serde_node::SerdeError>(())
+/// ```
+pub fn to_node<T: Serialize + ?Sized>(value: &T) -> Result<Node, SerdeError> {
+    value.serialize(NodeSerializer)
+}
+
+/// Deserializes an owned value from `node` (tags ignored).
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use asdf_core::Node;
+/// let node = Node::map([("a", Node::int(1)), ("b", Node::int(2))]);
+/// let m: BTreeMap<String, u8> = asdf_core::serde_node::from_node(&node)?;
+/// assert_eq!(m["b"], 2);
+/// # Ok::<(), asdf_core::serde_node::SerdeError>(())
+/// ```
+pub fn from_node<T: DeserializeOwned>(node: &Node) -> Result<T, SerdeError> {
+    T::deserialize(node)
+}
+
+/// Deserializes a value that may borrow strings and bytes from `node`.
+///
+/// ```
+/// use asdf_core::Node;
+/// let node = Node::seq([Node::str("x"), Node::str("y")]);
+/// let v: Vec<&str> = asdf_core::serde_node::from_node_borrowed(&node)?;
+/// assert_eq!(v, ["x", "y"]);
+/// # Ok::<(), asdf_core::serde_node::SerdeError>(())
+/// ```
+pub fn from_node_borrowed<'de, T: Deserialize<'de>>(node: &'de Node) -> Result<T, SerdeError> {
+    T::deserialize(node)
+}
+
+/// A serde type as a value of the typed layer: [`ToAsdf`] for `T: Serialize`,
+/// [`FromAsdf`] for `T: DeserializeOwned`, as an untagged subtree.
+///
+/// A `Serde<Option<T>>` field behaves as an `Option` field does: `None` leaves the key out,
+/// a missing key reads as `None`. Errors carry the field's path joined with the path inside
+/// the value.
+///
+/// ```
+/// use asdf_core::convert::{from_node, to_node};
+/// use asdf_core::serde_node::Serde;
+/// use std::collections::BTreeMap;
+///
+/// let value = Serde(BTreeMap::from([(1u32, vec![0.5f32]), (7, vec![])]));
+/// let node = to_node(&value)?;
+/// assert_eq!(node.pointer("/1/0").and_then(|n| n.as_f64()), Some(0.5));
+/// let back: Serde<BTreeMap<u32, Vec<f32>>> = from_node(&node)?;
+/// assert_eq!(back, value);
+/// # Ok::<(), asdf_core::convert::ConvertError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Serde<T>(pub T);
+
+impl<T> Serde<T> {
+    /// The wrapped value.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> From<T> for Serde<T> {
+    fn from(value: T) -> Self {
+        Serde(value)
+    }
+}
+
+impl<T> std::ops::Deref for Serde<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Serde<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T: Serialize> ToAsdf for Serde<T> {
+    fn to_asdf<'a>(&'a self, ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError> {
+        to_node(&self.0).map_err(|e| e.into_convert_error(&ctx.path()))
+    }
+
+    fn is_absent(&self) -> bool {
+        ser::is_none(&self.0)
+    }
+}
+
+impl<T: DeserializeOwned> FromAsdf for Serde<T> {
+    fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<Self, ConvertError> {
+        match from_node(node) {
+            Ok(v) => Ok(Serde(v)),
+            Err(e) => Err(e.into_convert_error(&ctx.path())),
+        }
+    }
+
+    fn absent() -> Option<Self> {
+        T::deserialize(de::Absent).ok().map(Serde)
+    }
+}
+
+#[cfg(test)]
+mod tests;
