@@ -1,8 +1,6 @@
 //! `&Node` as a [`serde::Deserializer`]: any `Deserialize` value from a tree.
 
-use serde::de::{
-    self, DeserializeSeed, Error as _, IntoDeserializer, Unexpected, Visitor,
-};
+use serde::de::{self, DeserializeSeed, Error as _, IntoDeserializer, Unexpected, Visitor};
 
 use super::error::{SerdeError, SerdeErrorKind};
 use super::ser::{key_segment, key_text};
@@ -398,10 +396,12 @@ impl<'de> de::EnumAccess<'de> for EnumAccess<'de> {
 
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> R<(V::Value, Self::Variant)> {
         let segment = key_segment(self.variant);
-        let tag = seed.deserialize(self.variant).map_err(|e| match self.content {
-            Some(_) => e.within(segment.clone()),
-            None => e,
-        })?;
+        let tag = seed
+            .deserialize(self.variant)
+            .map_err(|e| match self.content {
+                Some(_) => e.within(segment.clone()),
+                None => e,
+            })?;
         Ok((
             tag,
             VariantAccess {
@@ -424,8 +424,10 @@ impl<'de> de::VariantAccess<'de> for VariantAccess<'de> {
         match self.content {
             None => Ok(()),
             Some(node) if node.is_null() => Ok(()),
-            Some(node) => Err(SerdeError::invalid_type(unexpected(node), &"unit variant")
-                .within(self.segment)),
+            Some(node) => {
+                Err(SerdeError::invalid_type(unexpected(node), &"unit variant")
+                    .within(self.segment))
+            }
         }
     }
 
@@ -441,8 +443,9 @@ impl<'de> de::VariantAccess<'de> for VariantAccess<'de> {
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> R<V::Value> {
         match self.content {
-            Some(node) => de::Deserializer::deserialize_seq(node, visitor)
-                .map_err(|e| e.within(self.segment)),
+            Some(node) => {
+                de::Deserializer::deserialize_seq(node, visitor).map_err(|e| e.within(self.segment))
+            }
             None => Err(SerdeError::invalid_type(
                 Unexpected::UnitVariant,
                 &"tuple variant",
@@ -456,8 +459,9 @@ impl<'de> de::VariantAccess<'de> for VariantAccess<'de> {
         visitor: V,
     ) -> R<V::Value> {
         match self.content {
-            Some(node) => de::Deserializer::deserialize_any(node, visitor)
-                .map_err(|e| e.within(self.segment)),
+            Some(node) => {
+                de::Deserializer::deserialize_any(node, visitor).map_err(|e| e.within(self.segment))
+            }
             None => Err(SerdeError::invalid_type(
                 Unexpected::UnitVariant,
                 &"struct variant",

@@ -147,7 +147,9 @@ pub fn from_node_borrowed<'de, T: Deserialize<'de>>(node: &'de Node) -> Result<T
 ///
 /// let value = Serde(BTreeMap::from([(1u32, vec![0.5f32]), (7, vec![])]));
 /// let node = to_node(&value)?;
-/// assert_eq!(node.pointer("/1/0").and_then(|n| n.as_f64()), Some(0.5));
+/// let (key, list) = &node.as_map().unwrap()[0];
+/// assert_eq!(key.as_i64(), Some(1));
+/// assert_eq!(list.pointer("/0").and_then(|n| n.as_f64()), Some(0.5));
 /// let back: Serde<BTreeMap<u32, Vec<f32>>> = from_node(&node)?;
 /// assert_eq!(back, value);
 /// # Ok::<(), asdf_core::convert::ConvertError>(())

@@ -479,11 +479,7 @@ impl ser::Serializer for NoneProbe {
     fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotNone> {
         Err(NotNone)
     }
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStruct, NotNone> {
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, NotNone> {
         Err(NotNone)
     }
     fn serialize_struct_variant(
