@@ -1,0 +1,465 @@
+//! The serde bridge end to end: serde types through `to_node`, the YAML emitter and parser,
+//! `from_node`; error paths; the typed-layer wrapper; files written with a serde subtree.
+//!
+//! With `ASDF_WRITE_OUT=DIR` the written files and our canonical reading of them are saved
+//! there for `tests/oracle/check_written.py` (python asdf 6.0.0, warnings as errors).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use asdf_core::serde_node::{from_node, from_node_borrowed, to_node, Serde, SerdeErrorKind};
+use asdf_core::write::{WriteOptions, Writer};
+use asdf_core::yaml::{emit, parse, EmitOptions, YamlLimits};
+use asdf_core::{AsdfFile, Node, Value};
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// `f64` compared so that NaN equals NaN (and `0.0` differs from `-0.0`).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy)]
+#[serde(transparent)]
+struct F(f64);
+
+impl PartialEq for F {
+    fn eq(&self, other: &F) -> bool {
+        (self.0.is_nan() && other.0.is_nan()) || self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+/// `f32` compared as `F` is.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy)]
+#[serde(transparent)]
+struct F32(f32);
+
+impl PartialEq for F32 {
+    fn eq(&self, other: &F32) -> bool {
+        (self.0.is_nan() && other.0.is_nan()) || self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Unit;
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Meters(F);
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Rgb(u8, u8, u8);
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Shape {
+    Empty,
+    Circle(Meters),
+    Segment(F, F),
+    Polygon { vertices: Vec<(F, F)>, closed: bool },
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Ok,
+    Failed { code: i32 },
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Extremes {
+    i8s: (i8, i8),
+    i64s: (i64, i64),
+    u64max: u64,
+    i128s: (i128, i128),
+    u128s: (u128, u128),
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Floats {
+    values: Vec<F>,
+    single: Vec<F32>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Observation {
+    name: String,
+    note: Option<String>,
+    missing: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    skipped: Option<u8>,
+    color: Rgb,
+    marker: Unit,
+    nothing: (),
+    shapes: Vec<Shape>,
+    status: BTreeMap<String, Status>,
+    by_id: HashMap<u32, String>,
+    flags: BTreeMap<bool, Vec<Option<i16>>>,
+    extremes: Extremes,
+    floats: Floats,
+    nested: Vec<Vec<BTreeMap<String, Option<Shape>>>>,
+}
+
+fn sample() -> Observation {
+    Observation {
+        name:
+            "Ωmega 東京 🚀 'yes' null 017 1:30 \"q\" a\\b\ttab\nline two\u{85}\u{2028}\u{0}\u{feff}"
+                .into(),
+        note: Some(String::new()),
+        missing: None,
+        skipped: None,
+        color: Rgb(255, 0, 128),
+        marker: Unit,
+        nothing: (),
+        shapes: vec![
+            Shape::Empty,
+            Shape::Circle(Meters(F(2.5))),
+            Shape::Segment(F(-0.0), F(1e300)),
+            Shape::Polygon {
+                vertices: vec![(F(0.0), F(0.0)), (F(1.0), F(0.5))],
+                closed: true,
+            },
+            Shape::Polygon {
+                vertices: vec![],
+                closed: false,
+            },
+        ],
+        status: BTreeMap::from([
+            ("first".into(), Status::Ok),
+            ("second".into(), Status::Failed { code: -3 }),
+        ]),
+        by_id: HashMap::from([(7, "seven".into()), (0, "zero".into())]),
+        flags: BTreeMap::from([(true, vec![Some(1), None]), (false, vec![])]),
+        extremes: Extremes {
+            i8s: (i8::MIN, i8::MAX),
+            i64s: (i64::MIN, i64::MAX),
+            u64max: u64::MAX,
+            i128s: (i128::MIN, i128::MAX),
+            u128s: (u128::MIN, u128::MAX),
+        },
+        floats: Floats {
+            values: vec![
+                F(f64::NAN),
+                F(f64::INFINITY),
+                F(f64::NEG_INFINITY),
+                F(f64::MIN_POSITIVE),
+                F(5e-324),
+                F(f64::MAX),
+                F(0.1),
+                F(1e16),
+                F(-123456.789),
+            ],
+            single: vec![
+                F32(f32::NAN),
+                F32(f32::NEG_INFINITY),
+                F32(0.1),
+                F32(f32::MAX),
+                F32(f32::MIN_POSITIVE),
+                F32(1e-45),
+            ],
+        },
+        nested: vec![
+            vec![],
+            vec![BTreeMap::from([
+                ("a".into(), None),
+                ("b".into(), Some(Shape::Empty)),
+            ])],
+        ],
+    }
+}
+
+/// Emits `node` as YAML and parses it back.
+fn through_yaml(node: &Node) -> Node {
+    let text = emit(node, &EmitOptions::default()).unwrap();
+    parse(text.as_bytes(), &YamlLimits::default()).unwrap().root
+}
+
+#[test]
+fn serde_types_round_trip_through_yaml() {
+    let obs = sample();
+    let node = to_node(&obs).unwrap();
+    let back_node = through_yaml(&node);
+    let emitted = |n: &Node| emit(n, &EmitOptions::default()).unwrap();
+    assert_eq!(
+        emitted(&back_node),
+        emitted(&node),
+        "emit and parse keep the tree"
+    );
+    let back: Observation = from_node(&back_node).unwrap();
+    assert_eq!(back, obs);
+    // Spot checks on the tree itself.
+    assert_eq!(
+        back_node.pointer("/shapes/0").unwrap().as_str(),
+        Some("Empty")
+    );
+    assert_eq!(
+        back_node
+            .pointer("/status/second/failed/code")
+            .unwrap()
+            .as_i64(),
+        Some(-3)
+    );
+    assert!(back_node.get("skipped").is_none());
+    assert!(back_node.get("missing").unwrap().is_null());
+    assert_eq!(
+        back_node
+            .pointer("/extremes/u128s/1")
+            .unwrap()
+            .as_int()
+            .unwrap()
+            .to_string(),
+        "340282366920938463463374607431768211455"
+    );
+}
+
+#[test]
+fn yaml_text_reads_into_serde_types() {
+    // Hand-written YAML, not produced by our emitter.
+    let text = b"%YAML 1.1\n---\n\
+        items:\n\
+        - {count: 1, label: one}\n\
+        - count: 0x10\n  label: !!str 2001-01-01\n\
+        when: 2001-12-14 21:59:43.10 -5\n\
+        shape: {Polygon: {vertices: [[0, 1], [2.5, .inf]], closed: yes}}\n\
+        blob: !!binary aGVsbG8=\n\
+        ...\n";
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Item<'a> {
+        count: u8,
+        label: &'a str,
+    }
+    #[derive(Deserialize, Debug)]
+    struct Doc<'a> {
+        #[serde(borrow)]
+        items: Vec<Item<'a>>,
+        when: String,
+        shape: Shape,
+        blob: Vec<u8>,
+    }
+    let root = parse(text, &YamlLimits::default()).unwrap().root;
+    let doc: Doc = from_node_borrowed(&root).unwrap();
+    assert_eq!(
+        doc.items,
+        [
+            Item {
+                count: 1,
+                label: "one"
+            },
+            Item {
+                count: 16,
+                label: "2001-01-01"
+            }
+        ]
+    );
+    assert_eq!(doc.when, "2001-12-14 21:59:43.10 -5");
+    assert_eq!(
+        doc.shape,
+        Shape::Polygon {
+            vertices: vec![(F(0.0), F(1.0)), (F(2.5), F(f64::INFINITY))],
+            closed: true
+        }
+    );
+    assert_eq!(doc.blob, b"hello");
+}
+
+#[derive(Deserialize, Debug)]
+#[allow(dead_code)]
+struct Count {
+    count: u8,
+}
+
+#[derive(Deserialize, Debug)]
+#[allow(dead_code)]
+struct Inventory {
+    items: Vec<Count>,
+}
+
+#[test]
+fn errors_name_the_tree_path() {
+    let text = b"items:\n- count: 1\n- count: 2\n- count: 256\n";
+    let root = parse(text, &YamlLimits::default()).unwrap().root;
+    let e = from_node::<Inventory>(&root).unwrap_err();
+    assert_eq!(e.path(), "/items/2/count");
+    assert_eq!(e.to_string(), "/items/2/count: 256 does not fit in u8");
+
+    let text = b"items:\n- count: 1\n- count: -1\n";
+    let root = parse(text, &YamlLimits::default()).unwrap().root;
+    let e = from_node::<Inventory>(&root).unwrap_err();
+    assert_eq!(e.to_string(), "/items/1/count: -1 does not fit in u8");
+
+    let text = b"items:\n- count: 1\n- {}\n";
+    let root = parse(text, &YamlLimits::default()).unwrap().root;
+    let e = from_node::<Inventory>(&root).unwrap_err();
+    assert_eq!(e.to_string(), "/items/1: missing field `count`");
+
+    let text = b"items:\n- count: [1]\n";
+    let root = parse(text, &YamlLimits::default()).unwrap().root;
+    let e = from_node::<Inventory>(&root).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/items/0/count: invalid type: sequence, expected u8"
+    );
+
+    let text = b"a: &x [1, *x]\n";
+    let root = parse(text, &YamlLimits::default()).unwrap().root;
+    let e = from_node::<serde_json::Value>(&root).unwrap_err();
+    assert_eq!(e.path(), "/a/1");
+    assert!(matches!(e.kind(), SerdeErrorKind::Recursive(_)));
+}
+
+#[test]
+fn the_wrapper_is_a_typed_value() {
+    let value = sample();
+    let node = asdf_core::convert::to_node(&Serde(value.clone())).unwrap();
+    let emitted = |n: &Node| emit(n, &EmitOptions::default()).unwrap();
+    assert_eq!(emitted(&node), emitted(&to_node(&value).unwrap()));
+    let back: Serde<Observation> = asdf_core::convert::from_node(&through_yaml(&node)).unwrap();
+    assert_eq!(back.0, value);
+
+    let root = parse(b"items:\n- count: 300\n", &YamlLimits::default())
+        .unwrap()
+        .root;
+    let e = asdf_core::convert::from_node::<Serde<Inventory>>(&root).unwrap_err();
+    assert_eq!(e.to_string(), "/items/0/count: 300 does not fit in u8");
+}
+
+/// With `ASDF_WRITE_OUT=DIR`, saves a written file and our canonical reading of it for
+/// `tests/oracle/check_written.py`.
+fn dump(name: &str, bytes: &[u8]) {
+    let Some(dir) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) else {
+        return;
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("serde_{name}.asdf"));
+    std::fs::write(&path, bytes).unwrap();
+    let f = AsdfFile::open(&path).unwrap();
+    let json = asdf_core::canonical::to_json(&f).unwrap();
+    std::fs::write(dir.join(format!("serde_{name}.rust.json")), json).unwrap();
+}
+
+/// A serde subtree that python asdf reads: string or integer keys only (python needs
+/// hashable keys, and `true` and `1` are the same python key).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Portable {
+    name: String,
+    shapes: Vec<Shape>,
+    status: BTreeMap<String, Status>,
+    by_id: BTreeMap<u32, String>,
+    extremes: Extremes,
+    floats: Floats,
+    missing: Option<u8>,
+    marker: Unit,
+    #[serde(with = "bytes")]
+    raw: Vec<u8>,
+}
+
+/// Writes a `Vec<u8>` with `serialize_bytes` (as `serde_bytes` does).
+mod bytes {
+    pub fn serialize<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+        }
+        d.deserialize_bytes(V)
+    }
+}
+
+fn portable() -> Portable {
+    let s = sample();
+    Portable {
+        name: s.name,
+        shapes: s.shapes,
+        status: s.status,
+        by_id: BTreeMap::from([(0, "zero".into()), (7, "seven".into())]),
+        extremes: s.extremes,
+        floats: s.floats,
+        missing: None,
+        marker: Unit,
+        raw: vec![0, 1, 2, 254, 255],
+    }
+}
+
+#[test]
+fn a_serde_subtree_in_a_written_file() {
+    let value = portable();
+    let node = to_node(&value).unwrap();
+    assert!(matches!(
+        node.get("raw").unwrap().value(),
+        Value::Binary(b) if b == &[0, 1, 2, 254, 255]
+    ));
+    let root = Node::map([
+        ("product", node),
+        (
+            "wrapped",
+            asdf_core::convert::to_node(&Serde(Shape::Segment(F(1.0), F(2.0)))).unwrap(),
+        ),
+    ]);
+    let w = Writer::new(WriteOptions::default());
+    let bytes = w.write_to_vec(&root).unwrap();
+    dump("subtree", &bytes);
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    let back: Portable = from_node(f.get("/product").unwrap()).unwrap();
+    assert_eq!(back, value);
+    let back: Serde<Shape> = asdf_core::convert::from_node(f.get("/wrapped").unwrap()).unwrap();
+    assert_eq!(back.0, Shape::Segment(F(1.0), F(2.0)));
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Kind {
+    Unit,
+    Newtype(i128),
+    Tuple(u128, F32),
+    Struct { text: String, maybe: Option<bool> },
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Record {
+    name: String,
+    id: u64,
+    delta: i128,
+    big: u128,
+    ratio: F,
+    flag: Option<bool>,
+    tags: BTreeMap<String, i64>,
+    keyed: BTreeMap<i32, Vec<u8>>,
+    kind: Kind,
+}
+
+fn kind() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        Just(Kind::Unit),
+        any::<i128>().prop_map(Kind::Newtype),
+        (any::<u128>(), any::<f32>()).prop_map(|(a, b)| Kind::Tuple(a, F32(b))),
+        (any::<String>(), any::<Option<bool>>())
+            .prop_map(|(text, maybe)| Kind::Struct { text, maybe }),
+    ]
+}
+
+prop_compose! {
+    fn record()(
+        name in any::<String>(),
+        id in any::<u64>(),
+        delta in any::<i128>(),
+        big in any::<u128>(),
+        ratio in any::<f64>(),
+        flag in any::<Option<bool>>(),
+        tags in prop::collection::btree_map(any::<String>(), any::<i64>(), 0..4),
+        keyed in prop::collection::btree_map(any::<i32>(), prop::collection::vec(any::<u8>(), 0..4), 0..3),
+        kind in kind(),
+    ) -> Record {
+        Record { name, id, delta, big, ratio: F(ratio), flag, tags, keyed, kind }
+    }
+}
+
+proptest! {
+    #[test]
+    fn records_round_trip(records in prop::collection::vec(record(), 0..6)) {
+        let node = to_node(&records).unwrap();
+        let back_node = through_yaml(&node);
+        let back: Vec<Record> = from_node(&back_node).unwrap();
+        prop_assert_eq!(back, records);
+    }
+}
