@@ -67,6 +67,10 @@
 //! narrower type that cannot hold it is an [`SerdeErrorKind::OutOfRange`] error; integers
 //! beyond 128 bits can only be read as floats. A [`Value::Recursive`](crate::Value::Recursive) alias is an error.
 //!
+//! serde buffers the content of untagged and internally tagged enums and of `#[serde(flatten)]`
+//! fields in a form that has no 128-bit integers, so integers beyond 64 bits fail to read
+//! there (they read everywhere else).
+//!
 //! Round trips lose only what serde's data model merges: `Some(None)` and `None` are both
 //! null, as are `()` and unit structs.
 //!
@@ -93,7 +97,7 @@ use crate::convert::{ConvertError, FromAsdf, FromContext, ToAsdf, ToContext};
 use crate::yaml::Node;
 
 pub use error::{SerdeError, SerdeErrorKind};
-pub use ser::{NodeSerializer, SerializeMap, SerializeVec};
+pub use ser::{NodeMapSerializer, NodeSeqSerializer, NodeSerializer};
 
 /// Serializes `value` into an untagged node tree.
 ///

@@ -51,13 +51,13 @@ fn variant_map(variant: &'static str, value: Node) -> Node {
 impl ser::Serializer for NodeSerializer {
     type Ok = Node;
     type Error = SerdeError;
-    type SerializeSeq = SerializeVec;
-    type SerializeTuple = SerializeVec;
-    type SerializeTupleStruct = SerializeVec;
-    type SerializeTupleVariant = SerializeVec;
-    type SerializeMap = SerializeMap;
-    type SerializeStruct = SerializeMap;
-    type SerializeStructVariant = SerializeMap;
+    type SerializeSeq = NodeSeqSerializer;
+    type SerializeTuple = NodeSeqSerializer;
+    type SerializeTupleStruct = NodeSeqSerializer;
+    type SerializeTupleVariant = NodeSeqSerializer;
+    type SerializeMap = NodeMapSerializer;
+    type SerializeStruct = NodeMapSerializer;
+    type SerializeStructVariant = NodeMapSerializer;
 
     fn serialize_bool(self, v: bool) -> Result<Node, SerdeError> {
         Ok(Node::new(Value::Bool(v)))
@@ -149,20 +149,20 @@ impl ser::Serializer for NodeSerializer {
             .map_err(|e| e.within(PathSegment::Key(variant.to_string())))?;
         Ok(variant_map(variant, inner))
     }
-    fn serialize_seq(self, len: Option<usize>) -> Result<SerializeVec, SerdeError> {
-        Ok(SerializeVec {
+    fn serialize_seq(self, len: Option<usize>) -> Result<NodeSeqSerializer, SerdeError> {
+        Ok(NodeSeqSerializer {
             items: Vec::with_capacity(len.unwrap_or(0).min(4096)),
             variant: None,
         })
     }
-    fn serialize_tuple(self, len: usize) -> Result<SerializeVec, SerdeError> {
+    fn serialize_tuple(self, len: usize) -> Result<NodeSeqSerializer, SerdeError> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_struct(
         self,
         _name: &'static str,
         len: usize,
-    ) -> Result<SerializeVec, SerdeError> {
+    ) -> Result<NodeSeqSerializer, SerdeError> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
@@ -171,20 +171,24 @@ impl ser::Serializer for NodeSerializer {
         _index: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<SerializeVec, SerdeError> {
-        Ok(SerializeVec {
+    ) -> Result<NodeSeqSerializer, SerdeError> {
+        Ok(NodeSeqSerializer {
             items: Vec::with_capacity(len.min(4096)),
             variant: Some(variant),
         })
     }
-    fn serialize_map(self, len: Option<usize>) -> Result<SerializeMap, SerdeError> {
-        Ok(SerializeMap {
+    fn serialize_map(self, len: Option<usize>) -> Result<NodeMapSerializer, SerdeError> {
+        Ok(NodeMapSerializer {
             entries: Vec::with_capacity(len.unwrap_or(0).min(4096)),
             key: None,
             variant: None,
         })
     }
-    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<SerializeMap, SerdeError> {
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> Result<NodeMapSerializer, SerdeError> {
         self.serialize_map(Some(len))
     }
     fn serialize_struct_variant(
@@ -193,8 +197,8 @@ impl ser::Serializer for NodeSerializer {
         _index: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<SerializeMap, SerdeError> {
-        Ok(SerializeMap {
+    ) -> Result<NodeMapSerializer, SerdeError> {
+        Ok(NodeMapSerializer {
             entries: Vec::with_capacity(len.min(4096)),
             key: None,
             variant: Some(variant),
@@ -203,12 +207,12 @@ impl ser::Serializer for NodeSerializer {
 }
 
 /// The [`NodeSerializer`] state of a sequence, tuple, tuple struct or tuple variant.
-pub struct SerializeVec {
+pub struct NodeSeqSerializer {
     items: Vec<Node>,
     variant: Option<&'static str>,
 }
 
-impl SerializeVec {
+impl NodeSeqSerializer {
     fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
         let i = self.items.len();
         let node = value
@@ -234,7 +238,7 @@ impl SerializeVec {
     }
 }
 
-impl ser::SerializeSeq for SerializeVec {
+impl ser::SerializeSeq for NodeSeqSerializer {
     type Ok = Node;
     type Error = SerdeError;
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
@@ -245,7 +249,7 @@ impl ser::SerializeSeq for SerializeVec {
     }
 }
 
-impl ser::SerializeTuple for SerializeVec {
+impl ser::SerializeTuple for NodeSeqSerializer {
     type Ok = Node;
     type Error = SerdeError;
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
@@ -256,7 +260,7 @@ impl ser::SerializeTuple for SerializeVec {
     }
 }
 
-impl ser::SerializeTupleStruct for SerializeVec {
+impl ser::SerializeTupleStruct for NodeSeqSerializer {
     type Ok = Node;
     type Error = SerdeError;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
@@ -267,7 +271,7 @@ impl ser::SerializeTupleStruct for SerializeVec {
     }
 }
 
-impl ser::SerializeTupleVariant for SerializeVec {
+impl ser::SerializeTupleVariant for NodeSeqSerializer {
     type Ok = Node;
     type Error = SerdeError;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
@@ -279,13 +283,13 @@ impl ser::SerializeTupleVariant for SerializeVec {
 }
 
 /// The [`NodeSerializer`] state of a map, struct or struct variant.
-pub struct SerializeMap {
+pub struct NodeMapSerializer {
     entries: Vec<(Node, Node)>,
     key: Option<Node>,
     variant: Option<&'static str>,
 }
 
-impl SerializeMap {
+impl NodeMapSerializer {
     fn locate(&self, e: SerdeError) -> SerdeError {
         match self.variant {
             Some(v) => e.within(PathSegment::Key(v.to_string())),
@@ -312,7 +316,7 @@ impl SerializeMap {
     }
 }
 
-impl ser::SerializeMap for SerializeMap {
+impl ser::SerializeMap for NodeMapSerializer {
     type Ok = Node;
     type Error = SerdeError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), SerdeError> {
@@ -337,7 +341,7 @@ impl ser::SerializeMap for SerializeMap {
     }
 }
 
-impl ser::SerializeStruct for SerializeMap {
+impl ser::SerializeStruct for NodeMapSerializer {
     type Ok = Node;
     type Error = SerdeError;
     fn serialize_field<T: Serialize + ?Sized>(
@@ -352,7 +356,7 @@ impl ser::SerializeStruct for SerializeMap {
     }
 }
 
-impl ser::SerializeStructVariant for SerializeMap {
+impl ser::SerializeStructVariant for NodeMapSerializer {
     type Ok = Node;
     type Error = SerdeError;
     fn serialize_field<T: Serialize + ?Sized>(

@@ -493,3 +493,96 @@ fn into_deserializer_lends_the_node() {
     let v = Vec::<u8>::deserialize(node.into_deserializer()).unwrap();
     assert_eq!(v, [1]);
 }
+
+#[test]
+fn other_enum_representations_and_flatten_round_trip() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    #[serde(tag = "type")]
+    enum Internal {
+        A { x: u8 },
+        B,
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    #[serde(tag = "t", content = "c")]
+    enum Adjacent {
+        N(i128),
+        T(u8, String),
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    #[serde(untagged)]
+    enum Untagged {
+        Big(u64),
+        Text(String),
+        List(Vec<Untagged>),
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Base {
+        id: u32,
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Flat {
+        #[serde(flatten)]
+        base: Base,
+        #[serde(flatten)]
+        rest: BTreeMap<String, i64>,
+    }
+
+    let v = Internal::A { x: 3 };
+    let node = to_node(&v).unwrap();
+    assert_eq!(
+        node,
+        Node::map([("type", Node::str("A")), ("x", Node::int(3))])
+    );
+    assert_eq!(from_node::<Internal>(&node).unwrap(), v);
+    assert_eq!(
+        from_node::<Internal>(&Node::map([("type", Node::str("B"))])).unwrap(),
+        Internal::B
+    );
+
+    for v in [Adjacent::N(i128::MIN), Adjacent::T(1, "x".into())] {
+        assert_eq!(from_node::<Adjacent>(&to_node(&v).unwrap()).unwrap(), v);
+    }
+    assert_eq!(
+        to_node(&Adjacent::N(-1)).unwrap(),
+        Node::map([("t", Node::str("N")), ("c", Node::int(-1))])
+    );
+
+    let v = Untagged::List(vec![
+        Untagged::Big(u64::MAX),
+        Untagged::Big(5),
+        Untagged::Text("t".into()),
+    ]);
+    assert_eq!(from_node::<Untagged>(&to_node(&v).unwrap()).unwrap(), v);
+    // serde buffers untagged, internally tagged and flattened content in a form without
+    // 128-bit integers: such values beyond 64 bits fail there (a serde limitation).
+    let e = from_node::<Untagged>(&Node::int(i128::MAX)).unwrap_err();
+    assert_eq!(e.path(), "/");
+
+    let v = Flat {
+        base: Base { id: 9 },
+        rest: BTreeMap::from([("extra".into(), -2)]),
+    };
+    let node = to_node(&v).unwrap();
+    assert_eq!(
+        node,
+        Node::map([("id", Node::int(9)), ("extra", Node::int(-2))])
+    );
+    assert_eq!(from_node::<Flat>(&node).unwrap(), v);
+}
+
+#[test]
+fn deserialize_any_visits_128_bit_integers() {
+    let node = Node::seq([
+        Node::int(i128::MIN),
+        Node::int(i128::MAX),
+        big("340282366920938463463374607431768211455"),
+        Node::int(-1),
+    ]);
+    let v: serde_json::Value = from_node(&node).unwrap();
+    assert_eq!(
+        v.to_string(),
+        "[-170141183460469231731687303715884105728,\
+         170141183460469231731687303715884105727,\
+         340282366920938463463374607431768211455,-1]"
+    );
+}
