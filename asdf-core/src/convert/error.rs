@@ -48,7 +48,7 @@ pub enum ConvertErrorKind {
         found: usize,
     },
     /// Loading, storing or typing an array failed.
-    #[error("array: {0}")]
+    #[error("{}", crate::display_chain(&**.0))]
     Array(Box<crate::Error>),
     /// The node does not validate against the type's schema (one line per error).
     #[error("does not validate against {schema}: {errors}")]
