@@ -6,7 +6,7 @@
 //! - [`from_node`] (owned) and [`from_node_borrowed`] (`&'de str` fields borrow from the
 //!   tree) deserialize a value from a node (`&Node` is the `Deserializer`, and implements
 //!   [`IntoDeserializer`](serde::de::IntoDeserializer));
-//! - [`Serde`] wraps a serde type so it is a [`ToAsdf`]/[`FromAsdf`] value of the typed layer:
+//! - [`Serde`] wraps a serde type so it is a [`ToAsdf`](crate::ToAsdf)/[`FromAsdf`](crate::FromAsdf) value of the typed layer:
 //!   a field of a `#[derive(AsdfType)]` struct, or a value for
 //!   [`convert::to_node`](crate::convert::to_node).
 //!
@@ -74,30 +74,36 @@
 //! Round trips lose only what serde's data model merges: `Some(None)` and `None` are both
 //! null, as are `()` and unit structs.
 //!
-//! Python asdf (PyYAML) cannot read mappings whose keys are sequences or mappings (it
-//! needs hashable keys), and it merges keys that are equal in Python (`1` and `true`); keep
-//! to string or integer keys for files other implementations read.
+//! # Files other implementations read
+//!
+//! The ASDF Standard limits integer literals to 64 bits (python asdf accepts
+//! `-(2^63 - 2) ..= 2^63 - 1`, warns on reading others when validating and refuses to write
+//! them): [`Serde`] writes larger integers as `core/integer` nodes and reads them back;
+//! [`to_node`] keeps them exact literals. Standard 1.6.0 allows only string, integer and
+//! boolean mapping keys (python validation rejects null keys); python (PyYAML) cannot read
+//! keys that are sequences or mappings, and merges keys equal in python (`1` and `true`).
 //!
 //! # Errors
 //!
 //! [`SerdeError`] implements `serde::ser::Error` and `serde::de::Error`, and holds the JSON
 //! pointer of the failing node relative to the node converted (`/items/2/count`; a map key
 //! that is not a string is written as its text). It converts into the typed layer's
-//! [`ConvertError`] (with [`SerdeError::into_convert_error`] to put it below a base path)
+//! [`ConvertError`](crate::convert::ConvertError) (with [`SerdeError::into_convert_error`] to put it below a base path)
 //! and into [`crate::Error`].
 
 mod de;
 mod error;
 mod ser;
+mod typed;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::convert::{ConvertError, FromAsdf, FromContext, ToAsdf, ToContext};
 use crate::yaml::Node;
 
 pub use error::{SerdeError, SerdeErrorKind};
 pub use ser::{NodeMapSerializer, NodeSeqSerializer, NodeSerializer};
+pub use typed::Serde;
 
 /// Serializes `value` into an untagged node tree.
 ///
@@ -135,79 +141,6 @@ pub fn from_node<T: DeserializeOwned>(node: &Node) -> Result<T, SerdeError> {
 /// ```
 pub fn from_node_borrowed<'de, T: Deserialize<'de>>(node: &'de Node) -> Result<T, SerdeError> {
     T::deserialize(node)
-}
-
-/// A serde type as a value of the typed layer: [`ToAsdf`] for `T: Serialize`,
-/// [`FromAsdf`] for `T: DeserializeOwned`, as an untagged subtree.
-///
-/// A `Serde<Option<T>>` field behaves as an `Option` field does: `None` leaves the key out,
-/// a missing key reads as `None`. Errors carry the field's path joined with the path inside
-/// the value.
-///
-/// ```
-/// use asdf_core::convert::{from_node, to_node};
-/// use asdf_core::serde_node::Serde;
-/// use std::collections::BTreeMap;
-///
-/// let value = Serde(BTreeMap::from([(1u32, vec![0.5f32]), (7, vec![])]));
-/// let node = to_node(&value)?;
-/// let (key, list) = &node.as_map().unwrap()[0];
-/// assert_eq!(key.as_i64(), Some(1));
-/// assert_eq!(list.pointer("/0").and_then(|n| n.as_f64()), Some(0.5));
-/// let back: Serde<BTreeMap<u32, Vec<f32>>> = from_node(&node)?;
-/// assert_eq!(back, value);
-/// # Ok::<(), asdf_core::convert::ConvertError>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Serde<T>(pub T);
-
-impl<T> Serde<T> {
-    /// The wrapped value.
-    pub fn into_inner(self) -> T {
-        self.0
-    }
-}
-
-impl<T> From<T> for Serde<T> {
-    fn from(value: T) -> Self {
-        Serde(value)
-    }
-}
-
-impl<T> std::ops::Deref for Serde<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
-impl<T> std::ops::DerefMut for Serde<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        &mut self.0
-    }
-}
-
-impl<T: Serialize> ToAsdf for Serde<T> {
-    fn to_asdf<'a>(&'a self, ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError> {
-        to_node(&self.0).map_err(|e| e.into_convert_error(&ctx.path()))
-    }
-
-    fn is_absent(&self) -> bool {
-        ser::is_none(&self.0)
-    }
-}
-
-impl<T: DeserializeOwned> FromAsdf for Serde<T> {
-    fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<Self, ConvertError> {
-        match from_node(node) {
-            Ok(v) => Ok(Serde(v)),
-            Err(e) => Err(e.into_convert_error(&ctx.path())),
-        }
-    }
-
-    fn absent() -> Option<Self> {
-        T::deserialize(de::Absent).ok().map(Serde)
-    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::*;
-use crate::convert::{ConvertErrorKind, FromContext, ToContext};
+use crate::convert::{ConvertErrorKind, FromAsdf, FromContext, ToAsdf, ToContext};
 use crate::yaml::{Integer, Timestamp, Value};
 
 fn n(v: Value) -> Node {
@@ -584,5 +584,62 @@ fn deserialize_any_visits_128_bit_integers() {
         "[-170141183460469231731687303715884105728,\
          170141183460469231731687303715884105727,\
          340282366920938463463374607431768211455,-1]"
+    );
+}
+
+#[test]
+fn the_wrapper_writes_big_integers_as_core_integer() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Ints {
+        small: Vec<i64>,
+        big: Vec<i128>,
+        huge: u128,
+        keyed: BTreeMap<u128, u8>,
+    }
+    let v = Ints {
+        small: vec![-(1 << 62), i64::MAX, -i64::MAX + 1],
+        big: vec![i64::MIN.into(), i128::MIN, 1 << 64],
+        huge: u128::MAX,
+        keyed: BTreeMap::from([(u128::MAX, 1)]),
+    };
+    let node = crate::convert::to_node(&Serde(&v)).unwrap();
+    // Literal range kept.
+    assert_eq!(node.pointer("/small/1").unwrap().as_i64(), Some(i64::MAX));
+    assert_eq!(
+        node.pointer("/small/2").unwrap().as_i64(),
+        Some(-i64::MAX + 1)
+    );
+    // Beyond: core/integer with 32-bit little-endian words.
+    let min64 = node.pointer("/big/0").unwrap();
+    assert_eq!(min64.tag(), Some("tag:stsci.edu:asdf/core/integer-1.1.0"));
+    assert_eq!(min64.get("sign").unwrap().as_str(), Some("-"));
+    assert_eq!(
+        min64.get("string").unwrap().as_str(),
+        Some("-9223372036854775808")
+    );
+    let words = crate::convert::from_node::<ndarray::Array1<u32>>(min64.get("words").unwrap())
+        .map(|a| a.to_vec());
+    assert_eq!(words.unwrap(), [0, 0x8000_0000]);
+    let huge = node.get("huge").unwrap();
+    assert_eq!(huge.get("sign").unwrap().as_str(), Some("+"));
+    let words = crate::convert::from_node::<ndarray::Array1<u32>>(huge.get("words").unwrap())
+        .map(|a| a.to_vec());
+    assert_eq!(words.unwrap(), [u32::MAX; 4]);
+    // Keys stay literals.
+    let (k, _) = &node.get("keyed").unwrap().as_map().unwrap()[0];
+    assert_eq!(
+        k.as_int(),
+        Some(&Integer::Big(
+            "340282366920938463463374607431768211455".into()
+        ))
+    );
+    // Read back through the wrapper; the plain bridge sees the tagged mappings.
+    let back: Serde<Ints> = crate::convert::from_node(&node).unwrap();
+    assert_eq!(back.0, v);
+    assert!(from_node::<Ints>(&node).is_err());
+    // The plain bridge keeps literals.
+    assert_eq!(
+        to_node(&v).unwrap().pointer("/big/1").unwrap().as_int(),
+        Some(&Integer::Small(i128::MIN))
     );
 }
