@@ -244,7 +244,7 @@ pub(crate) fn inline_readable(dtype: &DType, shape: &[usize]) -> bool {
 
 /// The ndarray node (tag `ndarray_tag`) holding `a` inline (`data`, `datatype`, `shape`),
 /// or `None` when python asdf could not read the array back from inline data (see
-/// [`inline_readable`]).
+/// `inline_readable`).
 pub fn inline_node(a: &super::DynArray, ndarray_tag: &str) -> Option<Node> {
     if !inline_readable(&a.dtype, &a.shape) {
         return None;
