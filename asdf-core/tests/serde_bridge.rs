@@ -476,3 +476,18 @@ proptest! {
         prop_assert_eq!(back, records);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Through a written file: the wrapper's core/integer nodes and blocks.
+    #[test]
+    fn records_round_trip_through_files(records in prop::collection::vec(record(), 0..4)) {
+        let value = Serde(records);
+        let mut w = Writer::new(WriteOptions::default());
+        let node = w.add_value(&value).unwrap();
+        let bytes = w.write_to_vec(&Node::map([("records", node)])).unwrap();
+        let f = AsdfFile::from_bytes(bytes).unwrap();
+        let back: Serde<Vec<Record>> = f.read_as("/records").unwrap();
+        prop_assert_eq!(back, value);
+    }
+}
