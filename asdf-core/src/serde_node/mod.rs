@@ -6,8 +6,10 @@
 //! - [`from_node`] (owned) and [`from_node_borrowed`] (`&'de str` fields borrow from the
 //!   tree) deserialize a value from a node (`&Node` is the `Deserializer`, and implements
 //!   [`IntoDeserializer`](serde::de::IntoDeserializer));
-//! - [`Serde`] wraps a serde type so it is a [`ToAsdf`](crate::ToAsdf)/[`FromAsdf`](crate::FromAsdf) value of the typed layer:
-//!   a field of a `#[derive(AsdfType)]` struct, or a value for
+//! - [`Serde`] wraps a serde type so it is a [`ToAsdf`](crate::ToAsdf)/
+//!   [`FromAsdf`](crate::FromAsdf) value of the typed layer: a field of a
+//!   `#[derive(AsdfType)]` struct, a value for [`Writer::add_value`](crate::write::Writer::add_value)
+//!   and [`AsdfFile::read_as`](crate::AsdfFile::read_as), or for
 //!   [`convert::to_node`](crate::convert::to_node).
 //!
 //! ```
@@ -49,7 +51,7 @@
 //! | serde | node |
 //! |---|---|
 //! | `bool` | [`Value::Bool`](crate::Value::Bool) |
-//! | all integers, `i128`/`u128` included | [`Value::Int`](crate::Value::Int), exact ([`Integer::Big`](crate::Integer::Big) above `i128::MAX`) |
+//! | all integers, `i128`/`u128` included | [`Value::Int`](crate::Value::Int), exact ([`Integer::Big`](crate::Integer::Big) beyond `i128::MAX`) |
 //! | `f32`, `f64` | [`Value::Float`](crate::Value::Float) (the `f32` widened exactly; NaN and infinities kept) |
 //! | `char`, `str` | [`Value::Str`](crate::Value::Str) |
 //! | bytes (`serialize_bytes`, e.g. `serde_bytes`) | [`Value::Binary`](crate::Value::Binary) (written as `!!binary`) |
@@ -62,14 +64,15 @@
 //!
 //! Reading is driven by the node ([`deserialize_any`](serde::Deserializer::deserialize_any)
 //! visits what the node holds). Tags are ignored: the subtree is plain data, and a tagged
-//! scalar reads as its text. A timestamp reads as its YAML text (a string); `!!binary` reads
-//! as bytes, or as a sequence of `u8` where a sequence is asked for. An integer read into a
-//! narrower type that cannot hold it is an [`SerdeErrorKind::OutOfRange`] error; integers
-//! beyond 128 bits can only be read as floats. A [`Value::Recursive`](crate::Value::Recursive) alias is an error.
+//! scalar reads as its text (only [`Serde`] reads `core/integer` nodes, as integers). A
+//! timestamp reads as its YAML text (a string); `!!binary` reads as bytes, or as a sequence
+//! of `u8` where a sequence is asked for. An integer read into a narrower type that cannot
+//! hold it is an [`SerdeErrorKind::OutOfRange`] error; integers beyond 128 bits can only be
+//! read as floats. A [`Value::Recursive`](crate::Value::Recursive) alias is an error.
 //!
-//! serde buffers the content of untagged and internally tagged enums and of `#[serde(flatten)]`
-//! fields in a form that has no 128-bit integers, so integers beyond 64 bits fail to read
-//! there (they read everywhere else).
+//! serde buffers the content of untagged and internally tagged enums and of
+//! `#[serde(flatten)]` fields in a form that has no 128-bit integers, so integers beyond 64
+//! bits fail to read there (they read everywhere else).
 //!
 //! Round trips lose only what serde's data model merges: `Some(None)` and `None` are both
 //! null, as are `()` and unit structs.
@@ -88,8 +91,8 @@
 //! [`SerdeError`] implements `serde::ser::Error` and `serde::de::Error`, and holds the JSON
 //! pointer of the failing node relative to the node converted (`/items/2/count`; a map key
 //! that is not a string is written as its text). It converts into the typed layer's
-//! [`ConvertError`](crate::convert::ConvertError) (with [`SerdeError::into_convert_error`] to put it below a base path)
-//! and into [`crate::Error`].
+//! [`ConvertError`](crate::convert::ConvertError) ([`SerdeError::into_convert_error`] puts
+//! it below a base path) and into [`crate::Error`].
 
 mod de;
 mod error;

@@ -643,3 +643,14 @@ fn the_wrapper_writes_big_integers_as_core_integer() {
         Some(&Integer::Small(i128::MIN))
     );
 }
+
+#[test]
+fn deep_trees_do_not_overflow_the_stack() {
+    let depth = 1000;
+    let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let root = crate::yaml::parse(text.as_bytes(), &crate::yaml::YamlLimits::default())
+        .unwrap()
+        .root;
+    let v: serde_json::Value = from_node(&root).unwrap();
+    drop(v);
+}
