@@ -491,3 +491,57 @@ proptest! {
         prop_assert_eq!(back, value);
     }
 }
+
+/// Timing of the bridge against `serde_json::Value` on the same records (developer tool:
+/// `cargo test -p asdf-core --release --features dev-tools --test serde_bridge perf -- --nocapture`).
+#[cfg(feature = "dev-tools")]
+#[test]
+fn perf_records() {
+    use std::time::Instant;
+    let records: Vec<Record> = (0..100_000u64)
+        .map(|i| Record {
+            name: format!("record {i}"),
+            id: i,
+            delta: -(i as i128) << 70,
+            big: u128::from(i) << 64,
+            ratio: F(i as f64 / 7.0),
+            flag: (i % 3 != 0).then_some(i % 2 == 0),
+            tags: BTreeMap::from([("a".into(), i as i64), ("b".into(), -1)]),
+            keyed: BTreeMap::from([(i as i32, vec![1, 2, 3])]),
+            kind: match i % 4 {
+                0 => Kind::Unit,
+                1 => Kind::Newtype(i.into()),
+                2 => Kind::Tuple(i.into(), F32(0.5)),
+                _ => Kind::Struct {
+                    text: "t".into(),
+                    maybe: None,
+                },
+            },
+        })
+        .collect();
+    let best = |f: &mut dyn FnMut()| {
+        (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut node = Node::new(Value::Null);
+    let to = best(&mut || node = to_node(&records).unwrap());
+    let from = best(&mut || {
+        let v: Vec<Record> = from_node(&node).unwrap();
+        assert_eq!(v.len(), records.len());
+    });
+    let mut json = serde_json::Value::Null;
+    let to_json = best(&mut || json = serde_json::to_value(&records).unwrap());
+    let from_json = best(&mut || {
+        let v: Vec<Record> = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(v.len(), records.len());
+    });
+    println!(
+        "100k records: to_node {to:.1} ms, from_node {from:.1} ms; \
+         serde_json::to_value {to_json:.1} ms, from_value (with clone) {from_json:.1} ms"
+    );
+}
