@@ -363,7 +363,7 @@ impl<'de> de::MapAccess<'de> for MapAccess<'de> {
             Some(entry) => {
                 self.pending = Some(entry);
                 let (key, _) = entry;
-                seed.deserialize(key)
+                seed.deserialize(MapKey(key))
                     .map(Some)
                     .map_err(|e| e.within(key_segment(key)))
             }
@@ -497,5 +497,109 @@ impl<'de> de::Deserializer<'de> for Absent {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct seq tuple
         tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// A mapping key as a serde data source: its node, except that where a string is asked for,
+/// a non-string scalar key (`1`, `true`, `null`, `1.5`) gives its text, so maps with string
+/// keys (and `serde_json::Value`) read mappings whose keys YAML resolved to other scalars.
+struct MapKey<'de>(&'de Node);
+
+macro_rules! forward_to_node {
+    ($($method:ident),* $(,)?) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
+                self.0.$method(visitor)
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for MapKey<'de> {
+    type Error = SerdeError;
+
+    forward_to_node!(
+        deserialize_any,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_bytes,
+        deserialize_byte_buf,
+        deserialize_option,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_map,
+        deserialize_identifier,
+        deserialize_ignored_any,
+    );
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
+        self.0.deserialize_identifier(visitor)
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
+        self.0.deserialize_identifier(visitor)
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> R<V::Value> {
+        self.0.deserialize_unit_struct(name, visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> R<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> R<V::Value> {
+        self.0.deserialize_tuple(len, visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> R<V::Value> {
+        self.0.deserialize_tuple_struct(name, len, visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> R<V::Value> {
+        self.0.deserialize_struct(name, fields, visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> R<V::Value> {
+        self.0.deserialize_enum(name, variants, visitor)
+    }
+
+    fn is_human_readable(&self) -> bool {
+        true
     }
 }

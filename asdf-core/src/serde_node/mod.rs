@@ -68,7 +68,10 @@
 //! timestamp reads as its YAML text (a string); `!!binary` reads as bytes, or as a sequence
 //! of `u8` where a sequence is asked for. An integer read into a narrower type that cannot
 //! hold it is an [`SerdeErrorKind::OutOfRange`] error; integers beyond 128 bits can only be
-//! read as floats. A [`Value::Recursive`](crate::Value::Recursive) alias is an error.
+//! read as floats. A [`Value::Recursive`](crate::Value::Recursive) alias is an error. A
+//! mapping key that is a non-string scalar (`1`, `false`, `null`) reads as its text where a
+//! string is asked for, so `BTreeMap<String, _>` and `serde_json::Value` read any mapping
+//! with scalar keys.
 //!
 //! serde buffers the content of untagged and internally tagged enums and of
 //! `#[serde(flatten)]` fields in a form that has no 128-bit integers, so integers beyond 64

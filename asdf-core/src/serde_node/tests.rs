@@ -654,3 +654,29 @@ fn deep_trees_do_not_overflow_the_stack() {
     let v: serde_json::Value = from_node(&root).unwrap();
     drop(v);
 }
+
+#[test]
+fn string_keyed_maps_read_scalar_keys_as_text() {
+    let node = crate::yaml::parse(
+        b"{1: a, false: b, null: c, 1.5: d, x: e}",
+        &crate::yaml::YamlLimits::default(),
+    )
+    .unwrap()
+    .root;
+    let m: BTreeMap<String, String> = from_node(&node).unwrap();
+    let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["1", "1.5", "false", "null", "x"]);
+    let v: serde_json::Value = from_node(&node).unwrap();
+    assert_eq!(v["false"], "b");
+    // Keys asked for as what they are still read as such.
+    let e = from_node::<BTreeMap<u8, ()>>(&Node::map([("k", null())])).unwrap_err();
+    assert_eq!(e.path(), "/k");
+    let ints = crate::yaml::parse(b"{1: a, 2: b}", &crate::yaml::YamlLimits::default())
+        .unwrap()
+        .root;
+    let m: BTreeMap<u8, String> = from_node(&ints).unwrap();
+    assert_eq!(m[&2], "b");
+    // Sequence and mapping keys stay errors for string maps.
+    let node = n(Value::Map(vec![(Node::seq([]), null())]));
+    assert!(from_node::<BTreeMap<String, ()>>(&node).is_err());
+}
