@@ -545,3 +545,77 @@ fn perf_records() {
          serde_json::to_value {to_json:.1} ms, from_value (with clone) {from_json:.1} ms"
     );
 }
+
+/// Arbitrary trees: scalars of every kind, sequences, mappings with string keys.
+fn tree() -> impl Strategy<Value = Node> {
+    let leaf = prop_oneof![
+        Just(Node::new(Value::Null)),
+        any::<bool>().prop_map(|b| Node::new(Value::Bool(b))),
+        any::<i128>().prop_map(Node::int),
+        (0u8..=255).prop_map(|v| Node::int(v.into())),
+        "-?[1-9][0-9]{39,45}".prop_map(|s| Node::new(Value::Int(asdf_core::Integer::Big(s)))),
+        any::<f64>().prop_map(|f| Node::new(Value::Float(f))),
+        any::<String>().prop_map(Node::str),
+        prop_oneof![
+            Just("Unit"),
+            Just("Newtype"),
+            Just("Tuple"),
+            Just("Struct"),
+            Just("count")
+        ]
+        .prop_map(Node::str),
+        prop::collection::vec(any::<u8>(), 0..4).prop_map(|b| Node::new(Value::Binary(b))),
+        Just(Node::new(Value::Recursive("r".into()))),
+    ];
+    leaf.prop_recursive(5, 48, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Node::seq),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("name".to_string()),
+                        Just("kind".to_string()),
+                        Just("items".to_string()),
+                        Just("Struct".to_string()),
+                        Just("text".to_string()),
+                        // Not empty: `Node::pointer` cannot name the key "".
+                        ".+"
+                    ],
+                    inner
+                ),
+                0..5
+            )
+            .prop_map(|mut entries| {
+                // Distinct keys, so a path names one node.
+                let mut seen = std::collections::HashSet::new();
+                entries.retain(|(k, _)| seen.insert(k.clone()));
+                Node::map(entries)
+            }),
+        ]
+    })
+}
+
+proptest! {
+    /// Reading arbitrary trees never panics, and every error's path names a node of the tree.
+    #[test]
+    fn arbitrary_trees_read_or_fail_at_a_real_node(node in tree()) {
+        let check = |e: asdf_core::serde_node::SerdeError| -> Result<(), TestCaseError> {
+            let path = e.path();
+            prop_assert!(node.pointer(&path).is_some(), "{} is not in {:?}", e, node);
+            Ok(())
+        };
+        if let Err(e) = from_node::<Vec<Record>>(&node) { check(e)?; }
+        if let Err(e) = from_node::<Record>(&node) { check(e)?; }
+        if let Err(e) = from_node::<Kind>(&node) { check(e)?; }
+        if let Err(e) = from_node::<Inventory>(&node) { check(e)?; }
+        if let Err(e) = from_node::<BTreeMap<String, (u8, Option<String>)>>(&node) { check(e)?; }
+        match from_node::<serde_json::Value>(&node) {
+            Ok(v) => {
+                // Whatever serde_json holds serializes back.
+                let _ = to_node(&v).unwrap();
+            }
+            Err(e) => check(e)?,
+        }
+        let _ = asdf_core::convert::from_node::<Serde<Vec<Record>>>(&node);
+    }
+}

@@ -62,6 +62,9 @@
 //! | struct | [`Value::Map`](crate::Value::Map) with string keys in field order |
 //! | enum | externally tagged as `serde_json` does: a unit variant is its name as a string; other variants a mapping with one key, the name, whose value is the content |
 //!
+//! `serde_json::Value` converts both ways; its numbers keep their value also when serde_json
+//! is built with `arbitrary_precision`.
+//!
 //! Reading is driven by the node ([`deserialize_any`](serde::Deserializer::deserialize_any)
 //! visits what the node holds). Tags are ignored: the subtree is plain data, and a tagged
 //! scalar reads as its text (only [`Serde`] reads `core/integer` nodes, as integers). A

@@ -182,14 +182,17 @@ impl ser::Serializer for NodeSerializer {
             entries: Vec::with_capacity(len.unwrap_or(0).min(4096)),
             key: None,
             variant: None,
+            json_number: false,
         })
     }
     fn serialize_struct(
         self,
-        _name: &'static str,
+        name: &'static str,
         len: usize,
     ) -> Result<NodeMapSerializer, SerdeError> {
-        self.serialize_map(Some(len))
+        let mut m = self.serialize_map(Some(len))?;
+        m.json_number = name == JSON_NUMBER_TOKEN;
+        Ok(m)
     }
     fn serialize_struct_variant(
         self,
@@ -202,6 +205,7 @@ impl ser::Serializer for NodeSerializer {
             entries: Vec::with_capacity(len.min(4096)),
             key: None,
             variant: Some(variant),
+            json_number: false,
         })
     }
 }
@@ -287,6 +291,8 @@ pub struct NodeMapSerializer {
     entries: Vec<(Node, Node)>,
     key: Option<Node>,
     variant: Option<&'static str>,
+    /// A `serde_json::Number` serialized with serde_json's `arbitrary_precision` feature.
+    json_number: bool,
 }
 
 impl NodeMapSerializer {
@@ -352,8 +358,34 @@ impl ser::SerializeStruct for NodeMapSerializer {
         self.entry(Node::str(key), value)
     }
     fn end(self) -> Result<Node, SerdeError> {
+        if self.json_number {
+            if let [(_, text)] = self.entries.as_slice() {
+                if let Some(n) = text.as_str().and_then(json_number) {
+                    return Ok(n);
+                }
+            }
+        }
         Ok(self.finish())
     }
+}
+
+/// The struct name under which serde_json's `arbitrary_precision` feature serializes a
+/// `Number` (one field, the number's text).
+const JSON_NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// The node of a JSON number's text: an exact integer, or a float.
+fn json_number(text: &str) -> Option<Node> {
+    if let Ok(v) = text.parse::<i128>() {
+        return Some(int(v));
+    }
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.starts_with('0');
+    if canonical {
+        return Some(Node::new(Value::Int(Integer::Big(text.to_string()))));
+    }
+    text.parse::<f64>().ok().map(|f| Node::new(Value::Float(f)))
 }
 
 impl ser::SerializeStructVariant for NodeMapSerializer {

@@ -680,3 +680,35 @@ fn string_keyed_maps_read_scalar_keys_as_text() {
     let node = n(Value::Map(vec![(Node::seq([]), null())]));
     assert!(from_node::<BTreeMap<String, ()>>(&node).is_err());
 }
+
+#[test]
+fn serde_json_values_keep_their_numbers() {
+    // The workspace builds serde_json with `arbitrary_precision`: numbers serialize as a
+    // private struct holding their text.
+    let v = serde_json::json!({"a": 1, "b": -1.5, "c": [null, true, "s"]});
+    let wide: serde_json::Value =
+        serde_json::from_str("[-170141183460469231731687303715884105729, 1e400, 2.5e-3]").unwrap();
+    assert_eq!(
+        to_node(&v).unwrap(),
+        Node::map([
+            ("a", Node::int(1)),
+            ("b", float(-1.5)),
+            (
+                "c",
+                Node::seq([null(), n(Value::Bool(true)), Node::str("s")])
+            ),
+        ])
+    );
+    assert_eq!(
+        to_node(&wide).unwrap(),
+        Node::seq([
+            big("-170141183460469231731687303715884105729"),
+            float(f64::INFINITY),
+            float(0.0025),
+        ])
+    );
+    assert_eq!(
+        from_node::<serde_json::Value>(&to_node(&v).unwrap()).unwrap(),
+        v
+    );
+}
