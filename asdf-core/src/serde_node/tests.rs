@@ -712,3 +712,14 @@ fn serde_json_values_keep_their_numbers() {
         v
     );
 }
+
+#[test]
+fn the_wrapper_is_transparent_to_serde() {
+    let v = Serde(vec![Serde(1u8), Serde(2)]);
+    assert_eq!(
+        to_node(&v).unwrap(),
+        Node::seq([Node::int(1), Node::int(2)])
+    );
+    let back: Serde<Vec<Serde<u8>>> = from_node(&to_node(&v).unwrap()).unwrap();
+    assert_eq!(back, v);
+}

@@ -64,6 +64,20 @@ impl<T> std::ops::DerefMut for Serde<T> {
     }
 }
 
+/// Transparent: serializes as the wrapped value.
+impl<T: Serialize> Serialize for Serde<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// Transparent: deserializes as the wrapped value.
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Serde<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(Serde)
+    }
+}
+
 impl<T: Serialize> ToAsdf for Serde<T> {
     fn to_asdf<'a>(&'a self, ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError> {
         let node = to_node(&self.0).map_err(|e| e.into_convert_error(&ctx.path()))?;
