@@ -16,7 +16,7 @@ pub enum ConvertErrorKind {
     #[error("missing key `{0}`")]
     MissingKey(String),
     /// The node's tag is not one the type reads.
-    #[error("tag {found:?} is not accepted (expected {expected})")]
+    #[error("tag {} is not accepted (expected {expected})", found.as_deref().unwrap_or("(none)"))]
     Tag {
         /// The accepted tag or pattern.
         expected: String,

@@ -39,8 +39,9 @@ pub(super) fn inline_array(node: &Node, path: &str) -> crate::Result<DynArray> {
     Ok(array::from_inline(&meta, path)?)
 }
 
-/// A short description of what a node holds, for error messages.
-pub(crate) fn describe(node: &Node) -> String {
+/// A short description of what a node holds, for error messages (`integer 3`, `string "x"`,
+/// `a mapping of 2 keys tagged …`).
+pub fn describe(node: &Node) -> String {
     let kind = match node.value() {
         Value::Null => "null".to_string(),
         Value::Bool(b) => format!("boolean {b}"),

@@ -19,6 +19,7 @@ use crate::array::{ArrayOptions, DynArray, WriteArray};
 use crate::yaml::Node;
 
 pub use error::{ConvertError, ConvertErrorKind};
+pub use impls::describe;
 
 /// One step of a tree path: a mapping key or a sequence index.
 #[derive(Clone, Debug, PartialEq, Eq)]
