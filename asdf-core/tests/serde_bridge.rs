@@ -619,3 +619,70 @@ proptest! {
         let _ = asdf_core::convert::from_node::<Serde<Vec<Record>>>(&node);
     }
 }
+
+/// serde types as fields of a derived struct: a plain one, and an optional one that is left
+/// out when `None` and reads as `None` when missing.
+#[test]
+fn serde_fields_in_a_derived_struct() {
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    struct Calibration {
+        version: String,
+        gains: Vec<f64>,
+    }
+
+    #[derive(asdf_core::AsdfType, Debug, Clone, PartialEq)]
+    #[asdf(tag = "asdf://example.org/tags/product-1.0.0")]
+    struct Product {
+        name: String,
+        calibration: Serde<Calibration>,
+        notes: Serde<Option<BTreeMap<String, String>>>,
+    }
+
+    let p = Product {
+        name: "x".into(),
+        calibration: Serde(Calibration {
+            version: "2".into(),
+            gains: vec![1.0, 1.5],
+        }),
+        notes: Serde(None),
+    };
+    let mut w = Writer::new(WriteOptions::default());
+    let node = w.add_value(&p).unwrap();
+    assert!(node.get("notes").is_none(), "None is left out");
+    let bytes = w.write_to_vec(&Node::map([("product", node)])).unwrap();
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    assert_eq!(
+        f.node("/product/calibration/version").unwrap().as_str(),
+        Some("2")
+    );
+    let back: Product = f.read_as("/product").unwrap();
+    assert_eq!(back, p);
+
+    let with_notes = Product {
+        notes: Serde(Some(BTreeMap::from([("k".to_string(), "v".to_string())]))),
+        ..p
+    };
+    let node = asdf_core::convert::to_node(&with_notes).unwrap();
+    assert_eq!(node.pointer("/notes/k").and_then(Node::as_str), Some("v"));
+    let back: Product = asdf_core::convert::from_node(&node).unwrap();
+    assert_eq!(back, with_notes);
+
+    // a serde error inside carries the whole path
+    let bad = Node::tagged(
+        "asdf://example.org/tags/product-1.0.0",
+        Value::Map(vec![
+            (Node::str("name"), Node::str("x")),
+            (
+                Node::str("calibration"),
+                Node::map([
+                    ("version", Node::str("2")),
+                    ("gains", Node::seq([Node::str("no")])),
+                ]),
+            ),
+        ]),
+    );
+    let e = asdf_core::convert::from_node::<Product>(&bad)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("/calibration/gains/0"), "{e}");
+}

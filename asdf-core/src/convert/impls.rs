@@ -135,8 +135,9 @@ impl FromAsdf for bool {
 /// Python asdf 6 refuses to write integer literals outside [-(2^63 - 2), 2^63 - 1] (and warns
 /// when it reads them); beyond that range integers are written as `core/integer` (32-bit
 /// words in an array), which it converts to python ints.
-const MIN_LITERAL: i128 = -((1i128 << 63) - 2);
-const MAX_LITERAL: i128 = (1i128 << 63) - 1;
+pub(crate) const MIN_LITERAL: i128 = -((1i128 << 63) - 2);
+/// The largest integer literal python asdf 6 writes.
+pub(crate) const MAX_LITERAL: i128 = (1i128 << 63) - 1;
 
 fn write_int(v: i128, ctx: &mut ToContext<'_, '_>) -> Result<Node, ConvertError> {
     if (MIN_LITERAL..=MAX_LITERAL).contains(&v) {
@@ -146,7 +147,9 @@ fn write_int(v: i128, ctx: &mut ToContext<'_, '_>) -> Result<Node, ConvertError>
     big_integer_node(magnitude, v < 0, &v.to_string(), ctx)
 }
 
-fn big_integer_node(
+/// A `core/integer` node: little-endian 32-bit words (an array through `ctx`), the sign and
+/// the decimal text.
+pub(crate) fn big_integer_node(
     magnitude: u128,
     negative: bool,
     text: &str,

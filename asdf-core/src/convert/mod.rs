@@ -14,6 +14,10 @@
 
 mod error;
 mod impls;
+/// Helpers shared with the serde bridge.
+pub(crate) mod impls_support {
+    pub(crate) use super::impls::{big_integer_node, MAX_LITERAL, MIN_LITERAL};
+}
 
 use crate::array::{ArrayOptions, DynArray, WriteArray};
 use crate::yaml::Node;

@@ -5,7 +5,6 @@ use serde::Serialize;
 
 use super::ser::key_text;
 use super::{de, from_node, ser, to_node};
-use crate::array::WriteArray;
 use crate::convert::{ConvertError, FromAsdf, FromContext, ToAsdf, ToContext};
 use crate::yaml::{Integer, Node, Value, ASDF_TAG_PREFIX};
 
@@ -103,10 +102,7 @@ impl<T: DeserializeOwned> FromAsdf for Serde<T> {
     }
 }
 
-/// The integer literals python asdf writes and reads without complaint (its
-/// `MIN_NUMBER`/`MAX_NUMBER`); integers beyond go into `core/integer` nodes.
-const MIN_LITERAL: i128 = -((1i128 << 63) - 2);
-const MAX_LITERAL: i128 = (1i128 << 63) - 1;
+use crate::convert::impls_support::{big_integer_node, MAX_LITERAL, MIN_LITERAL};
 
 /// Magnitude and sign of an integer node outside the literal range that fits 128 bits.
 fn big_literal(node: &Node) -> Option<(u128, bool)> {
@@ -122,40 +118,6 @@ fn big_literal(node: &Node) -> Option<(u128, bool)> {
     }
 }
 
-/// A `core/integer` node: little-endian 32-bit words (an array through `ctx`), the sign and
-/// the decimal text.
-fn integer_node(
-    magnitude: u128,
-    negative: bool,
-    text: String,
-    ctx: &mut ToContext<'_, '_>,
-) -> Result<Node, ConvertError> {
-    let mut words: Vec<u32> = Vec::new();
-    let mut m = magnitude;
-    while m > 0 {
-        words.push((m & 0xFFFF_FFFF) as u32);
-        m >>= 32;
-    }
-    let arr = ndarray::Array1::from_vec(words).into_dyn();
-    let words_node = ctx.key("words", |ctx| ctx.add_array(WriteArray::from(arr)))?;
-    let version = if ctx.standard() >= "1.6.0" {
-        "1.1.0"
-    } else {
-        "1.0.0"
-    };
-    Ok(Node::tagged(
-        format!("{ASDF_TAG_PREFIX}core/integer-{version}"),
-        Value::Map(vec![
-            (Node::str("words"), words_node),
-            (
-                Node::str("sign"),
-                Node::str(if negative { "-" } else { "+" }),
-            ),
-            (Node::str("string"), Node::str(text)),
-        ]),
-    ))
-}
-
 /// Rewrites integer values outside python asdf's literal range as `core/integer` nodes (map
 /// keys stay literals: a key cannot be a tagged mapping). `None` when nothing changed.
 fn encode_big_integers(
@@ -164,7 +126,7 @@ fn encode_big_integers(
 ) -> Result<Option<Node>, ConvertError> {
     if let Some((magnitude, negative)) = big_literal(node) {
         let text = node.as_int().map(ToString::to_string).unwrap_or_default();
-        return integer_node(magnitude, negative, text, ctx).map(Some);
+        return big_integer_node(magnitude, negative, &text, ctx).map(Some);
     }
     match node.value() {
         Value::Seq(items) => {
