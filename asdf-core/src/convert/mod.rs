@@ -227,6 +227,10 @@ fn parse_pointer(p: &str) -> Vec<PathSegment> {
 }
 
 /// Conversion of a Rust value into a tree node.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be written to an ASDF tree",
+    note = "derive it with `#[derive(AsdfType)]`, implement `ToAsdf`, or wrap a serde type in `asdf_core::serde_node::Serde`"
+)]
 pub trait ToAsdf {
     /// The tag written on this type's node (`None`: untagged, or the tag depends on the
     /// value).
@@ -249,6 +253,10 @@ pub trait ToAsdf {
 }
 
 /// Conversion of a tree node into a Rust value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be read from an ASDF tree",
+    note = "derive it with `#[derive(AsdfType)]`, implement `FromAsdf`, or wrap a serde type in `asdf_core::serde_node::Serde`"
+)]
 pub trait FromAsdf: Sized {
     /// Whether a node with this tag (`None`: untagged) can be read as this type. Types
     /// without a tag accept every tag.
