@@ -1,4 +1,535 @@
 //! Schemas: the bundled ASDF schemas (`schemas/` of the repository, embedded), the tag → schema
 //! lookup per standard version, and validation of tagged trees with the ASDF keywords.
+//!
+//! Validation runs the [jsonschema] crate in Draft 4 mode directly over the tagged tree: the
+//! tree is the validator's instance representation (no conversion), so the ASDF keywords
+//! see each node's tag:
+//!
+//! - `tag`: the node's tag matches a pattern (`*` within a segment, `**` across; see
+//!   [`uri_match`]); untagged nodes have their YAML core tag (`tag:yaml.org,2002:map`, …).
+//! - `ndim`, `max_ndim`: dimensions of a `core/ndarray-*` node (its `shape`, else its inline
+//!   data).
+//! - `datatype` (with `exact_datatype`): the node's datatype equals the schema's, or (unless
+//!   exact) casts to it safely by numpy's rules; records field by field.
+//! - `propertyOrder`, `flowStyle`, `style` are writer hints and never fail.
+//!
+//! [`validate_tree`] checks a whole tree as python asdf does: the root against the
+//! `core/asdf` schema of the file's ASDF Standard version, and every tagged node against the
+//! schema its tag maps to in that version (and against user schemas registered for its tag
+//! with [`register_tag`]). Tags without a schema are not errors. A mapping holding `$ref` (a
+//! JSON reference to another file) is not validated, since its content is elsewhere.
+//!
+//! `$ref`s inside schemas resolve against the schema's `id` to bundled schemas and schemas
+//! registered with [`register_schema`]; nothing is fetched from the network or read from
+//! disk.
+//!
+//! ```
+//! use asdf_core::schema::{register_schema, validate_against};
+//! use asdf_core::Node;
+//!
+//! register_schema(
+//!     "asdf://example.org/schemas/point-1.0.0",
+//!     "type: object\nproperties:\n  x: {type: number}\nrequired: [x]\n",
+//! )?;
+//! let good = Node::map([("x", Node::int(3))]);
+//! assert!(validate_against("asdf://example.org/schemas/point-1.0.0", &good).is_ok());
+//! let bad = Node::map([("x", Node::str("three"))]);
+//! let errors = validate_against("asdf://example.org/schemas/point-1.0.0", &bad).unwrap_err();
+//! assert_eq!(errors.to_string(), "/x: type: expected number, found string \"three\"");
+//! # Ok::<(), asdf_core::schema::SchemaError>(())
+//! ```
 
 pub mod bundled;
+mod instance;
+mod keywords;
+mod registry;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::path::Path;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::Value as JsonValue;
+
+pub use keywords::{can_cast_scalar, effective_tag, uri_match};
+
+use crate::yaml::Node;
+
+/// The ASDF Standard version assumed when a file has no `#ASDF_STANDARD` line.
+pub const DEFAULT_STANDARD: &str = "1.6.0";
+
+/// A schema that cannot be used: unparsable, not found, or not a valid schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// The schema text is not valid YAML.
+    #[error("schema {uri}: invalid yaml: {message}")]
+    Yaml {
+        /// The schema's URI.
+        uri: String,
+        /// What the YAML parser reported.
+        message: String,
+    },
+    /// No bundled or registered schema has this URI.
+    #[error("unknown schema {uri}")]
+    NotFound {
+        /// The URI asked for.
+        uri: String,
+    },
+    /// The schema does not compile (bad keyword value, unresolvable `$ref`, …).
+    #[error("schema {uri}: {message}")]
+    Invalid {
+        /// The schema's URI.
+        uri: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A schema file could not be read.
+    #[error("cannot read schema file {path}: {message}")]
+    Io {
+        /// The file path.
+        path: String,
+        /// The I/O error.
+        message: String,
+    },
+}
+
+/// One validation problem: where in the tree, which keyword, what was expected and found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ValidationError {
+    /// JSON pointer of the offending node from the root of what was validated (`/` for the
+    /// root itself).
+    pub path: String,
+    /// The schema keyword that failed (`type`, `required`, `tag`, `datatype`, …).
+    pub keyword: String,
+    /// What was expected and what was found.
+    pub message: String,
+    /// The URI of the schema being applied when the problem was found.
+    pub schema: String,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.path, self.keyword, self.message)
+    }
+}
+
+/// Every problem found by a validation, in tree order. Displays one line per problem.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ValidationErrors {
+    errors: Vec<ValidationError>,
+}
+
+impl ValidationErrors {
+    /// The problems.
+    pub fn errors(&self) -> &[ValidationError] {
+        &self.errors
+    }
+    /// Iterates over the problems.
+    pub fn iter(&self) -> std::slice::Iter<'_, ValidationError> {
+        self.errors.iter()
+    }
+    /// Number of problems.
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+    /// The problems, owned.
+    pub fn into_vec(self) -> Vec<ValidationError> {
+        self.errors
+    }
+    /// One line per problem.
+    pub fn lines(&self) -> Vec<String> {
+        self.errors.iter().map(ToString::to_string).collect()
+    }
+    fn into_result(self) -> Result<(), ValidationErrors> {
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.errors.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationErrors {}
+
+impl<'a> IntoIterator for &'a ValidationErrors {
+    type Item = &'a ValidationError;
+    type IntoIter = std::slice::Iter<'a, ValidationError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.iter()
+    }
+}
+
+/// Registers a user schema (YAML text) under `uri`, process-wide. It is also known by its
+/// `id` when it declares one. `$ref`s in it resolve against its `id` (else `uri`). A schema
+/// registered again replaces the earlier one.
+pub fn register_schema(uri: &str, yaml: &str) -> Result<(), SchemaError> {
+    registry::register(uri, yaml)
+}
+
+/// Registers a YAML schema file (given explicitly by path) and returns the URI it is known
+/// by: its `id`, else the file's `file://` URI.
+pub fn register_schema_file(path: impl AsRef<Path>) -> Result<String, SchemaError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|e| SchemaError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let file_uri = format!("file://{}", abs.display());
+    let json = registry::schema_json(&file_uri, &text)?;
+    let uri = json
+        .get("id")
+        .or_else(|| json.get("$id"))
+        .and_then(JsonValue::as_str)
+        .map_or(file_uri, str::to_string);
+    registry::register(&uri, &text)?;
+    Ok(uri)
+}
+
+/// Makes nodes whose tag matches `tag_pattern` (see [`uri_match`]) validate against the
+/// schema `schema_uri` too, process-wide, in [`validate_tree`].
+pub fn register_tag(tag_pattern: &str, schema_uri: &str) {
+    registry::register_tag(tag_pattern, schema_uri)
+}
+
+/// Checks that a schema is known and compiles.
+pub fn check_schema(uri: &str) -> Result<(), SchemaError> {
+    registry::validator(uri).map(|_| ())
+}
+
+/// Validates `node` against the schema `uri` (registered or bundled). Error paths are
+/// relative to `node`. An unknown or broken schema is reported as one error with keyword
+/// `$schema`.
+pub fn validate_against(uri: &str, node: &Node) -> Result<(), ValidationErrors> {
+    let mut out = Collector::default();
+    out.apply(uri, node, "");
+    out.finish().into_result()
+}
+
+/// Validates a whole tree for ASDF Standard `standard` (`"1.6.0"`; see
+/// [`DEFAULT_STANDARD`]): the root against the standard's `core/asdf` schema, every tagged
+/// node against its tag's schema and against user schemas registered for its tag.
+pub fn validate_tree(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+    let mut out = Collector::default();
+    let user_tags = registry::has_user_tags();
+    if root.tag().is_none() {
+        if let Some(uri) = asdf_schema(standard) {
+            out.apply(uri, root, "");
+        }
+    }
+    let mut seen: HashSet<(usize, String)> = HashSet::new();
+    // Per call: tag → schema URIs (bundled lookups and user patterns are not free).
+    let mut by_tag: std::collections::HashMap<String, Vec<String>> =
+        std::collections::HashMap::new();
+    let mut todo: Vec<(String, Node, String)> = Vec::new();
+    root.walk(|path, node| {
+        let Some(tag) = node.tag() else { return };
+        if node.get("$ref").is_some() {
+            return;
+        }
+        let uris = by_tag.entry(tag.to_string()).or_insert_with(|| {
+            let mut uris = Vec::new();
+            if let Some(u) = bundled::schema_for_tag(standard, tag) {
+                uris.push(u.to_string());
+            }
+            if user_tags {
+                uris.extend(registry::user_schemas_for_tag(tag));
+            }
+            uris
+        });
+        for uri in uris.iter() {
+            if seen.insert((node.id(), uri.clone())) {
+                todo.push((uri.clone(), node.clone(), path.to_string()));
+            }
+        }
+    });
+    for (uri, node, path) in &todo {
+        out.apply(uri, node, path);
+    }
+    out.finish().into_result()
+}
+
+/// The `core/asdf` schema id of a standard version.
+fn asdf_schema(standard: &str) -> Option<&'static str> {
+    ["1.1.0", "1.0.0"].iter().find_map(|v| {
+        bundled::schema_for_tag(standard, &format!("tag:stsci.edu:asdf/core/asdf-{v}"))
+    })
+}
+
+#[derive(Default)]
+struct Collector {
+    errors: Vec<ValidationError>,
+    lines: HashSet<(String, String, String)>,
+}
+
+impl Collector {
+    fn push(&mut self, path: String, keyword: String, message: String, schema: &str) {
+        let path = if path.is_empty() {
+            "/".to_string()
+        } else {
+            path
+        };
+        if self
+            .lines
+            .insert((path.clone(), keyword.clone(), message.clone()))
+        {
+            self.errors.push(ValidationError {
+                path,
+                keyword,
+                message,
+                schema: schema.to_string(),
+            });
+        }
+    }
+
+    /// Validates `node` (at tree path `base`) against schema `uri`.
+    fn apply(&mut self, uri: &str, node: &Node, base: &str) {
+        let validator = match registry::validator(uri) {
+            Ok(v) => v,
+            Err(e) => {
+                self.push(base.to_string(), "$schema".into(), e.to_string(), uri);
+                return;
+            }
+        };
+        let inst = instance::NodeRef(node);
+        if validator.is_valid(inst) {
+            return;
+        }
+        for err in validator.iter_errors(inst) {
+            self.report(&err, base, uri);
+        }
+    }
+
+    fn report(&mut self, err: &jsonschema::ValidationError<'_>, base: &str, uri: &str) {
+        let path = format!("{base}{}", err.instance_path().as_str());
+        // An alternative that failed for one specific reason says more than "none matched".
+        if let ValidationErrorKind::AnyOf { context }
+        | ValidationErrorKind::OneOfNotValid { context } = err.kind()
+        {
+            let own = err.instance_path().as_str();
+            let relevant: Vec<&Vec<jsonschema::ValidationError<'static>>> = context
+                .iter()
+                .filter(|branch| !is_shallow_type_miss(branch, own))
+                .collect();
+            if let [only] = relevant.as_slice() {
+                if !only.is_empty() {
+                    for sub in only.iter() {
+                        self.report(sub, base, uri);
+                    }
+                    return;
+                }
+            }
+        }
+        let (keyword, message) = describe(err);
+        self.push(path, keyword, message, uri);
+    }
+
+    fn finish(self) -> ValidationErrors {
+        ValidationErrors {
+            errors: self.errors,
+        }
+    }
+}
+
+/// Whether a failed alternative failed only because the node is of another kind (so it is
+/// not the alternative the node was meant for).
+fn is_shallow_type_miss(branch: &[jsonschema::ValidationError<'static>], own: &str) -> bool {
+    branch.iter().any(|e| {
+        e.instance_path().as_str() == own
+            && matches!(
+                e.kind(),
+                ValidationErrorKind::Type { .. } | ValidationErrorKind::Custom { .. }
+            )
+            && (matches!(e.kind(), ValidationErrorKind::Type { .. })
+                || matches!(e.kind(), ValidationErrorKind::Custom { keyword, .. } if keyword == "tag"))
+    })
+}
+
+/// A short rendering of a found value.
+fn show(v: &JsonValue) -> String {
+    let kind = match v {
+        JsonValue::Null => return "null".into(),
+        JsonValue::Bool(b) => return b.to_string(),
+        JsonValue::Number(n) => return n.to_string(),
+        JsonValue::String(_) => "string",
+        JsonValue::Array(_) => "array",
+        JsonValue::Object(_) => "object",
+    };
+    let text = v.to_string();
+    if text.chars().count() <= 40 {
+        format!("{kind} {text}")
+    } else {
+        let cut: String = text.chars().take(37).collect();
+        format!("{kind} {cut}...")
+    }
+}
+
+fn show_limit(v: &JsonValue) -> String {
+    match v {
+        JsonValue::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn type_name(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Single(t) => t.to_string(),
+        TypeKind::Multiple(set) => {
+            let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+            names.join(" or ")
+        }
+    }
+}
+
+/// Keyword and "expected …, found …" message of a jsonschema error.
+fn describe(err: &jsonschema::ValidationError<'_>) -> (String, String) {
+    let found = show(err.instance());
+    let kind = err.kind();
+    let (kw, msg) = match kind {
+        ValidationErrorKind::Custom { keyword, message } => (keyword.as_str(), message.clone()),
+        ValidationErrorKind::Type { kind } => (
+            "type",
+            format!("expected {}, found {found}", type_name(kind)),
+        ),
+        ValidationErrorKind::Required { property } => (
+            "required",
+            format!(
+                "expected property {}, found it missing",
+                show_limit(property)
+            ),
+        ),
+        ValidationErrorKind::Enum { options } => {
+            ("enum", format!("expected one of {options}, found {found}"))
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            ("const", format!("expected {expected_value}, found {found}"))
+        }
+        ValidationErrorKind::AnyOf { .. } => (
+            "anyOf",
+            format!("expected a match with one of the alternatives, found {found}"),
+        ),
+        ValidationErrorKind::OneOfNotValid { .. } => (
+            "oneOf",
+            format!("expected a match with exactly one alternative, found none for {found}"),
+        ),
+        ValidationErrorKind::OneOfMultipleValid { .. } => (
+            "oneOf",
+            format!("expected a match with exactly one alternative, found several for {found}"),
+        ),
+        ValidationErrorKind::AdditionalProperties { unexpected } => (
+            "additionalProperties",
+            format!(
+                "expected no other properties, found {}",
+                unexpected.join(", ")
+            ),
+        ),
+        ValidationErrorKind::AdditionalItems { limit } => (
+            "additionalItems",
+            format!("expected at most {limit} items, found {found}"),
+        ),
+        ValidationErrorKind::Minimum { limit } => (
+            "minimum",
+            format!("expected at least {limit}, found {found}"),
+        ),
+        ValidationErrorKind::Maximum { limit } => (
+            "maximum",
+            format!("expected at most {limit}, found {found}"),
+        ),
+        ValidationErrorKind::ExclusiveMinimum { limit } => (
+            "minimum",
+            format!("expected more than {limit}, found {found}"),
+        ),
+        ValidationErrorKind::ExclusiveMaximum { limit } => (
+            "maximum",
+            format!("expected less than {limit}, found {found}"),
+        ),
+        ValidationErrorKind::MinItems { limit } => (
+            "minItems",
+            format!(
+                "expected at least {limit} items, found {}",
+                count(err.instance())
+            ),
+        ),
+        ValidationErrorKind::MaxItems { limit } => (
+            "maxItems",
+            format!(
+                "expected at most {limit} items, found {}",
+                count(err.instance())
+            ),
+        ),
+        ValidationErrorKind::MinProperties { limit } => (
+            "minProperties",
+            format!(
+                "expected at least {limit} properties, found {}",
+                count(err.instance())
+            ),
+        ),
+        ValidationErrorKind::MaxProperties { limit } => (
+            "maxProperties",
+            format!(
+                "expected at most {limit} properties, found {}",
+                count(err.instance())
+            ),
+        ),
+        ValidationErrorKind::MinLength { limit } => (
+            "minLength",
+            format!("expected at least {limit} characters, found {found}"),
+        ),
+        ValidationErrorKind::MaxLength { limit } => (
+            "maxLength",
+            format!("expected at most {limit} characters, found {found}"),
+        ),
+        ValidationErrorKind::Pattern { pattern } => (
+            "pattern",
+            format!("expected a string matching {pattern}, found {found}"),
+        ),
+        ValidationErrorKind::MultipleOf { .. } => ("multipleOf", format!("{err}")),
+        ValidationErrorKind::Not { .. } => (
+            "not",
+            format!("expected no match with the negated schema, found {found}"),
+        ),
+        ValidationErrorKind::UniqueItems => (
+            "uniqueItems",
+            format!("expected unique items, found duplicates in {found}"),
+        ),
+        ValidationErrorKind::Format { format } => {
+            ("format", format!("expected format {format}, found {found}"))
+        }
+        ValidationErrorKind::FalseSchema => ("false", format!("expected nothing, found {found}")),
+        ValidationErrorKind::Referencing(e) => ("$ref", e.to_string()),
+        other => {
+            let kw = other.keyword().to_string();
+            return (kw, err.to_string().replace('\n', " "));
+        }
+    };
+    (kw.to_string(), msg.replace('\n', " "))
+}
+
+fn count(v: &JsonValue) -> usize {
+    match v {
+        JsonValue::Array(a) => a.len(),
+        JsonValue::Object(o) => o.len(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests;
