@@ -155,6 +155,124 @@ pub fn tag_factory<'a>(
     }
 }
 
+/// `type`, as python asdf applies it: Draft 4 types, where YAML timestamps are no JSON
+/// type except `string` under `format: date-time` (python reads them as `datetime`; a date
+/// alone never passes), and `!!binary` is no JSON type.
+pub struct TypeKeyword {
+    /// Bit set of allowed kinds (`KIND_*`).
+    allowed: u8,
+    datetime_ok: bool,
+    names: String,
+}
+
+const KIND_NULL: u8 = 1;
+const KIND_BOOL: u8 = 2;
+const KIND_INT: u8 = 4;
+const KIND_NUMBER: u8 = 8;
+const KIND_STRING: u8 = 16;
+const KIND_ARRAY: u8 = 32;
+const KIND_OBJECT: u8 = 64;
+
+fn kind_bit(name: &str) -> Option<u8> {
+    Some(match name {
+        "null" => KIND_NULL,
+        "boolean" => KIND_BOOL,
+        "integer" => KIND_INT,
+        "number" => KIND_NUMBER,
+        "string" => KIND_STRING,
+        "array" => KIND_ARRAY,
+        "object" => KIND_OBJECT,
+        _ => return None,
+    })
+}
+
+impl TypeKeyword {
+    fn matches(&self, node: &Node) -> bool {
+        let a = self.allowed;
+        match node.value() {
+            Value::Null | Value::Recursive(_) => a & KIND_NULL != 0,
+            Value::Bool(_) => a & KIND_BOOL != 0,
+            Value::Int(_) => a & (KIND_INT | KIND_NUMBER) != 0,
+            Value::Float(_) => a & KIND_NUMBER != 0,
+            Value::Str(_) => a & KIND_STRING != 0,
+            Value::Timestamp(t) => t.time.is_some() && self.datetime_ok && a & KIND_STRING != 0,
+            Value::Binary(_) => false,
+            Value::Seq(_) => a & KIND_ARRAY != 0,
+            Value::Map(_) => a & KIND_OBJECT != 0,
+        }
+    }
+}
+
+/// A short description of a node for "found" in messages.
+pub(crate) fn describe_found(node: &Node) -> String {
+    match node.value() {
+        Value::Null | Value::Recursive(_) => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Str(s) => {
+            let q = format!("{s:?}");
+            if q.chars().count() > 40 {
+                let cut: String = q.chars().take(37).collect();
+                format!("string {cut}...")
+            } else {
+                format!("string {q}")
+            }
+        }
+        Value::Timestamp(t) if t.time.is_some() => format!("timestamp {}", t.text),
+        Value::Timestamp(t) => format!("date {}", t.text),
+        Value::Binary(b) => format!("binary data ({} bytes)", b.len()),
+        Value::Seq(s) => format!("array of {} items", s.len()),
+        Value::Map(m) => format!("object with {} properties", m.len()),
+    }
+}
+
+impl<'i> Keyword<'i, AsdfJson> for TypeKeyword {
+    fn validate(&self, instance: NodeRef<'i>) -> Result<(), ValidationError<'i>> {
+        if self.matches(instance.node()) {
+            Ok(())
+        } else {
+            Err(custom(format!(
+                "expected {}, found {}",
+                self.names,
+                describe_found(instance.node())
+            )))
+        }
+    }
+    fn is_valid(&self, instance: NodeRef<'i>) -> bool {
+        self.matches(instance.node())
+    }
+}
+
+/// Builds the `type` keyword.
+pub fn type_factory<'a>(
+    parent: &'a Map<String, JsonValue>,
+    value: &'a JsonValue,
+    _path: Location,
+) -> Result<Box<dyn for<'i> Keyword<'i, AsdfJson>>, ValidationError<'a>> {
+    let names: Vec<&str> = match value {
+        JsonValue::String(s) => vec![s.as_str()],
+        JsonValue::Array(items) => items.iter().filter_map(JsonValue::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let mut allowed = 0;
+    for n in &names {
+        allowed |= kind_bit(n)
+            .ok_or_else(|| ValidationError::schema(format!("type: unknown type {n:?}")))?;
+    }
+    if names.is_empty() {
+        return Err(ValidationError::schema(
+            "type: expected a type name or a list of them",
+        ));
+    }
+    let datetime_ok = parent.get("format").and_then(JsonValue::as_str) == Some("date-time");
+    Ok(Box::new(TypeKeyword {
+        allowed,
+        datetime_ok,
+        names: names.join(" or "),
+    }))
+}
+
 fn is_ndarray(node: &Node) -> bool {
     node.tag()
         .is_some_and(|t| t.starts_with(NDARRAY_TAG_PREFIX))

@@ -229,42 +229,58 @@ pub fn validate_against(uri: &str, node: &Node) -> Result<(), ValidationErrors> 
 /// node against its tag's schema and against user schemas registered for its tag.
 pub fn validate_tree(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
     let mut out = Collector::default();
-    let user_tags = registry::has_user_tags();
     if root.tag().is_none() {
         if let Some(uri) = asdf_schema(standard) {
             out.apply(uri, root, "");
         }
     }
-    let mut seen: HashSet<(usize, String)> = HashSet::new();
-    // Per call: tag → schema URIs (bundled lookups and user patterns are not free).
-    let mut by_tag: std::collections::HashMap<String, Vec<String>> =
-        std::collections::HashMap::new();
-    let mut todo: Vec<(String, Node, String)> = Vec::new();
-    root.walk(|path, node| {
-        let Some(tag) = node.tag() else { return };
-        if node.get("$ref").is_some() {
-            return;
-        }
-        let uris = by_tag.entry(tag.to_string()).or_insert_with(|| {
-            let mut uris = Vec::new();
-            if let Some(u) = bundled::schema_for_tag(standard, tag) {
-                uris.push(u.to_string());
-            }
-            if user_tags {
-                uris.extend(registry::user_schemas_for_tag(tag));
-            }
-            uris
-        });
-        for uri in uris.iter() {
-            if seen.insert((node.id(), uri.clone())) {
-                todo.push((uri.clone(), node.clone(), path.to_string()));
-            }
-        }
-    });
-    for (uri, node, path) in &todo {
-        out.apply(uri, node, path);
-    }
+    out.tagged(root, standard);
     out.finish().into_result()
+}
+
+/// Validates every tagged node of `root` (the root included) against the schema its tag
+/// maps to under ASDF Standard `standard` and against user schemas registered for its tag;
+/// unlike [`validate_tree`], an untagged root is not checked against `core/asdf`.
+pub fn validate_tagged(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+    let mut out = Collector::default();
+    out.tagged(root, standard);
+    out.finish().into_result()
+}
+
+impl Collector {
+    /// Validates every tagged node against its tag's schemas.
+    fn tagged(&mut self, root: &Node, standard: &str) {
+        let user_tags = registry::has_user_tags();
+        let mut seen: HashSet<(usize, String)> = HashSet::new();
+        // Per call: tag → schema URIs (bundled lookups and user patterns are not free).
+        let mut by_tag: std::collections::HashMap<String, Vec<String>> =
+            std::collections::HashMap::new();
+        let mut todo: Vec<(String, Node, String)> = Vec::new();
+        root.walk(|path, node| {
+            let Some(tag) = node.tag() else { return };
+            if node.get("$ref").is_some() {
+                return;
+            }
+            let uris = by_tag.entry(tag.to_string()).or_insert_with(|| {
+                let mut uris = Vec::new();
+                if let Some(u) = bundled::schema_for_tag(standard, tag) {
+                    uris.push(u.to_string());
+                }
+                if user_tags {
+                    uris.extend(registry::user_schemas_for_tag(tag));
+                }
+                uris
+            });
+            for uri in uris.iter() {
+                if seen.insert((node.id(), uri.clone())) {
+                    todo.push((uri.clone(), node.clone(), path.to_string()));
+                }
+            }
+        });
+        for (uri, node, path) in &todo {
+            self.apply(uri, node, path);
+        }
+    }
 }
 
 /// The `core/asdf` schema id of a standard version.
@@ -354,12 +370,13 @@ impl Collector {
 fn is_shallow_type_miss(branch: &[jsonschema::ValidationError<'static>], own: &str) -> bool {
     branch.iter().any(|e| {
         e.instance_path().as_str() == own
-            && matches!(
-                e.kind(),
-                ValidationErrorKind::Type { .. } | ValidationErrorKind::Custom { .. }
-            )
-            && (matches!(e.kind(), ValidationErrorKind::Type { .. })
-                || matches!(e.kind(), ValidationErrorKind::Custom { keyword, .. } if keyword == "tag"))
+            && match e.kind() {
+                ValidationErrorKind::Type { .. } => true,
+                ValidationErrorKind::Custom { keyword, .. } => {
+                    keyword == "tag" || keyword == "type"
+                }
+                _ => false,
+            }
     })
 }
 

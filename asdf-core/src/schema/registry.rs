@@ -158,6 +158,7 @@ fn compile(uri: &str) -> Compiled {
         .with_draft(Draft::Draft4)
         .with_retriever(Retriever)
         .should_validate_formats(false)
+        .with_keyword("type", keywords::type_factory)
         .with_keyword("tag", keywords::tag_factory)
         .with_keyword("ndim", keywords::ndim_factory)
         .with_keyword("max_ndim", keywords::max_ndim_factory)
