@@ -279,3 +279,40 @@ fn data_driven_schema_cases() {
     assert!(cases > 0);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn writing_validates_the_final_tree_by_default() {
+    use asdf_core::write::{WriteError, WriteOptions, Writer};
+    if !bundled_available() {
+        return;
+    }
+    // python asdf 6.0.0 refuses to write this too ('name' is a required property).
+    let root = Node::map([(
+        "tool",
+        Node::tagged(
+            "tag:stsci.edu:asdf/core/software-1.0.0",
+            asdf_core::Value::Map(vec![(Node::str("version"), Node::str("1.0"))]),
+        ),
+    )]);
+    let dir = std::env::temp_dir().join(format!("asdf-validate-write-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("out.asdf");
+    let writer = Writer::new(WriteOptions::default());
+    match writer.write_to_path(&root, &path) {
+        Err(WriteError::Invalid(errors)) => assert_eq!(
+            errors.lines(),
+            vec!["/tool: required: expected property name, found it missing".to_string()]
+        ),
+        other => panic!("expected a validation failure, got {other:?}"),
+    }
+    assert!(!path.exists(), "nothing is written when validation fails");
+    // Arrays and the library's own metadata validate.
+    let mut writer = Writer::new(WriteOptions::default());
+    let arr = writer.add_array(ndarray::arr1(&[1.0f64, 2.0]).into_dyn());
+    let good = Node::map([("data", arr)]);
+    assert!(writer.write_to_vec(&good).is_ok());
+    // Opting out writes the invalid tree.
+    let lax = Writer::new(WriteOptions::default().validate(false));
+    assert!(lax.write_to_vec(&root).is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+}

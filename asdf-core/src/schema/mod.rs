@@ -516,7 +516,7 @@ fn describe(err: &jsonschema::ValidationError<'_>) -> (String, String) {
         ),
         ValidationErrorKind::Pattern { pattern } => (
             "pattern",
-            format!("expected a string matching {pattern}, found {found}"),
+            format!("expected a string matching {}, found {found}", abbreviate(pattern)),
         ),
         ValidationErrorKind::MultipleOf { .. } => ("multipleOf", format!("{err}")),
         ValidationErrorKind::Not { .. } => (
@@ -538,6 +538,16 @@ fn describe(err: &jsonschema::ValidationError<'_>) -> (String, String) {
         }
     };
     (kw.to_string(), msg.replace('\n', " "))
+}
+
+/// Long schema text (patterns) cut to one readable line.
+fn abbreviate(s: &str) -> String {
+    if s.chars().count() <= 60 {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(57).collect();
+        format!("{cut}...")
+    }
 }
 
 fn count(v: &JsonValue) -> usize {

@@ -157,6 +157,7 @@ pub struct WriteOptions {
     pad_tree: usize,
     storage: Storage,
     align: usize,
+    validate: bool,
 }
 
 impl Default for WriteOptions {
@@ -171,6 +172,7 @@ impl Default for WriteOptions {
             pad_tree: 0,
             storage: Storage::Internal,
             align: 64,
+            validate: true,
         }
     }
 }
@@ -180,6 +182,15 @@ impl WriteOptions {
     /// storage, block data aligned to 64 bytes.
     pub fn new() -> Self {
         Self::default()
+    }
+    /// Validate the tree being written against the schemas of its standard version (default
+    /// `true`): the final tree (with the array descriptors, `asdf_library` and `history`) is
+    /// checked before any byte is written, and a tree that does not validate fails with
+    /// [`WriteError::Invalid`] listing every problem. See
+    /// [`schema::validate_tree`](crate::schema::validate_tree).
+    pub fn validate(mut self, on: bool) -> Self {
+        self.validate = on;
+        self
     }
     /// The standard version (selects tags).
     pub fn standard(mut self, v: StandardVersion) -> Self {
@@ -283,6 +294,19 @@ pub enum WriteError {
         /// What overflowed.
         what: &'static str,
     },
+    /// The tree does not validate against its schemas (one line per problem); see
+    /// [`WriteOptions::validate`].
+    #[error("the tree does not validate:\n{0}")]
+    Invalid(crate::schema::ValidationErrors),
+}
+
+/// The validation hook of [`WriteOptions::validate`], run on the final tree before any byte
+/// is written.
+pub(crate) fn validate_written(opts: &WriteOptions, root: &Node) -> Result<(), WriteError> {
+    if !opts.validate {
+        return Ok(());
+    }
+    crate::schema::validate_tree(root, opts.standard.as_str()).map_err(WriteError::Invalid)
 }
 
 /// A registered array.
