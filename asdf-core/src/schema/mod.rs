@@ -44,7 +44,7 @@ mod instance;
 mod keywords;
 mod registry;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
@@ -251,35 +251,50 @@ impl Collector {
     /// Validates every tagged node against its tag's schemas.
     fn tagged(&mut self, root: &Node, standard: &str) {
         let user_tags = registry::has_user_tags();
-        let mut seen: HashSet<(usize, String)> = HashSet::new();
-        // Per call: tag → schema URIs (bundled lookups and user patterns are not free).
-        let mut by_tag: std::collections::HashMap<String, Vec<String>> =
-            std::collections::HashMap::new();
-        let mut todo: Vec<(String, Node, String)> = Vec::new();
+        // Per call: tag → indices of schema URIs, and each URI's compiled validator (the
+        // registry lookups take a lock and hash strings; a tree has few distinct tags).
+        let mut uris: Vec<String> = Vec::new();
+        let mut compiled: Vec<Option<registry::Compiled>> = Vec::new();
+        let mut by_tag: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut seen: HashSet<(usize, usize)> = HashSet::new();
         root.walk(|path, node| {
             let Some(tag) = node.tag() else { return };
             if node.get("$ref").is_some() {
                 return;
             }
-            let uris = by_tag.entry(tag.to_string()).or_insert_with(|| {
-                let mut uris = Vec::new();
+            if !by_tag.contains_key(tag) {
+                let mut found = Vec::new();
                 if let Some(u) = bundled::schema_for_tag(standard, tag) {
-                    uris.push(u.to_string());
+                    found.push(u.to_string());
                 }
                 if user_tags {
-                    uris.extend(registry::user_schemas_for_tag(tag));
+                    found.extend(registry::user_schemas_for_tag(tag));
                 }
-                uris
-            });
-            for uri in uris.iter() {
-                if seen.insert((node.id(), uri.clone())) {
-                    todo.push((uri.clone(), node.clone(), path.to_string()));
+                let idx = found
+                    .into_iter()
+                    .map(|u| match uris.iter().position(|x| *x == u) {
+                        Some(k) => k,
+                        None => {
+                            uris.push(u);
+                            compiled.push(None);
+                            uris.len() - 1
+                        }
+                    })
+                    .collect();
+                by_tag.insert(tag.to_string(), idx);
+            }
+            let Some(idx) = by_tag.get(tag) else { return };
+            for &k in idx {
+                if !seen.insert((node.id(), k)) {
+                    continue;
                 }
+                let (Some(uri), Some(slot)) = (uris.get(k), compiled.get_mut(k)) else {
+                    continue;
+                };
+                let validator = slot.get_or_insert_with(|| registry::validator(uri));
+                self.run(validator, uri, node, path);
             }
         });
-        for (uri, node, path) in &todo {
-            self.apply(uri, node, path);
-        }
     }
 }
 
@@ -318,7 +333,13 @@ impl Collector {
 
     /// Validates `node` (at tree path `base`) against schema `uri`.
     fn apply(&mut self, uri: &str, node: &Node, base: &str) {
-        let validator = match registry::validator(uri) {
+        let validator = registry::validator(uri);
+        self.run(&validator, uri, node, base);
+    }
+
+    /// Validates `node` (at tree path `base`) with a compiled schema.
+    fn run(&mut self, validator: &registry::Compiled, uri: &str, node: &Node, base: &str) {
+        let validator = match validator {
             Ok(v) => v,
             Err(e) => {
                 self.push(base.to_string(), "$schema".into(), e.to_string(), uri);
@@ -516,7 +537,10 @@ fn describe(err: &jsonschema::ValidationError<'_>) -> (String, String) {
         ),
         ValidationErrorKind::Pattern { pattern } => (
             "pattern",
-            format!("expected a string matching {}, found {found}", abbreviate(pattern)),
+            format!(
+                "expected a string matching {}, found {found}",
+                abbreviate(pattern)
+            ),
         ),
         ValidationErrorKind::MultipleOf { .. } => ("multipleOf", format!("{err}")),
         ValidationErrorKind::Not { .. } => (
