@@ -374,6 +374,13 @@ impl Collector {
                     return;
                 }
             }
+            // Several candidates: name the one that came closest.
+            let (keyword, mut message) = describe(err);
+            if let Some(hint) = closest(&relevant, base, 0) {
+                message.push_str(&format!("; closest: {hint}"));
+            }
+            self.push(path, keyword, message, uri);
+            return;
         }
         let (keyword, message) = describe(err);
         self.push(path, keyword, message, uri);
@@ -384,6 +391,47 @@ impl Collector {
             errors: self.errors,
         }
     }
+}
+
+/// The first problem of the failed alternative with the fewest problems (ties: the deepest
+/// one), as `path: keyword: message`, descending into nested alternatives.
+fn closest(
+    branches: &[&Vec<jsonschema::ValidationError<'static>>],
+    base: &str,
+    depth: usize,
+) -> Option<String> {
+    let best = branches.iter().filter(|b| !b.is_empty()).min_by_key(|b| {
+        let deepest = b
+            .iter()
+            .map(|e| e.instance_path().as_str().len())
+            .max()
+            .unwrap_or(0);
+        (b.len(), usize::MAX - deepest)
+    })?;
+    let first = best.first()?;
+    if depth < 8 {
+        if let ValidationErrorKind::AnyOf { context }
+        | ValidationErrorKind::OneOfNotValid { context } = first.kind()
+        {
+            let own = first.instance_path().as_str();
+            let inner: Vec<&Vec<jsonschema::ValidationError<'static>>> = context
+                .iter()
+                .filter(|b| !is_shallow_type_miss(b, own))
+                .collect();
+            let inner = if inner.is_empty() {
+                context.iter().collect()
+            } else {
+                inner
+            };
+            if let Some(hint) = closest(&inner, base, depth + 1) {
+                return Some(hint);
+            }
+        }
+    }
+    let (keyword, message) = describe(first);
+    let path = format!("{base}{}", first.instance_path().as_str());
+    let path = if path.is_empty() { "/" } else { path.as_str() };
+    Some(format!("{path}: {keyword}: {message}"))
 }
 
 /// Whether a failed alternative failed only because the node is of another kind (so it is
