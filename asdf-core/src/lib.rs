@@ -38,10 +38,10 @@ pub mod serde_node;
 pub mod write;
 pub mod yaml;
 
-pub use convert::{AsdfType, FromAsdf, ToAsdf};
-pub use error::{display_chain, Error, Result};
 /// `#[derive(AsdfType)]`: implements [`ToAsdf`] and [`FromAsdf`] for a struct or enum.
 #[cfg(feature = "derive")]
 pub use asdf_derive::AsdfType;
+pub use convert::{AsdfType, FromAsdf, ToAsdf};
+pub use error::{display_chain, Error, Result};
 pub use file::{AsdfFile, OpenOptions};
 pub use yaml::{Integer, Node, Value};

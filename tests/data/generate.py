@@ -390,6 +390,16 @@ def gen_tree_content(np):
         "max_i64": 2**63 - 1, "min_writable": -(2**63 - 2), "two53p1": 2**53 + 1,
         "neg": -(2**53 + 1), "list": [0, -1, 2**32, -(2**32), 2**62],
     })
+    # values beyond the literal range go through core/integer; complex scalars through
+    # core/complex (read by the typed layer)
+    from asdf.tags.core import IntegerType
+
+    write("typed_scalars", {
+        "big_pos": IntegerType(2**100 + 12345), "big_neg": IntegerType(-(2**70) - 1),
+        "u64_max": IntegerType(2**64 - 1), "small_wrapped": IntegerType(7),
+        "c1": 1 + 2j, "c2": complex(-0.5, -1e-3), "c3": complex(float("inf"), float("nan")),
+        "c4": 2.5j,
+    })
     write("yaml11_quirk_strings", {
         "strings": ["yes", "no", "on", "off", "y", "n", "Yes", "NO", "True", "false", "~",
                     "null", "Null", "", " ", "017", "0o17", "0x1F", "0b101", "1e3", "1E3",

@@ -31,6 +31,7 @@ mod dtype;
 mod element;
 mod inline;
 mod meta;
+pub(crate) mod nodes;
 mod owned;
 mod placement;
 
@@ -44,6 +45,7 @@ pub use dtype::{ByteOrder, DType, Field, ScalarType};
 pub use element::Element;
 pub use inline::{from_inline, inline_null_mask, MAX_INLINE_BYTES};
 pub use meta::{ArraySource, Dim, NdArrayMeta};
+pub use nodes::inline_node;
 pub use owned::WriteArray;
 pub use placement::{ArrayOptions, CompressionChoice, Storage};
 

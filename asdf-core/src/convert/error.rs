@@ -16,7 +16,7 @@ pub enum ConvertErrorKind {
     #[error("missing key `{0}`")]
     MissingKey(String),
     /// The node's tag is not one the type reads.
-    #[error("tag {found:?} is not accepted (expected {expected})")]
+    #[error("tag {} is not accepted (expected {expected})", found.as_deref().unwrap_or("(none)"))]
     Tag {
         /// The accepted tag or pattern.
         expected: String,
@@ -48,7 +48,7 @@ pub enum ConvertErrorKind {
         found: usize,
     },
     /// Loading, storing or typing an array failed.
-    #[error("array: {0}")]
+    #[error("{}", crate::display_chain(&**.0))]
     Array(Box<crate::Error>),
     /// The node does not validate against the type's schema (one line per error).
     #[error("does not validate against {schema}: {errors}")]

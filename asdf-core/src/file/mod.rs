@@ -23,6 +23,7 @@ use crate::{Error, Result};
 mod fast;
 mod journal;
 mod refs;
+mod typed;
 
 pub use journal::journal_path;
 

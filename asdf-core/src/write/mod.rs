@@ -41,6 +41,7 @@ mod blocks;
 mod nodes;
 mod path;
 mod prepare;
+mod typed;
 
 use std::collections::HashMap;
 use std::io::{Cursor, Seek, Write};

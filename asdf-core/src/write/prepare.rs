@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::nodes::{self, byteorder_of, datatype_node, int, nested, shape_node};
 use super::{CompressionChoice, Storage, WriteError, Writer};
+use crate::array::nodes::inline_readable;
 use crate::array::{ArraySource, DType, NdArrayMeta};
 use crate::codec::Compression;
 use crate::yaml::{Node, NodeData, Value};
@@ -122,26 +123,6 @@ fn source_err(path: &str, e: crate::Error) -> WriteError {
         path: path.to_string(),
         source: Box::new(e),
     }
-}
-
-/// Whether python asdf reads this array back from inline data: not 0-d (the schema wants a
-/// list), and records only of plain scalar fields (numpy cannot build subarray or nested
-/// record fields from nested lists). Other arrays go to a block even when inline storage is
-/// asked for.
-pub(crate) fn inline_readable(dtype: &DType, shape: &[usize]) -> bool {
-    !shape.is_empty()
-        && match dtype {
-            DType::Scalar { .. } => true,
-            DType::Record(fields) => {
-                // python looks for the records by trying each list level as one record: a
-                // level as long as the number of fields fails with a TypeError it does
-                // not catch
-                !shape.contains(&fields.len())
-                    && fields
-                        .iter()
-                        .all(|f| f.shape.is_empty() && matches!(f.dtype, DType::Scalar { .. }))
-            }
-        }
 }
 
 /// Prepares `root` for writing. `stem` is the main file's stem when writing to a path

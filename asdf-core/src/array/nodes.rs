@@ -1,0 +1,306 @@
+//! Building tree nodes for arrays: datatypes, shapes, inline data.
+
+use half::f16;
+
+use crate::array::{ByteOrder, DType, ScalarType};
+use crate::yaml::{CollectionStyle, Integer, Node, NodeData, Style, Value};
+
+pub(crate) const ASDF: &str = "tag:stsci.edu:asdf/";
+
+pub(crate) fn int(v: i128) -> Node {
+    Node::new(Value::Int(Integer::Small(v)))
+}
+
+pub(crate) fn flow(tag: Option<&str>, value: Value) -> Node {
+    Node::from(NodeData {
+        tag: tag.map(str::to_string),
+        value,
+        style: Style::Collection(CollectionStyle::Flow),
+        anchor: None,
+    })
+}
+
+pub(crate) fn map(entries: Vec<(&str, Node)>) -> Value {
+    Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Node::str(k), v))
+            .collect(),
+    )
+}
+
+/// The `shape` sequence.
+pub(crate) fn shape_node(shape: &[usize]) -> Node {
+    flow(
+        None,
+        Value::Seq(shape.iter().map(|&d| int(d as i128)).collect()),
+    )
+}
+
+/// `datatype` value: `float64`, `[ascii, 4]`, `[ucs4, 3]` or a list of fields.
+pub(crate) fn datatype_node(dt: &DType, inline: bool) -> Node {
+    match dt {
+        DType::Scalar { ty, .. } => match ty {
+            ScalarType::Ascii(n) => {
+                flow(None, Value::Seq(vec![Node::str("ascii"), int(*n as i128)]))
+            }
+            ScalarType::Ucs4(n) => flow(None, Value::Seq(vec![Node::str("ucs4"), int(*n as i128)])),
+            t => Node::str(t.name()),
+        },
+        DType::Record(fields) => Node::new(Value::Seq(
+            fields
+                .iter()
+                .map(|f| {
+                    let mut e = vec![
+                        ("name", Node::str(f.name.clone())),
+                        ("datatype", datatype_node(&f.dtype, inline)),
+                    ];
+                    if !inline {
+                        if let DType::Scalar { ty, byteorder } = &f.dtype {
+                            if ty.has_byteorder() {
+                                e.push(("byteorder", Node::str(byteorder.as_str())));
+                            }
+                        }
+                    }
+                    if !f.shape.is_empty() {
+                        e.push(("shape", shape_node(&f.shape)));
+                    }
+                    flow(None, map(e))
+                })
+                .collect(),
+        )),
+    }
+}
+
+/// The `byteorder` written for a datatype: the scalar's own, for records the first scalar
+/// field's (fields carry their own), `big` for one-byte types as python asdf writes.
+pub(crate) fn byteorder_of(dt: &DType) -> ByteOrder {
+    match dt {
+        DType::Scalar { ty, byteorder } => {
+            if ty.has_byteorder() {
+                *byteorder
+            } else {
+                ByteOrder::Big
+            }
+        }
+        DType::Record(fields) => fields
+            .iter()
+            .find_map(|f| match &f.dtype {
+                DType::Scalar { ty, byteorder } if ty.has_byteorder() => Some(*byteorder),
+                _ => None,
+            })
+            .unwrap_or(ByteOrder::native()),
+    }
+}
+
+fn take<const N: usize>(b: &[u8], order: ByteOrder) -> [u8; N] {
+    let mut a: [u8; N] = b.get(..N).and_then(|s| s.try_into().ok()).unwrap_or([0; N]);
+    if order == ByteOrder::Big {
+        a.reverse();
+    }
+    a
+}
+
+fn float_text(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.into()
+    } else {
+        format!("{v:?}")
+    }
+}
+
+/// `(re+imj)` as python writes complex numbers (python's `complex()` parses it).
+pub(crate) fn complex_text(re: f64, im: f64) -> String {
+    let sign = if im.is_nan() || !im.is_sign_negative() {
+        "+"
+    } else {
+        "-"
+    };
+    let im_abs = if im.is_nan() { im } else { im.abs() };
+    format!("({}{sign}{}j)", float_text(re), float_text(im_abs))
+}
+
+/// One element (little-endian arrays converted) as a node.
+fn scalar_node(ty: ScalarType, order: ByteOrder, b: &[u8]) -> Node {
+    let f = |v: f64| Node::new(Value::Float(v));
+    match ty {
+        ScalarType::Int8 => int(i8::from_le_bytes(take(b, ByteOrder::Little)) as i128),
+        ScalarType::UInt8 => int(u8::from_le_bytes(take(b, ByteOrder::Little)) as i128),
+        ScalarType::Int16 => int(i16::from_le_bytes(take(b, order)) as i128),
+        ScalarType::UInt16 => int(u16::from_le_bytes(take(b, order)) as i128),
+        ScalarType::Int32 => int(i32::from_le_bytes(take(b, order)) as i128),
+        ScalarType::UInt32 => int(u32::from_le_bytes(take(b, order)) as i128),
+        ScalarType::Int64 => int(i64::from_le_bytes(take(b, order)) as i128),
+        ScalarType::UInt64 => int(u64::from_le_bytes(take(b, order)) as i128),
+        ScalarType::Float16 => f(f16::from_le_bytes(take(b, order)).to_f64()),
+        ScalarType::Float32 => f(f32::from_le_bytes(take(b, order)) as f64),
+        ScalarType::Float64 => f(f64::from_le_bytes(take(b, order))),
+        ScalarType::Complex64 => {
+            let re = f32::from_le_bytes(take(b, order)) as f64;
+            let im = f32::from_le_bytes(take(b.get(4..).unwrap_or_default(), order)) as f64;
+            Node::tagged(
+                format!("{ASDF}core/complex-1.0.0"),
+                Value::Str(complex_text(re, im)),
+            )
+        }
+        ScalarType::Complex128 => {
+            let re = f64::from_le_bytes(take(b, order));
+            let im = f64::from_le_bytes(take(b.get(8..).unwrap_or_default(), order));
+            Node::tagged(
+                format!("{ASDF}core/complex-1.0.0"),
+                Value::Str(complex_text(re, im)),
+            )
+        }
+        ScalarType::Bool8 => Node::new(Value::Bool(b.first().is_some_and(|&x| x != 0))),
+        ScalarType::Ascii(_) => {
+            let end = b.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
+            let bytes = b.get(..end).unwrap_or_default();
+            Node::str(bytes.iter().map(|&c| char::from(c)).collect::<String>())
+        }
+        ScalarType::Ucs4(_) => {
+            let mut s = String::new();
+            for c in b.chunks_exact(4) {
+                let code = u32::from_le_bytes(take(c, order));
+                if let Some(ch) = char::from_u32(code) {
+                    s.push(ch);
+                }
+            }
+            while s.ends_with('\0') {
+                s.pop();
+            }
+            Node::str(s)
+        }
+    }
+}
+
+fn element_node(dt: &DType, b: &[u8]) -> Node {
+    match dt {
+        DType::Scalar { ty, byteorder } => scalar_node(*ty, *byteorder, b),
+        DType::Record(fields) => {
+            let mut pos = 0usize;
+            let mut items = Vec::with_capacity(fields.len());
+            for f in fields {
+                let size = f.size();
+                let bytes = b.get(pos..pos.saturating_add(size)).unwrap_or_default();
+                pos = pos.saturating_add(size);
+                if f.shape.is_empty() {
+                    items.push(element_node(&f.dtype, bytes));
+                } else {
+                    items.push(nested(&f.dtype, &f.shape, bytes));
+                }
+            }
+            Node::new(Value::Seq(items))
+        }
+    }
+}
+
+/// Nested lists of `shape` over C-order elements.
+pub(crate) fn nested(dt: &DType, shape: &[usize], b: &[u8]) -> Node {
+    let item = dt.itemsize();
+    match shape.split_first() {
+        None => element_node(dt, b),
+        Some((&n, rest)) => {
+            let inner: usize = rest.iter().product::<usize>().saturating_mul(item);
+            let items: Vec<Node> = (0..n)
+                .map(|i| {
+                    let start = i.saturating_mul(inner);
+                    let bytes = b
+                        .get(start..start.saturating_add(inner))
+                        .unwrap_or_default();
+                    nested(dt, rest, bytes)
+                })
+                .collect();
+            let scalars = rest.is_empty() && matches!(dt, DType::Scalar { .. });
+            if scalars {
+                flow(None, Value::Seq(items))
+            } else {
+                Node::new(Value::Seq(items))
+            }
+        }
+    }
+}
+
+/// Whether python asdf reads this array back from inline data: not 0-d (the schema wants a
+/// list), and records only of plain scalar fields (numpy cannot build subarray or nested
+/// record fields from nested lists). Other arrays go to a block even when inline storage is
+/// asked for.
+pub(crate) fn inline_readable(dtype: &DType, shape: &[usize]) -> bool {
+    !shape.is_empty()
+        && match dtype {
+            DType::Scalar { .. } => true,
+            DType::Record(fields) => {
+                // python looks for the records by trying each list level as one record: a
+                // level as long as the number of fields fails with a TypeError it does
+                // not catch
+                !shape.contains(&fields.len())
+                    && fields
+                        .iter()
+                        .all(|f| f.shape.is_empty() && matches!(f.dtype, DType::Scalar { .. }))
+            }
+        }
+}
+
+/// The ndarray node (tag `ndarray_tag`) holding `a` inline (`data`, `datatype`, `shape`),
+/// or `None` when python asdf could not read the array back from inline data (see
+/// `inline_readable`).
+pub fn inline_node(a: &super::DynArray, ndarray_tag: &str) -> Option<Node> {
+    if !inline_readable(&a.dtype, &a.shape) {
+        return None;
+    }
+    Some(Node::tagged(
+        ndarray_tag.to_string(),
+        map(vec![
+            ("data", nested(&a.dtype, &a.shape, &a.data)),
+            ("datatype", datatype_node(&a.dtype, true)),
+            ("shape", shape_node(&a.shape)),
+        ]),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::Field;
+
+    #[test]
+    fn complex_text_matches_python() {
+        assert_eq!(complex_text(1.0, 2.0), "(1.0+2.0j)");
+        assert_eq!(complex_text(1.5, -0.0), "(1.5-0.0j)");
+        assert_eq!(complex_text(f64::NAN, f64::NEG_INFINITY), "(nan-infj)");
+    }
+
+    #[test]
+    fn nested_lists_follow_shape() {
+        let dt = DType::scalar(ScalarType::Int16, ByteOrder::Big);
+        let n = nested(&dt, &[2, 2], &[0, 1, 0, 2, 0xff, 0xfe, 0, 4]);
+        let rows = n.as_seq().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].as_seq().unwrap()[0].as_i64(), Some(-2));
+        assert_eq!(rows[0].as_seq().unwrap()[1].as_i64(), Some(2));
+    }
+
+    #[test]
+    fn strings_and_records() {
+        let dt = DType::Record(vec![
+            Field {
+                name: "s".into(),
+                dtype: DType::scalar(ScalarType::Ascii(3), ByteOrder::Big),
+                shape: vec![],
+            },
+            Field {
+                name: "u".into(),
+                dtype: DType::scalar(ScalarType::Ucs4(2), ByteOrder::Little),
+                shape: vec![],
+            },
+        ]);
+        let b = [b'a', b'b', 0, 0xe9, 0, 0, 0, 0, 0, 0, 0];
+        let n = element_node(&dt, &b);
+        let items = n.as_seq().unwrap();
+        assert_eq!(items[0].as_str(), Some("ab"));
+        assert_eq!(items[1].as_str(), Some("é"));
+        let d = datatype_node(&dt, false);
+        assert_eq!(d.as_seq().unwrap().len(), 2);
+    }
+}
