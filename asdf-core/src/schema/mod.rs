@@ -351,11 +351,22 @@ impl Collector {
             return;
         }
         for err in validator.iter_errors(inst) {
-            self.report(&err, base, uri);
+            self.report(&err, node, base, uri);
         }
     }
 
-    fn report(&mut self, err: &jsonschema::ValidationError<'_>, base: &str, uri: &str) {
+    fn report(
+        &mut self,
+        err: &jsonschema::ValidationError<'_>,
+        node: &Node,
+        base: &str,
+        uri: &str,
+    ) {
+        // A mapping with `$ref` stands for content elsewhere: python asdf does not validate
+        // it (nor anything below it), whatever the schema says.
+        if under_ref(node, err.instance_path().as_str()) {
+            return;
+        }
         let path = format!("{base}{}", err.instance_path().as_str());
         // An alternative that failed for one specific reason says more than "none matched".
         if let ValidationErrorKind::AnyOf { context }
@@ -369,7 +380,7 @@ impl Collector {
             if let [only] = relevant.as_slice() {
                 if !only.is_empty() {
                     for sub in only.iter() {
-                        self.report(sub, base, uri);
+                        self.report(sub, node, base, uri);
                     }
                     return;
                 }
@@ -391,6 +402,33 @@ impl Collector {
             errors: self.errors,
         }
     }
+}
+
+/// Whether the node at `pointer` below `node`, or a node on the way to it, is a mapping
+/// holding `$ref`.
+fn under_ref(node: &Node, pointer: &str) -> bool {
+    let is_ref = |n: &Node| n.get("$ref").is_some();
+    if is_ref(node) {
+        return true;
+    }
+    let mut cur = node;
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        let next = match cur.value() {
+            crate::yaml::Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| instance::key_text(k) == seg.as_str())
+                .map(|(_, v)| v),
+            crate::yaml::Value::Seq(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        };
+        let Some(next) = next else { return false };
+        if is_ref(next) {
+            return true;
+        }
+        cur = next;
+    }
+    false
 }
 
 /// The first problem of the failed alternative with the fewest problems (ties: the deepest

@@ -258,6 +258,14 @@ fn ref_mappings_are_not_validated() {
     );
     let t = tree("a: !<asdf://example.org/tags/refd-1.0.0> {$ref: 'other.asdf#/x'}");
     assert_eq!(validate_tree(&t, DEFAULT_STANDARD), Ok(()));
+    // Also where a schema reaches it: the reference and everything under it pass.
+    let s = "type: object\nproperties:\n  child: {type: object, required: [n]}\nrequired: [child]";
+    assert_eq!(
+        check("refd", s, &tree("{child: {$ref: 'x.asdf#/c'}}")),
+        Ok(())
+    );
+    assert_eq!(check("refd", s, &tree("{$ref: 'x.asdf'}")), Ok(()));
+    assert!(check("refd", s, &tree("{child: {m: 1}}")).is_err());
 }
 
 #[test]
