@@ -229,12 +229,7 @@ pub fn validate_against(uri: &str, node: &Node) -> Result<(), ValidationErrors> 
 /// node against its tag's schema and against user schemas registered for its tag.
 pub fn validate_tree(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
     let mut out = Collector::default();
-    if root.tag().is_none() {
-        if let Some(uri) = asdf_schema(standard) {
-            out.apply(uri, root, "");
-        }
-    }
-    out.tagged(root, standard);
+    out.whole_tree(root, standard);
     out.finish().into_result()
 }
 
@@ -247,7 +242,96 @@ pub fn validate_tagged(root: &Node, standard: &str) -> Result<(), ValidationErro
     out.finish().into_result()
 }
 
+/// Largest integer python asdf writes as a plain literal (`2**63 - 1`); larger ones need
+/// `core/integer`.
+pub const MAX_LITERAL_INT: i128 = (1 << 63) - 1;
+/// Smallest integer python asdf writes as a plain literal (`-(2**63 - 2)`).
+pub const MIN_LITERAL_INT: i128 = -((1 << 63) - 2);
+
+/// What python asdf checks before writing a tree: [`validate_tree`], plus integer literals
+/// within [`MIN_LITERAL_INT`]..=[`MAX_LITERAL_INT`] (values and mapping keys), and, from
+/// standard 1.6.0 on, mapping keys that are untagged strings, integers or booleans. (Python
+/// asdf only warns about the last two when reading, so [`validate_tree`] leaves them out.)
+pub fn validate_for_write(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+    let mut out = Collector::default();
+    out.whole_tree(root, standard);
+    let restricted_keys = version_at_least(standard, (1, 6, 0));
+    let out_of_range = |v: &crate::yaml::Value| match v {
+        crate::yaml::Value::Int(crate::yaml::Integer::Small(i)) => {
+            !(MIN_LITERAL_INT..=MAX_LITERAL_INT).contains(i)
+        }
+        crate::yaml::Value::Int(crate::yaml::Integer::Big(_)) => true,
+        _ => false,
+    };
+    let range = format!(
+        "an integer from {MIN_LITERAL_INT} to {MAX_LITERAL_INT} (larger ones need core/integer)"
+    );
+    root.walk(|path, node| {
+        if out_of_range(node.value()) {
+            out.push(
+                path.to_string(),
+                "integer".into(),
+                format!("expected {range}, found {}", keywords::describe_found(node)),
+                "",
+            );
+        }
+        if let Some(entries) = node.as_map() {
+            for (k, _) in entries {
+                if out_of_range(k.value()) {
+                    out.push(
+                        path.to_string(),
+                        "key".into(),
+                        format!(
+                            "expected {range}, found key {}",
+                            keywords::describe_found(k)
+                        ),
+                        "",
+                    );
+                }
+                let plain = matches!(
+                    k.value(),
+                    crate::yaml::Value::Str(_)
+                        | crate::yaml::Value::Int(_)
+                        | crate::yaml::Value::Bool(_)
+                );
+                if restricted_keys && (k.tag().is_some() || !plain) {
+                    out.push(
+                        path.to_string(),
+                        "key".into(),
+                        format!(
+                            "expected a string, integer or boolean key, found {}{}",
+                            k.tag().map(|t| format!("!<{t}> ")).unwrap_or_default(),
+                            keywords::describe_found(k)
+                        ),
+                        "",
+                    );
+                }
+            }
+        }
+    });
+    out.finish().into_result()
+}
+
+/// Whether a version string `a.b.c` is at least `min` (unparsable: no).
+fn version_at_least(v: &str, min: (u32, u32, u32)) -> bool {
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(Some(a)), Some(Some(b)), Some(Some(c))) => (a, b, c) >= min,
+        _ => false,
+    }
+}
+
 impl Collector {
+    /// The root against `core/asdf` (unless tagged), then every tagged node.
+    fn whole_tree(&mut self, root: &Node, standard: &str) {
+        if root.tag().is_none() {
+            if let Some(uri) = asdf_schema(standard) {
+                self.apply(uri, root, "");
+            }
+        }
+        self.tagged(root, standard);
+    }
+
     /// Validates every tagged node against its tag's schemas.
     fn tagged(&mut self, root: &Node, standard: &str) {
         let user_tags = registry::has_user_tags();

@@ -343,3 +343,43 @@ mod props {
         }
     }
 }
+
+#[test]
+fn write_checks_follow_python() {
+    // python asdf 6.0.0 refuses to write 2**63 and -(2**63) as literals ("too large to
+    // safely represent as a literal in ASDF") and, from 1.6.0, keys other than str/int/bool.
+    let ok = Node::map([
+        ("max", Node::int(MAX_LITERAL_INT)),
+        ("min", Node::int(MIN_LITERAL_INT)),
+    ]);
+    assert_eq!(validate_for_write(&ok, "0.0.0"), Ok(()));
+    let big = Node::map([
+        ("x", Node::int(MAX_LITERAL_INT + 1)),
+        ("y", Node::int(MIN_LITERAL_INT - 1)),
+    ]);
+    let lines = validate_for_write(&big, "0.0.0").unwrap_err().lines();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].starts_with("/x: integer: expected an integer from"),
+        "{lines:?}"
+    );
+    assert!(lines[0].ends_with("found 9223372036854775808"), "{lines:?}");
+    let keys = Node::new(Value::Map(vec![
+        (Node::new(Value::Float(1.5)), Node::int(1)),
+        (Node::new(Value::Bool(true)), Node::int(2)),
+        (
+            Node::tagged("tag:example.org/k", Value::Str("k".into())),
+            Node::int(3),
+        ),
+    ]));
+    let lines = validate_for_write(&keys, "1.6.0").unwrap_err().lines();
+    assert_eq!(
+        lines,
+        vec![
+            "/: key: expected a string, integer or boolean key, found 1.5".to_string(),
+            "/: key: expected a string, integer or boolean key, found !<tag:example.org/k> string \"k\"".to_string(),
+        ]
+    );
+    // Before 1.6.0 any key is allowed.
+    assert_eq!(validate_for_write(&keys, "1.5.0"), Ok(()));
+}
