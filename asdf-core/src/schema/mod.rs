@@ -219,27 +219,33 @@ pub fn check_schema(uri: &str) -> Result<(), SchemaError> {
 /// relative to `node`. An unknown or broken schema is reported as one error with keyword
 /// `$schema`.
 pub fn validate_against(uri: &str, node: &Node) -> Result<(), ValidationErrors> {
-    let mut out = Collector::default();
-    out.apply(uri, node, "");
-    out.finish().into_result()
+    with_stack(node, || {
+        let mut out = Collector::default();
+        out.apply(uri, node, "");
+        out.finish().into_result()
+    })
 }
 
 /// Validates a whole tree for ASDF Standard `standard` (`"1.6.0"`; see
 /// [`DEFAULT_STANDARD`]): the root against the standard's `core/asdf` schema, every tagged
 /// node against its tag's schema and against user schemas registered for its tag.
 pub fn validate_tree(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
-    let mut out = Collector::default();
-    out.whole_tree(root, standard);
-    out.finish().into_result()
+    with_stack(root, || {
+        let mut out = Collector::default();
+        out.whole_tree(root, standard);
+        out.finish().into_result()
+    })
 }
 
 /// Validates every tagged node of `root` (the root included) against the schema its tag
 /// maps to under ASDF Standard `standard` and against user schemas registered for its tag;
 /// unlike [`validate_tree`], an untagged root is not checked against `core/asdf`.
 pub fn validate_tagged(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
-    let mut out = Collector::default();
-    out.tagged(root, standard);
-    out.finish().into_result()
+    with_stack(root, || {
+        let mut out = Collector::default();
+        out.tagged(root, standard);
+        out.finish().into_result()
+    })
 }
 
 /// Largest integer python asdf writes as a plain literal (`2**63 - 1`); larger ones need
@@ -253,6 +259,10 @@ pub const MIN_LITERAL_INT: i128 = -((1 << 63) - 2);
 /// standard 1.6.0 on, mapping keys that are untagged strings, integers or booleans. (Python
 /// asdf only warns about the last two when reading, so [`validate_tree`] leaves them out.)
 pub fn validate_for_write(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+    with_stack(root, || write_checks(root, standard))
+}
+
+fn write_checks(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
     let mut out = Collector::default();
     out.whole_tree(root, standard);
     let restricted_keys = version_at_least(standard, (1, 6, 0));
@@ -310,6 +320,68 @@ pub fn validate_for_write(root: &Node, standard: &str) -> Result<(), ValidationE
         }
     });
     out.finish().into_result()
+}
+
+/// Nesting depth from which validation runs on a thread with a stack sized for the tree
+/// (the validator recurses a few frames per level).
+const SHALLOW: usize = 48;
+/// Stack bytes reserved per level of nesting on that thread (virtual; touched as used).
+const STACK_PER_LEVEL: usize = 96 * 1024;
+
+/// Whether `node` nests deeper than `limit` levels (iterative; shared nodes are visited
+/// at each place they occur, as the validation walk visits them).
+fn deeper_than(node: &Node, limit: usize) -> bool {
+    let mut stack = vec![(node, 0usize)];
+    while let Some((n, d)) = stack.pop() {
+        if d > limit {
+            return true;
+        }
+        match n.value() {
+            crate::yaml::Value::Seq(items) => stack.extend(items.iter().map(|c| (c, d + 1))),
+            crate::yaml::Value::Map(entries) => {
+                stack.extend(entries.iter().map(|(_, v)| (v, d + 1)))
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Runs `f` here for shallow trees, else on a scoped thread whose stack fits the depth, so
+/// the recursive validator cannot overflow the caller's stack.
+fn with_stack(
+    node: &Node,
+    f: impl FnOnce() -> Result<(), ValidationErrors> + Send,
+) -> Result<(), ValidationErrors> {
+    if !deeper_than(node, SHALLOW) {
+        return f();
+    }
+    let mut depth = SHALLOW;
+    while deeper_than(node, depth) && depth < usize::MAX / 4 / STACK_PER_LEVEL {
+        depth *= 2;
+    }
+    let size = (depth + 64).saturating_mul(STACK_PER_LEVEL);
+    let too_deep = || {
+        let mut out = Collector::default();
+        out.push(
+            String::new(),
+            "depth".into(),
+            format!(
+                "expected a tree the validator can descend, found one deeper than {depth} levels"
+            ),
+            "",
+        );
+        out.finish().into_result()
+    };
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .stack_size(size)
+            .spawn_scoped(scope, f)
+        {
+            Ok(handle) => handle.join().unwrap_or_else(|_| too_deep()),
+            Err(_) => too_deep(),
+        }
+    })
 }
 
 /// Whether a version string `a.b.c` is at least `min` (unparsable: no).

@@ -383,3 +383,19 @@ fn write_checks_follow_python() {
     // Before 1.6.0 any key is allowed.
     assert_eq!(validate_for_write(&keys, "1.5.0"), Ok(()));
 }
+
+#[test]
+fn deep_trees_do_not_overflow_the_stack() {
+    // As deep as the YAML parser allows by default (1000 levels), inside a tagged ndarray
+    // whose schema recurses once per level of inline data.
+    let depth = 990;
+    let mut data = Node::seq([Node::int(1)]);
+    for _ in 0..depth {
+        data = Node::seq([data]);
+    }
+    let nd = Node::tagged(ND, Value::Map(vec![(Node::str("data"), data.clone())]));
+    let root = Node::map([("a", nd)]);
+    let _ = validate_tree(&root, DEFAULT_STANDARD);
+    let s = "type: array\nitems: {$ref: '#'}";
+    let _ = check("deep", s, &data);
+}
