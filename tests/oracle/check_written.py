@@ -82,10 +82,14 @@ def _open_strict(path: str) -> None:
     import asdf
     from asdf.exceptions import AsdfConversionWarning
 
-    with warnings.catch_warnings():
+    # asdf 6 does not validate on read by default (config.validate_on_read is False): switch
+    # it on, so every written tree is checked against the schemas of its tags
+    with warnings.catch_warnings(), asdf.config_context() as cfg:
+        cfg.validate_on_read = True
         warnings.simplefilter("error")
         warnings.filterwarnings("ignore", message=r".*is not recognized.*", category=AsdfConversionWarning)
         with asdf.open(path, validate_checksums=True, lazy_load=False, memmap=False) as af:
+            af.validate()
             _load_all(af.tree)
 
 

@@ -242,11 +242,66 @@ pub(crate) fn inline_readable(dtype: &DType, shape: &[usize]) -> bool {
         }
 }
 
+/// Python asdf 6 refuses to write integer literals outside [-(2^63 - 2), 2^63 - 1] and
+/// warns when it reads them: whether every 64-bit integer of the data (C-order elements of
+/// `dt`) is inside that range, so the array may be written inline.
+pub(crate) fn inline_literals_ok(dt: &DType, bytes: &[u8]) -> bool {
+    const MIN: i64 = -((1i64 << 62) - 1) * 2; // -(2^63 - 2)
+    let scalar_ok = |ty: ScalarType, order: ByteOrder, b: &[u8]| -> bool {
+        match ty {
+            ScalarType::Int64 => b
+                .chunks_exact(8)
+                .all(|c| i64::from_le_bytes(take(c, order)) >= MIN),
+            ScalarType::UInt64 => b
+                .chunks_exact(8)
+                .all(|c| u64::from_le_bytes(take(c, order)) <= i64::MAX as u64),
+            _ => true,
+        }
+    };
+    match dt {
+        DType::Scalar { ty, byteorder } => scalar_ok(*ty, *byteorder, bytes),
+        DType::Record(_) => {
+            let item = dt.itemsize();
+            if item == 0 {
+                return true;
+            }
+            bytes
+                .chunks_exact(item)
+                .all(|rec| record_ok(dt, rec, &scalar_ok))
+        }
+    }
+}
+
+fn record_ok(
+    dt: &DType,
+    rec: &[u8],
+    scalar_ok: &dyn Fn(ScalarType, ByteOrder, &[u8]) -> bool,
+) -> bool {
+    match dt {
+        DType::Scalar { ty, byteorder } => scalar_ok(*ty, *byteorder, rec),
+        DType::Record(fields) => {
+            let mut pos = 0usize;
+            fields.iter().all(|f| {
+                let size = f.size();
+                let b = rec.get(pos..pos.saturating_add(size)).unwrap_or_default();
+                pos = pos.saturating_add(size);
+                match &f.dtype {
+                    DType::Scalar { ty, byteorder } => scalar_ok(*ty, *byteorder, b),
+                    inner => {
+                        let n = inner.itemsize();
+                        n == 0 || b.chunks_exact(n).all(|r| record_ok(inner, r, scalar_ok))
+                    }
+                }
+            })
+        }
+    }
+}
+
 /// The ndarray node (tag `ndarray_tag`) holding `a` inline (`data`, `datatype`, `shape`),
-/// or `None` when python asdf could not read the array back from inline data (see
-/// `inline_readable`).
+/// or `None` when python asdf could not read the array back from inline data, or would
+/// refuse its integers as literals (beyond ±2^63).
 pub fn inline_node(a: &super::DynArray, ndarray_tag: &str) -> Option<Node> {
-    if !inline_readable(&a.dtype, &a.shape) {
+    if !inline_readable(&a.dtype, &a.shape) || !inline_literals_ok(&a.dtype, &a.data) {
         return None;
     }
     Some(Node::tagged(
@@ -263,6 +318,62 @@ pub fn inline_node(a: &super::DynArray, ndarray_tag: &str) -> Option<Node> {
 mod tests {
     use super::*;
     use crate::array::Field;
+
+    #[test]
+    fn literals_beyond_python_range_are_not_inline() {
+        let le = |ty| DType::scalar(ty, ByteOrder::Little);
+        let be = |ty| DType::scalar(ty, ByteOrder::Big);
+        let lowest_ok = -(i64::MAX - 1);
+        assert!(inline_literals_ok(
+            &le(ScalarType::Int64),
+            &lowest_ok.to_le_bytes()
+        ));
+        assert!(!inline_literals_ok(
+            &le(ScalarType::Int64),
+            &(lowest_ok - 1).to_le_bytes()
+        ));
+        assert!(!inline_literals_ok(
+            &be(ScalarType::Int64),
+            &i64::MIN.to_be_bytes()
+        ));
+        assert!(inline_literals_ok(
+            &be(ScalarType::Int64),
+            &i64::MAX.to_be_bytes()
+        ));
+        let top = i64::MAX as u64;
+        assert!(inline_literals_ok(
+            &le(ScalarType::UInt64),
+            &top.to_le_bytes()
+        ));
+        assert!(!inline_literals_ok(
+            &le(ScalarType::UInt64),
+            &(top + 1).to_le_bytes()
+        ));
+        // int32 never goes beyond the range
+        assert!(inline_literals_ok(
+            &le(ScalarType::Int32),
+            &i32::MIN.to_le_bytes()
+        ));
+        // a record's 64-bit field is checked
+        let rec = DType::Record(vec![
+            Field {
+                name: "a".into(),
+                dtype: le(ScalarType::Int8),
+                shape: vec![],
+            },
+            Field {
+                name: "b".into(),
+                dtype: le(ScalarType::UInt64),
+                shape: vec![],
+            },
+        ]);
+        let mut ok = vec![1u8];
+        ok.extend(5u64.to_le_bytes());
+        let mut bad = vec![1u8];
+        bad.extend(u64::MAX.to_le_bytes());
+        assert!(inline_literals_ok(&rec, &ok));
+        assert!(!inline_literals_ok(&rec, &[ok.clone(), bad].concat()));
+    }
 
     #[test]
     fn complex_text_matches_python() {

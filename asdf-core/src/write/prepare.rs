@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::nodes::{self, byteorder_of, datatype_node, int, nested, shape_node};
 use super::{CompressionChoice, Storage, WriteError, Writer};
-use crate::array::nodes::inline_readable;
+use crate::array::nodes::{inline_literals_ok, inline_readable};
 use crate::array::{ArraySource, DType, NdArrayMeta};
 use crate::codec::Compression;
 use crate::yaml::{Node, NodeData, Value};
@@ -437,7 +437,9 @@ impl<'w> Prep<'w, '_> {
         path: &str,
     ) -> Result<Node, WriteError> {
         let storage = match storage {
-            Storage::Inline | Storage::InlineUpTo(_) if !inline_readable(dtype, shape) => {
+            Storage::Inline | Storage::InlineUpTo(_)
+                if !inline_readable(dtype, shape) || !inline_literals_ok(dtype, data.bytes()) =>
+            {
                 Storage::Internal
             }
             s => s,
