@@ -19,6 +19,11 @@
 //! with [`register_tag`]). Tags without a schema are not errors. A mapping holding `$ref` (a
 //! JSON reference to another file) is not validated, since its content is elsewhere.
 //!
+//! [`validate_for_write`] adds python asdf's write-time checks (integer literals within 64
+//! bits, plain mapping keys from standard 1.6.0). [`AsdfFile::validate`](crate::AsdfFile::validate)
+//! and `OpenOptions::validate` validate a file's tree; the writer validates the final tree
+//! before writing unless `WriteOptions::validate(false)`.
+//!
 //! `$ref`s inside schemas resolve against the schema's `id` to bundled schemas and schemas
 //! registered with [`register_schema`]; nothing is fetched from the network or read from
 //! disk.
