@@ -7,6 +7,8 @@
 //! asdftool explode IN -o OUT         tree file plus one file per block
 //! asdftool implode IN -o OUT         bring external blocks back in
 //! asdftool to-yaml IN -o OUT         every array inline
+//! asdftool validate FILE [--schema URI_OR_PATH] [--no-checksums]
+//!                                    tree against its schemas, block checksums
 //! ```
 
 use std::io::Write;
@@ -17,6 +19,7 @@ use clap::{Parser, Subcommand};
 
 mod convert;
 mod info;
+mod validate;
 
 #[derive(Parser)]
 #[command(
@@ -84,6 +87,19 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Validate the tree against its schemas (the standard's, per tag) and verify every
+    /// block's checksum; exit status 1 and one line per problem when invalid.
+    Validate {
+        /// The ASDF file.
+        file: PathBuf,
+        /// Also validate the root against this schema: a YAML schema file, or the URI of a
+        /// bundled schema.
+        #[arg(long, value_name = "URI_OR_PATH")]
+        schema: Option<String>,
+        /// Do not verify block checksums.
+        #[arg(long)]
+        no_checksums: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -104,6 +120,11 @@ fn main() -> ExitCode {
         Command::Explode { input, output } => convert::run(&input, &output, convert::Mode::Explode),
         Command::Implode { input, output } => convert::run(&input, &output, convert::Mode::Implode),
         Command::ToYaml { input, output } => convert::run(&input, &output, convert::Mode::ToYaml),
+        Command::Validate {
+            file,
+            schema,
+            no_checksums,
+        } => validate::run(&file, schema.as_deref(), !no_checksums),
     };
     match result {
         Ok(text) => {

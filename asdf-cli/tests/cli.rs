@@ -303,3 +303,199 @@ fn conversions_refuse_bad_requests() {
     assert!(!out.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- asdftool validate ----
+
+fn reference_files() -> Vec<PathBuf> {
+    let Some(root) = common::repo_root()
+        .ancestors()
+        .map(|a| a.join("shared").join("asdf-reference-files"))
+        .find(|p| p.is_dir())
+    else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for v in std::fs::read_dir(root).unwrap().flatten() {
+        if v.path().is_dir() {
+            for f in std::fs::read_dir(v.path()).unwrap().flatten() {
+                if f.path().extension().is_some_and(|e| e == "asdf") {
+                    files.push(f.path());
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn validate_scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("asdftool-validate-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn validate_accepts_every_reference_file() {
+    let files = reference_files();
+    if files.is_empty() {
+        assert!(std::env::var_os("ASDF_ALLOW_MISSING_REFERENCE").is_some());
+        return;
+    }
+    let mut failures = Vec::new();
+    for f in &files {
+        let out = asdftool(&["validate", f.to_str().unwrap()]);
+        if !out.status.success() || !stdout(&out).contains(": valid (ASDF Standard") {
+            failures.push(format!("{}: {}{}", f.display(), stdout(&out), stderr(&out)));
+        }
+    }
+    assert!(files.len() >= 30);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const INVALID_TREE: &str =
+    "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+--- !core/asdf-1.1.0\nasdf_library: !core/software-1.0.0 {version: 6.0.0}\n\
+data: !core/ndarray-1.1.0 {data: [1, 2, 3], byteorder: middle}\n...\n";
+
+#[test]
+fn validate_lists_every_problem_of_an_invalid_file() {
+    // python asdf 6.0.0 rejects this tree too ('name' is a required property; see
+    // asdf-core/tests/schema_validate_python.py).
+    let dir = validate_scratch("invalid");
+    let f = dir.join("bad.asdf");
+    std::fs::write(&f, INVALID_TREE).unwrap();
+    let out = asdftool(&["validate", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("2 problems found"), "{err}");
+    assert!(
+        err.contains("/asdf_library: required: expected property name, found it missing"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "/data/byteorder: enum: expected one of [\"big\",\"little\"], found string \"middle\""
+        ),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validate_with_a_schema_file_or_uri() {
+    let dir = validate_scratch("schema");
+    let schema = dir.join("needs-title.yaml");
+    std::fs::write(
+        &schema,
+        "%YAML 1.1\n---\nid: http://example.org/schemas/needs-title-1.0.0\ntype: object\n\
+         properties:\n  title: {type: string}\nrequired: [title]\n...\n",
+    )
+    .unwrap();
+    let without = dir.join("without.asdf");
+    std::fs::write(
+        &without,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {x: 1}\n...\n",
+    )
+    .unwrap();
+    let with = dir.join("with.asdf");
+    std::fs::write(
+        &with,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {title: hello}\n...\n",
+    )
+    .unwrap();
+    let s = schema.to_str().unwrap();
+    let bad = asdftool(&["validate", without.to_str().unwrap(), "--schema", s]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("/: required: expected property title, found it missing"),
+        "{}",
+        stderr(&bad)
+    );
+    let good = asdftool(&["validate", with.to_str().unwrap(), "--schema", s]);
+    assert!(good.status.success(), "{}", stderr(&good));
+    assert!(stdout(&good).contains("schema http://example.org/schemas/needs-title-1.0.0"));
+    // A bundled schema by URI.
+    let software = dir.join("software.asdf");
+    std::fs::write(
+        &software,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {name: tool, version: '1.0'}\n...\n",
+    )
+    .unwrap();
+    let uri = "http://stsci.edu/schemas/asdf/core/software-1.0.0";
+    let ok = asdftool(&["validate", software.to_str().unwrap(), "--schema", uri]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let no = asdftool(&["validate", with.to_str().unwrap(), "--schema", uri]);
+    assert_eq!(no.status.code(), Some(1));
+    assert!(stderr(&no).contains("/: required: expected property name, found it missing"));
+    // Unknown URIs and broken schema files are reported, not crashes.
+    let unknown = asdftool(&[
+        "validate",
+        with.to_str().unwrap(),
+        "--schema",
+        "http://nowhere.example/x",
+    ]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("unknown schema http://nowhere.example/x"));
+    let broken = dir.join("broken.yaml");
+    std::fs::write(&broken, "type: [object\n").unwrap();
+    let out = asdftool(&[
+        "validate",
+        with.to_str().unwrap(),
+        "--schema",
+        broken.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("invalid yaml"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validate_checks_checksums_unless_told_not_to() {
+    let Some(src) = reference_files()
+        .into_iter()
+        .find(|f| f.ends_with("1.6.0/basic.asdf"))
+    else {
+        return;
+    };
+    let dir = validate_scratch("checksum");
+    let f = dir.join("corrupt.asdf");
+    let mut bytes = std::fs::read(&src).unwrap();
+    let file = asdf_core::AsdfFile::open(&src).unwrap();
+    let at = file.blocks()[0].data_offset() as usize;
+    bytes[at] ^= 0xff;
+    std::fs::write(&f, &bytes).unwrap();
+    let out = asdftool(&["validate", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("checksum"), "{}", stderr(&out));
+    let out = asdftool(&["validate", f.to_str().unwrap(), "--no-checksums"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validate_never_crashes_on_garbage() {
+    let dir = validate_scratch("garbage");
+    let cases: [&[u8]; 5] = [
+        b"",
+        b"not asdf at all",
+        b"#ASDF 1.0.0\n#ASDF_STANDARD 9.9.9\n%YAML 1.1\n--- [1, 2\n",
+        b"#ASDF 1.0.0\n%YAML 1.1\n--- !core/ndarray-1.1.0 {source: 7, shape: [1]}\n...\n",
+        b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+a: &x !core/ndarray-1.1.0 {data: [[1], [2, 3]], datatype: [{datatype: int8}]}\nb: *x\n...\n",
+    ];
+    for (i, c) in cases.iter().enumerate() {
+        let f = dir.join(format!("g{i}.asdf"));
+        std::fs::write(&f, c).unwrap();
+        let out = asdftool(&["validate", f.to_str().unwrap()]);
+        // 0 or 1, never a panic (101) or a signal.
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "case {i}: {out:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

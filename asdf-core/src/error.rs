@@ -124,6 +124,9 @@ pub enum Error {
         /// The value found.
         found: u64,
     },
+    /// The tree does not validate against its schemas (one line per problem).
+    #[error("the tree does not validate:\n{0}")]
+    Validation(#[from] crate::schema::ValidationErrors),
 }
 
 impl Error {

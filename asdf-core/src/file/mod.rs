@@ -44,6 +44,7 @@ pub struct OpenOptions {
     max_block_bytes: u64,
     yaml_limits: YamlLimits,
     layout_limits: LayoutLimits,
+    validate: bool,
 }
 
 impl Default for OpenOptions {
@@ -55,6 +56,7 @@ impl Default for OpenOptions {
             max_block_bytes: 1 << 40,
             yaml_limits: YamlLimits::default(),
             layout_limits: LayoutLimits::default(),
+            validate: false,
         }
     }
 }
@@ -93,6 +95,14 @@ impl OpenOptions {
     /// Limits for locating the tree and blocks.
     pub fn layout_limits(mut self, limits: LayoutLimits) -> Self {
         self.layout_limits = limits;
+        self
+    }
+
+    /// Validate the tree against its schemas while opening (default `false`); a tree that
+    /// does not validate fails the open with [`Error::Validation`] listing every problem.
+    /// See [`AsdfFile::validate`].
+    pub fn validate(mut self, on: bool) -> Self {
+        self.validate = on;
         self
     }
 
@@ -223,12 +233,41 @@ impl AsdfFile {
             external: Mutex::new(HashMap::new()),
             options,
         };
+        if file.options.validate {
+            file.validate()?;
+        }
         if !file.options.lazy {
             (0..file.blocks.len())
                 .into_par_iter()
                 .try_for_each(|i| file.block_data(i).map(|_| ()))?;
         }
         Ok(file)
+    }
+
+    /// The ASDF Standard version of the file: its `#ASDF_STANDARD` line, else
+    /// [`schema::DEFAULT_STANDARD`](crate::schema::DEFAULT_STANDARD) (`1.6.0`).
+    pub fn standard_version(&self) -> &str {
+        self.layout
+            .header
+            .standard_version
+            .as_deref()
+            .unwrap_or(crate::schema::DEFAULT_STANDARD)
+    }
+
+    /// Validates the tree as python asdf does on open: the root against the `core/asdf`
+    /// schema of the file's standard version, every tagged node against its tag's schema
+    /// (and user schemas registered for its tag). Block data is not read.
+    ///
+    /// ```
+    /// let file = asdf_core::AsdfFile::from_bytes(
+    ///     b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+    ///       --- !core/asdf-1.1.0\nx: 1\n...\n".to_vec(),
+    /// )?;
+    /// file.validate()?;
+    /// # Ok::<(), asdf_core::Error>(())
+    /// ```
+    pub fn validate(&self) -> std::result::Result<(), crate::schema::ValidationErrors> {
+        crate::schema::validate_tree(self.tree(), self.standard_version())
     }
 
     /// The path the file was opened from, if any.

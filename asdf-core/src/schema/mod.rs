@@ -1,4 +1,833 @@
 //! Schemas: the bundled ASDF schemas (`schemas/` of the repository, embedded), the tag → schema
 //! lookup per standard version, and validation of tagged trees with the ASDF keywords.
+//!
+//! Validation runs the [jsonschema] crate in Draft 4 mode directly over the tagged tree: the
+//! tree is the validator's instance representation (no conversion), so the ASDF keywords
+//! see each node's tag:
+//!
+//! - `tag`: the node's tag matches a pattern (`*` within a segment, `**` across; see
+//!   [`uri_match`]); untagged nodes have their YAML core tag (`tag:yaml.org,2002:map`, …).
+//! - `ndim`, `max_ndim`: dimensions of a `core/ndarray-*` node (its `shape`, else its inline
+//!   data).
+//! - `datatype` (with `exact_datatype`): the node's datatype equals the schema's, or (unless
+//!   exact) casts to it safely by numpy's rules; records field by field.
+//! - `propertyOrder`, `flowStyle`, `style` are writer hints and never fail.
+//!
+//! [`validate_tree`] checks a whole tree as python asdf does: the root against the
+//! `core/asdf` schema of the file's ASDF Standard version, and every tagged node against the
+//! schema its tag maps to in that version (and against user schemas registered for its tag
+//! with [`register_tag`]). Tags without a schema are not errors. A mapping holding `$ref` (a
+//! JSON reference to another file) is not validated, since its content is elsewhere.
+//!
+//! [`validate_for_write`] adds python asdf's write-time checks (integer literals within 64
+//! bits, plain mapping keys from standard 1.6.0). [`AsdfFile::validate`](crate::AsdfFile::validate)
+//! and `OpenOptions::validate` validate a file's tree; the writer validates the final tree
+//! before writing unless `WriteOptions::validate(false)`.
+//!
+//! `$ref`s inside schemas resolve against the schema's `id` to bundled schemas and schemas
+//! registered with [`register_schema`]; nothing is fetched from the network or read from
+//! disk.
+//!
+//! ```
+//! use asdf_core::schema::{register_schema, validate_against};
+//! use asdf_core::Node;
+//!
+//! register_schema(
+//!     "asdf://example.org/schemas/point-1.0.0",
+//!     "type: object\nproperties:\n  x: {type: number}\nrequired: [x]\n",
+//! )?;
+//! let good = Node::map([("x", Node::int(3))]);
+//! assert!(validate_against("asdf://example.org/schemas/point-1.0.0", &good).is_ok());
+//! let bad = Node::map([("x", Node::str("three"))]);
+//! let errors = validate_against("asdf://example.org/schemas/point-1.0.0", &bad).unwrap_err();
+//! assert_eq!(errors.to_string(), "/x: type: expected number, found string \"three\"");
+//! # Ok::<(), asdf_core::schema::SchemaError>(())
+//! ```
 
 pub mod bundled;
+mod instance;
+mod keywords;
+mod registry;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::path::Path;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::Value as JsonValue;
+
+pub use keywords::{can_cast_scalar, effective_tag, uri_match};
+
+use crate::yaml::Node;
+
+/// The ASDF Standard version assumed when a file has no `#ASDF_STANDARD` line.
+pub const DEFAULT_STANDARD: &str = "1.6.0";
+
+/// A schema that cannot be used: unparsable, not found, or not a valid schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// The schema text is not valid YAML.
+    #[error("schema {uri}: invalid yaml: {message}")]
+    Yaml {
+        /// The schema's URI.
+        uri: String,
+        /// What the YAML parser reported.
+        message: String,
+    },
+    /// No bundled or registered schema has this URI.
+    #[error("unknown schema {uri}")]
+    NotFound {
+        /// The URI asked for.
+        uri: String,
+    },
+    /// The schema does not compile (bad keyword value, unresolvable `$ref`, …).
+    #[error("schema {uri}: {message}")]
+    Invalid {
+        /// The schema's URI.
+        uri: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A schema file could not be read.
+    #[error("cannot read schema file {path}: {message}")]
+    Io {
+        /// The file path.
+        path: String,
+        /// The I/O error.
+        message: String,
+    },
+}
+
+/// One validation problem: where in the tree, which keyword, what was expected and found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ValidationError {
+    /// JSON pointer of the offending node from the root of what was validated (`/` for the
+    /// root itself).
+    pub path: String,
+    /// The schema keyword that failed (`type`, `required`, `tag`, `datatype`, …).
+    pub keyword: String,
+    /// What was expected and what was found.
+    pub message: String,
+    /// The URI of the schema being applied when the problem was found.
+    pub schema: String,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.path, self.keyword, self.message)
+    }
+}
+
+/// Every problem found by a validation, in tree order. Displays one line per problem.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ValidationErrors {
+    errors: Vec<ValidationError>,
+}
+
+impl ValidationErrors {
+    /// The problems.
+    pub fn errors(&self) -> &[ValidationError] {
+        &self.errors
+    }
+    /// Iterates over the problems.
+    pub fn iter(&self) -> std::slice::Iter<'_, ValidationError> {
+        self.errors.iter()
+    }
+    /// Number of problems.
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+    /// The problems, owned.
+    pub fn into_vec(self) -> Vec<ValidationError> {
+        self.errors
+    }
+    /// One line per problem.
+    pub fn lines(&self) -> Vec<String> {
+        self.errors.iter().map(ToString::to_string).collect()
+    }
+    fn into_result(self) -> Result<(), ValidationErrors> {
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.errors.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationErrors {}
+
+impl<'a> IntoIterator for &'a ValidationErrors {
+    type Item = &'a ValidationError;
+    type IntoIter = std::slice::Iter<'a, ValidationError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.iter()
+    }
+}
+
+/// Registers a user schema (YAML text) under `uri`, process-wide. It is also known by its
+/// `id` when it declares one. `$ref`s in it resolve against its `id` (else `uri`). A schema
+/// registered again replaces the earlier one.
+pub fn register_schema(uri: &str, yaml: &str) -> Result<(), SchemaError> {
+    registry::register(uri, yaml)
+}
+
+/// Registers a YAML schema file (given explicitly by path) and returns the URI it is known
+/// by: its `id`, else the file's `file://` URI.
+pub fn register_schema_file(path: impl AsRef<Path>) -> Result<String, SchemaError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|e| SchemaError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let file_uri = format!("file://{}", abs.display());
+    let json = registry::schema_json(&file_uri, &text)?;
+    let uri = json
+        .get("id")
+        .or_else(|| json.get("$id"))
+        .and_then(JsonValue::as_str)
+        .map_or(file_uri, str::to_string);
+    registry::register(&uri, &text)?;
+    Ok(uri)
+}
+
+/// Makes nodes whose tag matches `tag_pattern` (see [`uri_match`]) validate against the
+/// schema `schema_uri` too, process-wide, in [`validate_tree`].
+pub fn register_tag(tag_pattern: &str, schema_uri: &str) {
+    registry::register_tag(tag_pattern, schema_uri)
+}
+
+/// Checks that a schema is known and compiles.
+pub fn check_schema(uri: &str) -> Result<(), SchemaError> {
+    registry::validator(uri).map(|_| ())
+}
+
+/// Validates `node` against the schema `uri` (registered or bundled). Error paths are
+/// relative to `node`. An unknown or broken schema is reported as one error with keyword
+/// `$schema`.
+pub fn validate_against(uri: &str, node: &Node) -> Result<(), ValidationErrors> {
+    with_stack(node, || {
+        let mut out = Collector::default();
+        out.apply(uri, node, "");
+        out.finish().into_result()
+    })
+}
+
+/// Validates a whole tree for ASDF Standard `standard` (`"1.6.0"`; see
+/// [`DEFAULT_STANDARD`]): the root against the standard's `core/asdf` schema, every tagged
+/// node against its tag's schema and against user schemas registered for its tag.
+pub fn validate_tree(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+    with_stack(root, || {
+        let mut out = Collector::default();
+        out.whole_tree(root, standard);
+        out.finish().into_result()
+    })
+}
+
+/// Validates every tagged node of `root` (the root included) against the schema its tag
+/// maps to under ASDF Standard `standard` and against user schemas registered for its tag;
+/// unlike [`validate_tree`], an untagged root is not checked against `core/asdf`.
+pub fn validate_tagged(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+    with_stack(root, || {
+        let mut out = Collector::default();
+        out.tagged(root, standard);
+        out.finish().into_result()
+    })
+}
+
+/// Largest integer python asdf writes as a plain literal (`2**63 - 1`); larger ones need
+/// `core/integer`.
+pub const MAX_LITERAL_INT: i128 = (1 << 63) - 1;
+/// Smallest integer python asdf writes as a plain literal (`-(2**63 - 2)`).
+pub const MIN_LITERAL_INT: i128 = -((1 << 63) - 2);
+
+/// What python asdf checks before writing a tree: [`validate_tree`], plus integer literals
+/// within [`MIN_LITERAL_INT`]..=[`MAX_LITERAL_INT`] (values and mapping keys), and, from
+/// standard 1.6.0 on, mapping keys that are untagged strings, integers or booleans. (Python
+/// asdf only warns about the last two when reading, so [`validate_tree`] leaves them out.)
+pub fn validate_for_write(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+    with_stack(root, || write_checks(root, standard))
+}
+
+fn write_checks(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+    let mut out = Collector::default();
+    out.whole_tree(root, standard);
+    let restricted_keys = version_at_least(standard, (1, 6, 0));
+    let out_of_range = |v: &crate::yaml::Value| match v {
+        crate::yaml::Value::Int(crate::yaml::Integer::Small(i)) => {
+            !(MIN_LITERAL_INT..=MAX_LITERAL_INT).contains(i)
+        }
+        crate::yaml::Value::Int(crate::yaml::Integer::Big(_)) => true,
+        _ => false,
+    };
+    let range = format!(
+        "an integer from {MIN_LITERAL_INT} to {MAX_LITERAL_INT} (larger ones need core/integer)"
+    );
+    root.walk(|path, node| {
+        if out_of_range(node.value()) {
+            out.push(
+                path.to_string(),
+                "integer".into(),
+                format!("expected {range}, found {}", keywords::describe_found(node)),
+                "",
+            );
+        }
+        if let Some(entries) = node.as_map() {
+            for (k, _) in entries {
+                if out_of_range(k.value()) {
+                    out.push(
+                        path.to_string(),
+                        "key".into(),
+                        format!(
+                            "expected {range}, found key {}",
+                            keywords::describe_found(k)
+                        ),
+                        "",
+                    );
+                }
+                let plain = matches!(
+                    k.value(),
+                    crate::yaml::Value::Str(_)
+                        | crate::yaml::Value::Int(_)
+                        | crate::yaml::Value::Bool(_)
+                );
+                if restricted_keys && (k.tag().is_some() || !plain) {
+                    out.push(
+                        path.to_string(),
+                        "key".into(),
+                        format!(
+                            "expected a string, integer or boolean key, found {}{}",
+                            k.tag().map(|t| format!("!<{t}> ")).unwrap_or_default(),
+                            keywords::describe_found(k)
+                        ),
+                        "",
+                    );
+                }
+            }
+        }
+    });
+    out.finish().into_result()
+}
+
+/// Nesting depth from which validation runs on a thread with a stack sized for the tree
+/// (the validator recurses a few frames per level).
+const SHALLOW: usize = 48;
+/// Stack bytes reserved per level of nesting on that thread (virtual; touched as used).
+const STACK_PER_LEVEL: usize = 96 * 1024;
+
+/// Whether `node` nests deeper than `limit` levels (iterative; shared nodes are visited
+/// at each place they occur, as the validation walk visits them).
+fn deeper_than(node: &Node, limit: usize) -> bool {
+    let mut stack = vec![(node, 0usize)];
+    while let Some((n, d)) = stack.pop() {
+        if d > limit {
+            return true;
+        }
+        match n.value() {
+            crate::yaml::Value::Seq(items) => stack.extend(items.iter().map(|c| (c, d + 1))),
+            crate::yaml::Value::Map(entries) => {
+                stack.extend(entries.iter().map(|(_, v)| (v, d + 1)))
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Runs `f` here for shallow trees, else on a scoped thread whose stack fits the depth, so
+/// the recursive validator cannot overflow the caller's stack.
+fn with_stack(
+    node: &Node,
+    f: impl FnOnce() -> Result<(), ValidationErrors> + Send,
+) -> Result<(), ValidationErrors> {
+    if !deeper_than(node, SHALLOW) {
+        return f();
+    }
+    let mut depth = SHALLOW;
+    while deeper_than(node, depth) && depth < usize::MAX / 4 / STACK_PER_LEVEL {
+        depth *= 2;
+    }
+    let size = (depth + 64).saturating_mul(STACK_PER_LEVEL);
+    let too_deep = || {
+        let mut out = Collector::default();
+        out.push(
+            String::new(),
+            "depth".into(),
+            format!(
+                "expected a tree the validator can descend, found one deeper than {depth} levels"
+            ),
+            "",
+        );
+        out.finish().into_result()
+    };
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .stack_size(size)
+            .spawn_scoped(scope, f)
+        {
+            Ok(handle) => handle.join().unwrap_or_else(|_| too_deep()),
+            Err(_) => too_deep(),
+        }
+    })
+}
+
+/// Whether a version string `a.b.c` is at least `min` (unparsable: no).
+fn version_at_least(v: &str, min: (u32, u32, u32)) -> bool {
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(Some(a)), Some(Some(b)), Some(Some(c))) => (a, b, c) >= min,
+        _ => false,
+    }
+}
+
+impl Collector {
+    /// The root against `core/asdf` (unless tagged), then every tagged node.
+    fn whole_tree(&mut self, root: &Node, standard: &str) {
+        if root.tag().is_none() {
+            if let Some(uri) = asdf_schema(standard) {
+                self.apply(uri, root, "");
+            }
+        }
+        self.tagged(root, standard);
+    }
+
+    /// Validates every tagged node against its tag's schemas.
+    fn tagged(&mut self, root: &Node, standard: &str) {
+        let user_tags = registry::has_user_tags();
+        // Per call: tag → indices of schema URIs, and each URI's compiled validator (the
+        // registry lookups take a lock and hash strings; a tree has few distinct tags).
+        let mut uris: Vec<String> = Vec::new();
+        let mut compiled: Vec<Option<registry::Compiled>> = Vec::new();
+        let mut by_tag: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        root.walk(|path, node| {
+            let Some(tag) = node.tag() else { return };
+            if node.get("$ref").is_some() {
+                return;
+            }
+            if !by_tag.contains_key(tag) {
+                let mut found = Vec::new();
+                if let Some(u) = bundled::schema_for_tag(standard, tag) {
+                    found.push(u.to_string());
+                }
+                if user_tags {
+                    found.extend(registry::user_schemas_for_tag(tag));
+                }
+                let idx = found
+                    .into_iter()
+                    .map(|u| match uris.iter().position(|x| *x == u) {
+                        Some(k) => k,
+                        None => {
+                            uris.push(u);
+                            compiled.push(None);
+                            uris.len() - 1
+                        }
+                    })
+                    .collect();
+                by_tag.insert(tag.to_string(), idx);
+            }
+            let Some(idx) = by_tag.get(tag) else { return };
+            for &k in idx {
+                if !seen.insert((node.id(), k)) {
+                    continue;
+                }
+                let (Some(uri), Some(slot)) = (uris.get(k), compiled.get_mut(k)) else {
+                    continue;
+                };
+                let validator = slot.get_or_insert_with(|| registry::validator(uri));
+                self.run(validator, uri, node, path);
+            }
+        });
+    }
+}
+
+/// The `core/asdf` schema id of a standard version.
+fn asdf_schema(standard: &str) -> Option<&'static str> {
+    ["1.1.0", "1.0.0"].iter().find_map(|v| {
+        bundled::schema_for_tag(standard, &format!("tag:stsci.edu:asdf/core/asdf-{v}"))
+    })
+}
+
+#[derive(Default)]
+struct Collector {
+    errors: Vec<ValidationError>,
+    lines: HashSet<(String, String, String)>,
+}
+
+impl Collector {
+    fn push(&mut self, path: String, keyword: String, message: String, schema: &str) {
+        let path = if path.is_empty() {
+            "/".to_string()
+        } else {
+            path
+        };
+        if self
+            .lines
+            .insert((path.clone(), keyword.clone(), message.clone()))
+        {
+            self.errors.push(ValidationError {
+                path,
+                keyword,
+                message,
+                schema: schema.to_string(),
+            });
+        }
+    }
+
+    /// Validates `node` (at tree path `base`) against schema `uri`.
+    fn apply(&mut self, uri: &str, node: &Node, base: &str) {
+        let validator = registry::validator(uri);
+        self.run(&validator, uri, node, base);
+    }
+
+    /// Validates `node` (at tree path `base`) with a compiled schema.
+    fn run(&mut self, validator: &registry::Compiled, uri: &str, node: &Node, base: &str) {
+        let validator = match validator {
+            Ok(v) => v,
+            Err(e) => {
+                self.push(base.to_string(), "$schema".into(), e.to_string(), uri);
+                return;
+            }
+        };
+        let inst = instance::NodeRef(node);
+        if validator.is_valid(inst) {
+            return;
+        }
+        for err in validator.iter_errors(inst) {
+            self.report(&err, node, base, uri);
+        }
+    }
+
+    fn report(
+        &mut self,
+        err: &jsonschema::ValidationError<'_>,
+        node: &Node,
+        base: &str,
+        uri: &str,
+    ) {
+        // A mapping with `$ref` stands for content elsewhere: python asdf does not validate
+        // it (nor anything below it), whatever the schema says.
+        if under_ref(node, err.instance_path().as_str()) {
+            return;
+        }
+        let path = format!("{base}{}", err.instance_path().as_str());
+        // An alternative that failed for one specific reason says more than "none matched".
+        if let ValidationErrorKind::AnyOf { context }
+        | ValidationErrorKind::OneOfNotValid { context } = err.kind()
+        {
+            let own = err.instance_path().as_str();
+            let relevant: Vec<&Vec<jsonschema::ValidationError<'static>>> = context
+                .iter()
+                .filter(|branch| !is_shallow_type_miss(branch, own))
+                .collect();
+            if let [only] = relevant.as_slice() {
+                if !only.is_empty() {
+                    for sub in only.iter() {
+                        self.report(sub, node, base, uri);
+                    }
+                    return;
+                }
+            }
+            // Several candidates: name the one that came closest.
+            let (keyword, mut message) = describe(err);
+            if let Some(hint) = closest(&relevant, base, 0) {
+                message.push_str(&format!("; closest: {hint}"));
+            }
+            self.push(path, keyword, message, uri);
+            return;
+        }
+        let (keyword, message) = describe(err);
+        self.push(path, keyword, message, uri);
+    }
+
+    fn finish(self) -> ValidationErrors {
+        ValidationErrors {
+            errors: self.errors,
+        }
+    }
+}
+
+/// Whether the node at `pointer` below `node`, or a node on the way to it, is a mapping
+/// holding `$ref`.
+fn under_ref(node: &Node, pointer: &str) -> bool {
+    let is_ref = |n: &Node| n.get("$ref").is_some();
+    if is_ref(node) {
+        return true;
+    }
+    let mut cur = node;
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        let next = match cur.value() {
+            crate::yaml::Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| instance::key_text(k) == seg.as_str())
+                .map(|(_, v)| v),
+            crate::yaml::Value::Seq(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        };
+        let Some(next) = next else { return false };
+        if is_ref(next) {
+            return true;
+        }
+        cur = next;
+    }
+    false
+}
+
+/// The first problem of the failed alternative with the fewest problems (ties: the deepest
+/// one), as `path: keyword: message`, descending into nested alternatives.
+fn closest(
+    branches: &[&Vec<jsonschema::ValidationError<'static>>],
+    base: &str,
+    depth: usize,
+) -> Option<String> {
+    let best = branches.iter().filter(|b| !b.is_empty()).min_by_key(|b| {
+        let deepest = b
+            .iter()
+            .map(|e| e.instance_path().as_str().len())
+            .max()
+            .unwrap_or(0);
+        (b.len(), usize::MAX - deepest)
+    })?;
+    let first = best.first()?;
+    if depth < 8 {
+        if let ValidationErrorKind::AnyOf { context }
+        | ValidationErrorKind::OneOfNotValid { context } = first.kind()
+        {
+            let own = first.instance_path().as_str();
+            let inner: Vec<&Vec<jsonschema::ValidationError<'static>>> = context
+                .iter()
+                .filter(|b| !is_shallow_type_miss(b, own))
+                .collect();
+            let inner = if inner.is_empty() {
+                context.iter().collect()
+            } else {
+                inner
+            };
+            if let Some(hint) = closest(&inner, base, depth + 1) {
+                return Some(hint);
+            }
+        }
+    }
+    let (keyword, message) = describe(first);
+    let path = format!("{base}{}", first.instance_path().as_str());
+    let path = if path.is_empty() { "/" } else { path.as_str() };
+    Some(format!("{path}: {keyword}: {message}"))
+}
+
+/// Whether a failed alternative failed only because the node is of another kind (so it is
+/// not the alternative the node was meant for).
+fn is_shallow_type_miss(branch: &[jsonschema::ValidationError<'static>], own: &str) -> bool {
+    branch.iter().any(|e| {
+        e.instance_path().as_str() == own
+            && match e.kind() {
+                ValidationErrorKind::Type { .. } => true,
+                ValidationErrorKind::Custom { keyword, .. } => {
+                    keyword == "tag" || keyword == "type"
+                }
+                _ => false,
+            }
+    })
+}
+
+/// A short rendering of a found value.
+fn show(v: &JsonValue) -> String {
+    let kind = match v {
+        JsonValue::Null => return "null".into(),
+        JsonValue::Bool(b) => return b.to_string(),
+        JsonValue::Number(n) => return n.to_string(),
+        JsonValue::String(_) => "string",
+        JsonValue::Array(_) => "array",
+        JsonValue::Object(_) => "object",
+    };
+    let text = v.to_string();
+    if text.chars().count() <= 40 {
+        format!("{kind} {text}")
+    } else {
+        let cut: String = text.chars().take(37).collect();
+        format!("{kind} {cut}...")
+    }
+}
+
+fn show_limit(v: &JsonValue) -> String {
+    match v {
+        JsonValue::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn type_name(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Single(t) => t.to_string(),
+        TypeKind::Multiple(set) => {
+            let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+            names.join(" or ")
+        }
+    }
+}
+
+/// Keyword and "expected …, found …" message of a jsonschema error.
+fn describe(err: &jsonschema::ValidationError<'_>) -> (String, String) {
+    let found = show(err.instance());
+    let kind = err.kind();
+    let (kw, msg) = match kind {
+        ValidationErrorKind::Custom { keyword, message } => (keyword.as_str(), message.clone()),
+        ValidationErrorKind::Type { kind } => (
+            "type",
+            format!("expected {}, found {found}", type_name(kind)),
+        ),
+        ValidationErrorKind::Required { property } => (
+            "required",
+            format!(
+                "expected property {}, found it missing",
+                show_limit(property)
+            ),
+        ),
+        ValidationErrorKind::Enum { options } => {
+            ("enum", format!("expected one of {options}, found {found}"))
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            ("const", format!("expected {expected_value}, found {found}"))
+        }
+        ValidationErrorKind::AnyOf { .. } => (
+            "anyOf",
+            format!("expected a match with one of the alternatives, found {found}"),
+        ),
+        ValidationErrorKind::OneOfNotValid { .. } => (
+            "oneOf",
+            format!("expected a match with exactly one alternative, found none for {found}"),
+        ),
+        ValidationErrorKind::OneOfMultipleValid { .. } => (
+            "oneOf",
+            format!("expected a match with exactly one alternative, found several for {found}"),
+        ),
+        ValidationErrorKind::AdditionalProperties { unexpected } => (
+            "additionalProperties",
+            format!(
+                "expected no other properties, found {}",
+                unexpected.join(", ")
+            ),
+        ),
+        ValidationErrorKind::AdditionalItems { limit } => (
+            "additionalItems",
+            format!("expected at most {limit} items, found {found}"),
+        ),
+        ValidationErrorKind::Minimum { limit } => (
+            "minimum",
+            format!("expected at least {limit}, found {found}"),
+        ),
+        ValidationErrorKind::Maximum { limit } => (
+            "maximum",
+            format!("expected at most {limit}, found {found}"),
+        ),
+        ValidationErrorKind::ExclusiveMinimum { limit } => (
+            "minimum",
+            format!("expected more than {limit}, found {found}"),
+        ),
+        ValidationErrorKind::ExclusiveMaximum { limit } => (
+            "maximum",
+            format!("expected less than {limit}, found {found}"),
+        ),
+        ValidationErrorKind::MinItems { limit } => (
+            "minItems",
+            format!(
+                "expected at least {limit} items, found {}",
+                count(err.instance())
+            ),
+        ),
+        ValidationErrorKind::MaxItems { limit } => (
+            "maxItems",
+            format!(
+                "expected at most {limit} items, found {}",
+                count(err.instance())
+            ),
+        ),
+        ValidationErrorKind::MinProperties { limit } => (
+            "minProperties",
+            format!(
+                "expected at least {limit} properties, found {}",
+                count(err.instance())
+            ),
+        ),
+        ValidationErrorKind::MaxProperties { limit } => (
+            "maxProperties",
+            format!(
+                "expected at most {limit} properties, found {}",
+                count(err.instance())
+            ),
+        ),
+        ValidationErrorKind::MinLength { limit } => (
+            "minLength",
+            format!("expected at least {limit} characters, found {found}"),
+        ),
+        ValidationErrorKind::MaxLength { limit } => (
+            "maxLength",
+            format!("expected at most {limit} characters, found {found}"),
+        ),
+        ValidationErrorKind::Pattern { pattern } => (
+            "pattern",
+            format!(
+                "expected a string matching {}, found {found}",
+                abbreviate(pattern)
+            ),
+        ),
+        ValidationErrorKind::MultipleOf { .. } => ("multipleOf", format!("{err}")),
+        ValidationErrorKind::Not { .. } => (
+            "not",
+            format!("expected no match with the negated schema, found {found}"),
+        ),
+        ValidationErrorKind::UniqueItems => (
+            "uniqueItems",
+            format!("expected unique items, found duplicates in {found}"),
+        ),
+        ValidationErrorKind::Format { format } => {
+            ("format", format!("expected format {format}, found {found}"))
+        }
+        ValidationErrorKind::FalseSchema => ("false", format!("expected nothing, found {found}")),
+        ValidationErrorKind::Referencing(e) => ("$ref", e.to_string()),
+        other => {
+            let kw = other.keyword().to_string();
+            return (kw, err.to_string().replace('\n', " "));
+        }
+    };
+    (kw.to_string(), msg.replace('\n', " "))
+}
+
+/// Long schema text (patterns) cut to one readable line.
+fn abbreviate(s: &str) -> String {
+    if s.chars().count() <= 60 {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(57).collect();
+        format!("{cut}...")
+    }
+}
+
+fn count(v: &JsonValue) -> usize {
+    match v {
+        JsonValue::Array(a) => a.len(),
+        JsonValue::Object(o) => o.len(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -158,6 +158,7 @@ pub struct WriteOptions {
     pad_tree: usize,
     storage: Storage,
     align: usize,
+    validate: bool,
 }
 
 impl Default for WriteOptions {
@@ -172,6 +173,7 @@ impl Default for WriteOptions {
             pad_tree: 0,
             storage: Storage::Internal,
             align: 64,
+            validate: true,
         }
     }
 }
@@ -181,6 +183,18 @@ impl WriteOptions {
     /// storage, block data aligned to 64 bytes.
     pub fn new() -> Self {
         Self::default()
+    }
+    /// Validate the tree being written against the schemas of its standard version (default
+    /// `true`): the final tree (with the array descriptors, `asdf_library` and `history`) is
+    /// checked before any byte is written, and a tree that does not validate fails with
+    /// [`WriteError::Invalid`] listing every problem. See
+    /// [`schema::validate_tree`](crate::schema::validate_tree). (Python asdf's extra write
+    /// checks, integer literals within 64 bits and plain mapping keys, are in
+    /// [`schema::validate_for_write`](crate::schema::validate_for_write) and not applied
+    /// here.)
+    pub fn validate(mut self, on: bool) -> Self {
+        self.validate = on;
+        self
     }
     /// The standard version (selects tags).
     pub fn standard(mut self, v: StandardVersion) -> Self {
@@ -284,6 +298,19 @@ pub enum WriteError {
         /// What overflowed.
         what: &'static str,
     },
+    /// The tree does not validate against its schemas (one line per problem); see
+    /// [`WriteOptions::validate`].
+    #[error("the tree does not validate:\n{0}")]
+    Invalid(crate::schema::ValidationErrors),
+}
+
+/// The validation hook of [`WriteOptions::validate`], run on the final tree before any byte
+/// is written.
+pub(crate) fn validate_written(opts: &WriteOptions, root: &Node) -> Result<(), WriteError> {
+    if !opts.validate {
+        return Ok(());
+    }
+    crate::schema::validate_tree(root, opts.standard.as_str()).map_err(WriteError::Invalid)
 }
 
 /// A registered array.

@@ -153,6 +153,7 @@ pub(crate) fn plan<'w>(
             }
         }
     }
+    super::validate_written(&writer.opts, &root)?;
     Ok(Plan {
         root,
         tag_handles,

@@ -1,0 +1,63 @@
+//! `asdftool validate FILE [--schema URI_OR_PATH] [--no-checksums]`: validate a file's tree
+//! against its schemas (and optionally one more schema for the root), and verify block
+//! checksums.
+
+use std::path::Path;
+
+use asdf_core::schema::{self, ValidationErrors};
+use asdf_core::AsdfFile;
+
+use crate::chain;
+
+/// Validates `file`; `Ok` carries the OK line, `Err` the report (one problem per line).
+pub fn run(file: &Path, extra_schema: Option<&str>, checksums: bool) -> Result<String, String> {
+    let name = file.display();
+    // The schema given on the command line: a file path, else a registered or bundled URI.
+    let extra = match extra_schema {
+        None => None,
+        Some(s) if Path::new(s).is_file() => {
+            Some(schema::register_schema_file(s).map_err(|e| format!("--schema {s}: {e}"))?)
+        }
+        Some(s) => {
+            schema::check_schema(s).map_err(|e| format!("--schema {s}: {e}"))?;
+            Some(s.to_string())
+        }
+    };
+    let af = AsdfFile::open(file).map_err(|e| format!("{name}: {}", chain(&e)))?;
+    let mut problems: Vec<String> = Vec::new();
+    let mut add = |r: Result<(), ValidationErrors>| {
+        if let Err(e) = r {
+            problems.extend(e.lines());
+        }
+    };
+    add(af.validate());
+    if let Some(uri) = &extra {
+        add(schema::validate_against(uri, af.tree()));
+    }
+    if checksums {
+        if let Err(e) = af.verify_checksums() {
+            problems.push(format!("checksum: {}", chain(&e)));
+        }
+    }
+    if problems.is_empty() {
+        let mut what = format!("valid (ASDF Standard {}", af.standard_version());
+        if let Some(uri) = &extra {
+            what.push_str(&format!(", schema {uri}"));
+        }
+        if checksums && !af.blocks().is_empty() {
+            what.push_str(&format!(", {} block checksums verified", af.blocks().len()));
+        }
+        Ok(format!("{name}: {what})\n"))
+    } else {
+        let n = problems.len();
+        let mut report = format!(
+            "{name}: {n} problem{} found\n",
+            if n == 1 { "" } else { "s" }
+        );
+        for p in problems {
+            report.push_str(&p);
+            report.push('\n');
+        }
+        Err(report.trim_end().to_string())
+    }
+}

@@ -1,0 +1,190 @@
+//! Where schemas come from (bundled, registered by the user) and the compiled validators,
+//! cached per schema URI for the life of the process.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use jsonschema::{Draft, Validator};
+use serde_json::Value as JsonValue;
+
+use super::instance::{to_json, AsdfJson};
+use super::{bundled, keywords, SchemaError};
+use crate::yaml::{parse, YamlLimits};
+
+/// A compiled schema, or why it could not be compiled (kept so it is not retried).
+pub(crate) type Compiled = Result<Arc<Validator<AsdfJson>>, SchemaError>;
+
+#[derive(Default)]
+struct State {
+    /// User schemas by URI (and by their `id` when it differs).
+    user: HashMap<String, Arc<JsonValue>>,
+    /// User tag patterns and the schema URI nodes with matching tags validate against.
+    tags: Vec<(String, String)>,
+    /// Parsed bundled schemas by id.
+    bundled: HashMap<String, Arc<JsonValue>>,
+    /// Compiled validators by schema URI.
+    compiled: HashMap<String, Compiled>,
+}
+
+fn state() -> &'static RwLock<State> {
+    static STATE: OnceLock<RwLock<State>> = OnceLock::new();
+    STATE.get_or_init(|| RwLock::new(State::default()))
+}
+
+fn read() -> std::sync::RwLockReadGuard<'static, State> {
+    state().read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write() -> std::sync::RwLockWriteGuard<'static, State> {
+    state().write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The URI without its fragment.
+fn base(uri: &str) -> &str {
+    uri.split('#').next().unwrap_or(uri)
+}
+
+/// Parses a YAML schema into JSON; `$schema` at the root is dropped (ASDF schemas name the
+/// YAML-schema metaschema there; the dialect is always Draft 4 with the ASDF keywords).
+pub(crate) fn schema_json(uri: &str, yaml: &str) -> Result<JsonValue, SchemaError> {
+    let doc = parse(yaml.as_bytes(), &YamlLimits::default()).map_err(|e| SchemaError::Yaml {
+        uri: uri.to_string(),
+        message: e.to_string(),
+    })?;
+    let mut json = to_json(&doc.root);
+    match &mut json {
+        JsonValue::Object(map) => {
+            map.shift_remove("$schema");
+        }
+        JsonValue::Bool(_) => {}
+        _ => {
+            return Err(SchemaError::Invalid {
+                uri: uri.to_string(),
+                message: "a schema must be a mapping".into(),
+            })
+        }
+    }
+    Ok(json)
+}
+
+/// The schema document with this URI (fragment ignored): a user schema, else a bundled one.
+pub(crate) fn lookup(uri: &str) -> Result<Arc<JsonValue>, SchemaError> {
+    let key = base(uri);
+    {
+        let st = read();
+        if let Some(s) = st.user.get(key) {
+            return Ok(s.clone());
+        }
+        if let Some(s) = st.bundled.get(key) {
+            return Ok(s.clone());
+        }
+    }
+    let Some(text) = bundled::schema_text(key) else {
+        return Err(SchemaError::NotFound {
+            uri: key.to_string(),
+        });
+    };
+    let json = Arc::new(schema_json(key, text)?);
+    write().bundled.insert(key.to_string(), json.clone());
+    Ok(json)
+}
+
+/// Registers a user schema under `uri` (and its `id`, when it has one that differs).
+pub(crate) fn register(uri: &str, yaml: &str) -> Result<(), SchemaError> {
+    let mut json = schema_json(uri, yaml)?;
+    let id = json
+        .get("id")
+        .or_else(|| json.get("$id"))
+        .and_then(JsonValue::as_str)
+        .map(str::to_string);
+    if id.is_none() {
+        if let JsonValue::Object(map) = &mut json {
+            map.insert("id".into(), JsonValue::String(uri.to_string()));
+        }
+    }
+    let json = Arc::new(json);
+    let mut st = write();
+    st.user.insert(base(uri).to_string(), json.clone());
+    if let Some(id) = id {
+        st.user.insert(base(&id).to_string(), json);
+    }
+    // A compiled schema may have pulled in an earlier version through `$ref`.
+    st.compiled.clear();
+    Ok(())
+}
+
+/// Adds a user tag pattern → schema URI association.
+pub(crate) fn register_tag(pattern: &str, uri: &str) {
+    let mut st = write();
+    let entry = (pattern.to_string(), uri.to_string());
+    if !st.tags.contains(&entry) {
+        st.tags.push(entry);
+    }
+}
+
+/// The user schema URIs whose tag pattern matches `tag`.
+pub(crate) fn user_schemas_for_tag(tag: &str) -> Vec<String> {
+    read()
+        .tags
+        .iter()
+        .filter(|(p, _)| keywords::uri_match(p, tag))
+        .map(|(_, u)| u.clone())
+        .collect()
+}
+
+/// Whether any user tag pattern is registered.
+pub(crate) fn has_user_tags() -> bool {
+    !read().tags.is_empty()
+}
+
+/// Resolves `$ref`s: only schemas already known (bundled or registered); no network, no files.
+struct Retriever;
+
+impl jsonschema::Retrieve for Retriever {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> Result<JsonValue, Box<dyn std::error::Error + Send + Sync>> {
+        match lookup(uri.as_str()) {
+            Ok(json) => Ok((*json).clone()),
+            Err(e) => Err(Box::new(e)),
+        }
+    }
+}
+
+fn compile(uri: &str) -> Compiled {
+    let json = lookup(uri)?;
+    let mut opts = jsonschema::options_for::<AsdfJson>()
+        .with_draft(Draft::Draft4)
+        .with_retriever(Retriever)
+        .should_validate_formats(false)
+        .with_keyword("type", keywords::type_factory)
+        .with_keyword("tag", keywords::tag_factory)
+        .with_keyword("ndim", keywords::ndim_factory)
+        .with_keyword("max_ndim", keywords::max_ndim_factory)
+        .with_keyword("datatype", keywords::datatype_factory);
+    if json.get("id").is_none() {
+        opts = opts.with_base_uri(base(uri).to_string());
+    }
+    let validator = opts.build(&json).map_err(|e| SchemaError::Invalid {
+        uri: uri.to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(Arc::new(validator))
+}
+
+/// The compiled validator of the schema with this URI (compiled once, then cached).
+pub(crate) fn validator(uri: &str) -> Compiled {
+    if let Some(c) = read().compiled.get(uri) {
+        return c.clone();
+    }
+    // Compile without holding the lock: `$ref` retrieval reads the registry.
+    let compiled = std::panic::catch_unwind(|| compile(uri)).unwrap_or_else(|_| {
+        Err(SchemaError::Invalid {
+            uri: uri.to_string(),
+            message: "the schema compiler failed".into(),
+        })
+    });
+    write().compiled.insert(uri.to_string(), compiled.clone());
+    compiled
+}

@@ -1,0 +1,318 @@
+//! Schema validation of whole files and trees with the bundled schemas.
+//!
+//! * Every official reference file validates under its own ASDF Standard version (the
+//!   `#ASDF_STANDARD` line; the directory's version for the pure-YAML ones).
+//! * Crafted invalid trees give the expected error lines. Each invalid case was also checked
+//!   once against python asdf 6.0.0 (`asdf.open(..., validate on read)` /
+//!   `asdf.schema.validate`), which rejects every one of them (`tests/schema/python_check.py`
+//!   keeps the script).
+//! * The data-driven cases in `tests/schema/*.yaml` (`{schema, valid: [...], invalid: [...]}`),
+//!   when present, hold for every bundled schema they name.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use asdf_core::schema::{
+    register_schema, validate_against, validate_tagged, validate_tree, DEFAULT_STANDARD,
+};
+use asdf_core::yaml::{emit, EmitOptions};
+use asdf_core::yaml::{parse, YamlLimits};
+use asdf_core::{AsdfFile, Node};
+
+fn reference_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("ASDF_REFERENCE_FILES") {
+        let dir = PathBuf::from(dir);
+        return dir.is_dir().then_some(dir);
+    }
+    common::repo_root()
+        .ancestors()
+        .map(|a| a.join("shared").join("asdf-reference-files"))
+        .find(|p| p.is_dir())
+}
+
+fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == ext))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+fn bundled_available() -> bool {
+    asdf_core::schema::bundled::schema_for_tag("1.6.0", "tag:stsci.edu:asdf/core/ndarray-1.1.0")
+        .is_some()
+}
+
+#[test]
+fn reference_files_validate_under_their_standard() {
+    let Some(root) = reference_dir() else {
+        assert!(
+            std::env::var_os("ASDF_ALLOW_MISSING_REFERENCE").is_some(),
+            "reference files not found"
+        );
+        return;
+    };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut versions: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("reference dir readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    versions.sort();
+    for vdir in versions {
+        let version = vdir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for f in files_in(&vdir, "asdf") {
+            checked += 1;
+            match AsdfFile::options().validate(true).open(&f) {
+                Ok(file) => {
+                    assert_eq!(file.standard_version(), version, "{}", f.display());
+                }
+                Err(e) => failures.push(format!("{}: {e}", f.display())),
+            }
+        }
+        for f in files_in(&vdir, "yaml") {
+            checked += 1;
+            let text = std::fs::read(&f).expect("readable");
+            let doc = match parse(&text, &YamlLimits::default()) {
+                Ok(d) => d,
+                Err(e) => {
+                    failures.push(format!("{}: {e}", f.display()));
+                    continue;
+                }
+            };
+            if let Err(e) = validate_tree(&doc.root, &version) {
+                failures.push(format!("{}:\n{e}", f.display()));
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} reference files found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn tree(yaml: &str) -> Node {
+    let text =
+        format!("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{yaml}\n...\n");
+    parse(text.as_bytes(), &YamlLimits::default())
+        .expect("test yaml parses")
+        .root
+}
+
+fn errors(yaml: &str) -> Vec<String> {
+    match validate_tree(&tree(yaml), "1.6.0") {
+        Ok(()) => Vec::new(),
+        Err(e) => e.lines(),
+    }
+}
+
+const LIB: &str = "asdf_library: !core/software-1.0.0 {name: asdf, version: 6.0.0}\n";
+
+#[test]
+fn valid_crafted_trees_pass() {
+    if !bundled_available() {
+        return;
+    }
+    assert_eq!(errors(LIB), Vec::<String>::new());
+    let ok = format!(
+        "{LIB}data: !core/ndarray-1.1.0 {{source: 0, datatype: float64, byteorder: little, shape: [3]}}\n\
+         inline: !core/ndarray-1.1.0 [[1, 2], [3, 4]]\n\
+         c: !core/complex-1.0.0 1+2j\n\
+         unknown: !<tag:example.org:nothing-1.0.0> {{whatever: 1}}"
+    );
+    assert_eq!(errors(&ok), Vec::<String>::new());
+}
+
+/// Each of these is rejected by python asdf 6.0.0 too (see the module docs).
+#[test]
+fn invalid_crafted_trees_give_the_expected_lines() {
+    if !bundled_available() {
+        return;
+    }
+    // byteorder outside the enum
+    assert_eq!(
+        errors(&format!(
+            "{LIB}data: !core/ndarray-1.1.0 {{source: 0, datatype: float64, byteorder: middle, shape: [3]}}"
+        )),
+        vec!["/data/byteorder: enum: expected one of [\"big\",\"little\"], found string \"middle\"".to_string()]
+    );
+    // unknown datatype name
+    let e = errors(&format!(
+        "{LIB}data: !core/ndarray-1.1.0 {{source: 0, datatype: float65, byteorder: little, shape: [3]}}"
+    ));
+    assert!(
+        !e.is_empty() && e.iter().all(|l| l.starts_with("/data")),
+        "{e:?}"
+    );
+    // negative shape entry
+    let e = errors(&format!(
+        "{LIB}data: !core/ndarray-1.1.0 {{source: 0, datatype: int8, byteorder: little, shape: [-3]}}"
+    ));
+    assert!(e.iter().any(|l| l.starts_with("/data/shape/0")), "{e:?}");
+    // software without its required name
+    assert_eq!(
+        errors("asdf_library: !core/software-1.0.0 {version: 6.0.0}"),
+        vec!["/asdf_library: required: expected property name, found it missing".to_string()]
+    );
+    // source without the datatype it depends on
+    let e = errors(&format!(
+        "{LIB}data: !core/ndarray-1.1.0 {{source: 0, byteorder: little, shape: [3]}}"
+    ));
+    assert!(
+        e.iter()
+            .any(|l| l.starts_with("/data: dependencies:") || l.contains("datatype")),
+        "{e:?}"
+    );
+    // several problems in one tree are all listed
+    let e = errors(
+        "asdf_library: !core/software-1.0.0 {version: 6.0.0}\n\
+         a: !core/ndarray-1.1.0 {source: 0, datatype: float64, byteorder: middle, shape: [3]}\n\
+         b: [!core/ndarray-1.1.0 {source: 0, datatype: int8, byteorder: little, shape: [x]}]",
+    );
+    assert!(e.iter().any(|l| l.starts_with("/asdf_library:")), "{e:?}");
+    assert!(e.iter().any(|l| l.starts_with("/a/byteorder:")), "{e:?}");
+    assert!(e.iter().any(|l| l.starts_with("/b/0/shape/0:")), "{e:?}");
+}
+
+#[test]
+fn open_with_validation_reports_every_problem() {
+    if !bundled_available() {
+        return;
+    }
+    let bytes = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+--- !core/asdf-1.1.0\nasdf_library: !core/software-1.0.0 {version: 1}\n\
+a: !core/ndarray-1.1.0 {data: [1, 2], byteorder: middle}\n...\n"
+        .to_vec();
+    // without validation the file opens
+    let file = AsdfFile::from_bytes(bytes.clone()).expect("opens");
+    let problems = file.validate().expect_err("invalid tree").lines();
+    assert!(problems.len() >= 3, "{problems:?}");
+    let err = AsdfFile::options()
+        .validate(true)
+        .open_bytes(bytes, ".")
+        .expect_err("validation on open fails");
+    let text = err.to_string();
+    for p in &problems {
+        assert!(text.contains(p.as_str()), "{text} lacks {p}");
+    }
+}
+
+/// Data-driven cases: `tests/schema/*.yaml` of the repository, each
+/// `{schema: URI or inline schema, standard: "1.6.0", valid: [trees], invalid: [trees]}`.
+/// A tree is valid when it satisfies the schema and every tagged node in it satisfies its
+/// tag's schema under `standard` (as `tests/schema/check_with_python.py` checks with python
+/// asdf).
+#[test]
+fn data_driven_schema_cases() {
+    let dir = common::repo_root().join("tests").join("schema");
+    let files = files_in(&dir, "yaml");
+    if files.is_empty() || !bundled_available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for f in &files {
+        let text = std::fs::read(f).expect("readable");
+        let doc = match parse(&text, &YamlLimits::default()) {
+            Ok(d) => d,
+            Err(e) => {
+                failures.push(format!("{}: {e}", f.display()));
+                continue;
+            }
+        };
+        let root = &doc.root;
+        let standard = root
+            .get("standard")
+            .and_then(Node::as_str)
+            .unwrap_or(DEFAULT_STANDARD);
+        let uri = match root.get("schema") {
+            Some(s) if s.as_str().is_some() => s.as_str().unwrap_or_default().to_string(),
+            Some(s) => {
+                let uri = format!("http://example.org/data-driven/{}", f.display());
+                let yaml = emit(s, &EmitOptions::default()).expect("schema emits");
+                if let Err(e) = register_schema(&uri, &yaml) {
+                    failures.push(format!("{}: {e}", f.display()));
+                    continue;
+                }
+                uri
+            }
+            None => {
+                failures.push(format!("{}: no schema key", f.display()));
+                continue;
+            }
+        };
+        let check = |case: &Node| -> Result<(), String> {
+            let mut lines = Vec::new();
+            if let Err(e) = validate_against(&uri, case) {
+                lines.extend(e.lines());
+            }
+            if let Err(e) = validate_tagged(case, standard) {
+                lines.extend(e.lines());
+            }
+            if lines.is_empty() {
+                Ok(())
+            } else {
+                Err(lines.join("\n    "))
+            }
+        };
+        let list = |key: &str| root.get(key).and_then(Node::as_seq).unwrap_or(&[]).to_vec();
+        for (i, case) in list("valid").iter().enumerate() {
+            cases += 1;
+            if let Err(e) = check(case) {
+                failures.push(format!("{} valid[{i}]:\n    {e}", f.display()));
+            }
+        }
+        for (i, case) in list("invalid").iter().enumerate() {
+            cases += 1;
+            if check(case).is_ok() {
+                failures.push(format!("{} invalid[{i}] passes: {case:?}", f.display()));
+            }
+        }
+    }
+    assert!(cases > 0);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn writing_validates_the_final_tree_by_default() {
+    use asdf_core::write::{WriteError, WriteOptions, Writer};
+    if !bundled_available() {
+        return;
+    }
+    // python asdf 6.0.0 refuses to write this too ('name' is a required property).
+    let root = Node::map([(
+        "tool",
+        Node::tagged(
+            "tag:stsci.edu:asdf/core/software-1.0.0",
+            asdf_core::Value::Map(vec![(Node::str("version"), Node::str("1.0"))]),
+        ),
+    )]);
+    let dir = std::env::temp_dir().join(format!("asdf-validate-write-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("out.asdf");
+    let writer = Writer::new(WriteOptions::default());
+    match writer.write_to_path(&root, &path) {
+        Err(WriteError::Invalid(errors)) => assert_eq!(
+            errors.lines(),
+            vec!["/tool: required: expected property name, found it missing".to_string()]
+        ),
+        other => panic!("expected a validation failure, got {other:?}"),
+    }
+    assert!(!path.exists(), "nothing is written when validation fails");
+    // Arrays and the library's own metadata validate.
+    let mut writer = Writer::new(WriteOptions::default());
+    let arr = writer.add_array(ndarray::arr1(&[1.0f64, 2.0]).into_dyn());
+    let good = Node::map([("data", arr)]);
+    assert!(writer.write_to_vec(&good).is_ok());
+    // Opting out writes the invalid tree.
+    let lax = Writer::new(WriteOptions::default().validate(false));
+    assert!(lax.write_to_vec(&root).is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+}
