@@ -1139,14 +1139,67 @@ enum CheckedChoice {
     },
 }
 
+fn register_check_schemas() {
+    let checked = r#"
+$schema: http://stsci.edu/schemas/yaml-schema/draft-01
+id: asdf://example.org/schemas/checked-1.0.0
+type: object
+properties:
+  a: {type: integer, maximum: 10}
+required: [a]
+"#;
+    let choice = r#"
+$schema: http://stsci.edu/schemas/yaml-schema/draft-01
+id: asdf://example.org/schemas/choice-1.0.0
+anyOf:
+  - {type: string}
+  - {type: object}
+"#;
+    let b = r#"
+$schema: http://stsci.edu/schemas/yaml-schema/draft-01
+id: asdf://example.org/schemas/b-1.0.0
+type: object
+properties:
+  x: {type: integer, minimum: 1}
+"#;
+    asdf_core::schema::register_schema("asdf://example.org/schemas/checked-1.0.0", checked)
+        .unwrap();
+    asdf_core::schema::register_schema("asdf://example.org/schemas/choice-1.0.0", choice).unwrap();
+    asdf_core::schema::register_schema("asdf://example.org/schemas/b-1.0.0", b).unwrap();
+}
+
 #[test]
-fn a_schema_attribute_converts_both_ways() {
-    // the schema layer's check is wired by convert::check_schema; here only the hook runs
+fn a_schema_attribute_validates_both_ways() {
+    register_check_schemas();
     let c = Checked { a: 1 };
     assert_eq!(detached(&c), c);
     for v in [CheckedChoice::A, CheckedChoice::B { x: 2 }] {
         assert_eq!(detached(&v), v);
     }
+
+    // writing a value its schema rejects fails, naming the schema and the problem
+    let e = convert::to_node(&Checked { a: 11 }).unwrap_err();
+    assert_eq!(e.path, "/");
+    let text = e.to_string();
+    assert!(
+        text.contains("checked-1.0.0") && text.contains("/a: maximum"),
+        "{text}"
+    );
+    let e = convert::to_node(&CheckedChoice::B { x: 0 })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("b-1.0.0") && e.contains("/x: minimum"), "{e}");
+
+    // reading validates before converting
+    let node = map_node(
+        Some("asdf://example.org/tags/checked-1.0.0"),
+        vec![("a", Node::int(12))],
+    );
+    let e = convert::from_node::<Checked>(&node).unwrap_err();
+    assert!(matches!(e.kind, ConvertErrorKind::Schema { .. }), "{e}");
+    let inside = Node::map([("inner", node)]);
+    let e = convert::from_node::<std::collections::BTreeMap<String, Checked>>(&inside).unwrap_err();
+    assert_eq!(e.path, "/inner");
 }
 
 // ------------------------------------------------------------------ hand-written leaves

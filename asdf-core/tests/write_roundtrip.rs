@@ -167,6 +167,10 @@ fn scratch_dir() -> PathBuf {
     d
 }
 
+/// Sources whose trees python asdf 6 refuses to write (and reads only with a warning):
+/// integer literals beyond [-(2^63 - 2), 2^63 - 1], float and null mapping keys.
+const NOT_PYTHON_WRITABLE: &[&str] = &["layouts_big_ints_beyond_64_", "layouts_yaml11_quirks_"];
+
 /// Writes `file` with `variant`, reads it back; returns the failure, if any.
 fn round_trip(name: &str, file: &AsdfFile, variant: Variant, dir: &Path) -> Option<String> {
     let standard = file
@@ -179,8 +183,29 @@ fn round_trip(name: &str, file: &AsdfFile, variant: Variant, dir: &Path) -> Opti
         .standard(standard)
         .compression(variant.compression)
         .storage(variant.storage);
-    let writer = Writer::from_file(file, opts);
     let out_name = format!("{name}__{}", variant.name);
+    // a source that python asdf itself would refuse to write (integer literals beyond
+    // ±2^63, float or null mapping keys) is refused by our writer too; written without
+    // validation, its content must still survive, but the file is kept out of the python
+    // check (python reads such files only with a warning)
+    let python_writable = NOT_PYTHON_WRITABLE.iter().all(|n| !name.starts_with(n));
+    let scratch;
+    let (opts, dir) = if python_writable {
+        (opts, dir)
+    } else {
+        match Writer::from_file(file, opts.clone()).write_to_vec(file.tree()) {
+            Err(asdf_core::write::WriteError::Invalid(_)) => {}
+            other => {
+                return Some(format!(
+                    "{out_name}: expected a validation error, got {other:?}"
+                ))
+            }
+        }
+        scratch = scratch_dir();
+        std::fs::create_dir_all(&scratch).unwrap();
+        (opts.validate(false), scratch.as_path())
+    };
+    let writer = Writer::from_file(file, opts);
     let path = dir.join(format!("{out_name}.asdf"));
     if let Err(e) = writer.write_to_path(file.tree(), &path) {
         return Some(format!(
@@ -207,7 +232,7 @@ fn round_trip(name: &str, file: &AsdfFile, variant: Variant, dir: &Path) -> Opti
             asdf_core::display_chain(&e)
         ));
     }
-    if out_dir().is_some() {
+    if out_dir().is_some() && python_writable {
         let text = asdf_core::canonical::to_json(&back).unwrap_or_default();
         std::fs::write(dir.join(format!("{out_name}.rust.json")), text).unwrap();
     }
@@ -312,9 +337,8 @@ fn corpus_round_trips() {
         eprintln!("FAIL {f}");
     }
     eprintln!("{checked} round trips, {} failed", failures.len());
-    if out_dir().is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    // the scratch directory holds the files kept out of the python check
+    let _ = std::fs::remove_dir_all(scratch_dir());
     assert!(
         failures.is_empty(),
         "{} round trip(s) failed",

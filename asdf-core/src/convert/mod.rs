@@ -303,9 +303,15 @@ pub fn from_node<T: FromAsdf>(node: &Node) -> Result<T, ConvertError> {
 /// Validates `node` against the schema registered under `uri` (`#[asdf(schema = "…")]`),
 /// as an error at tree path `path` listing every problem.
 pub fn check_schema(uri: &str, node: &Node, path: &str) -> Result<(), ConvertError> {
-    // wired to the schema layer once it lands (see the typed-layer issue)
-    let _ = (uri, node, path);
-    Ok(())
+    crate::schema::validate_against(uri, node).map_err(|e| {
+        ConvertError::new(
+            path,
+            ConvertErrorKind::Schema {
+                schema: uri.to_string(),
+                errors: e.to_string(),
+            },
+        )
+    })
 }
 
 /// The keys of a mapping that a struct does not model, in their order: the type of a

@@ -310,7 +310,7 @@ pub(crate) fn validate_written(opts: &WriteOptions, root: &Node) -> Result<(), W
     if !opts.validate {
         return Ok(());
     }
-    crate::schema::validate_tree(root, opts.standard.as_str()).map_err(WriteError::Invalid)
+    crate::schema::validate_for_write(root, opts.standard.as_str()).map_err(WriteError::Invalid)
 }
 
 /// A registered array.
