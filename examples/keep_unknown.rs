@@ -12,7 +12,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("asdf-rs-keep-unknown.asdf"));
+    run(&out)
+}
 
+/// Writes the example's file to `out` and checks it (also run by `examples/tests`).
+pub fn run(out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     let input = AsdfFile::open(asdf_examples::observation_path())?;
     let mut product: PartialProduct = input.read_as("/")?;
     println!(
@@ -29,13 +33,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // A writer on the input file takes the data of the arrays the struct did not model
     // from it; `Input` keeps each block's codec.
-    let mut writer = Writer::from_file(&input, WriteOptions::default().compression(CompressionChoice::Input));
+    let mut writer = Writer::from_file(
+        &input,
+        WriteOptions::default().compression(CompressionChoice::Input),
+    );
     let root = writer.add_value(&product)?;
-    writer.write_to_path(&root, &out)?;
+    writer.write_to_path(&root, out)?;
 
-    let output = AsdfFile::options().verify_checksums(true).open(&out)?;
+    let output = AsdfFile::options().verify_checksums(true).open(out)?;
     assert_eq!(output.node("/meta/telescope")?.as_str(), Some("EXAMPLE-2"));
-    for path in ["/meta/exposure/start", "/meta/instrument/filter", "/meta/observer"] {
+    for path in [
+        "/meta/exposure/start",
+        "/meta/instrument/filter",
+        "/meta/observer",
+    ] {
         assert_eq!(output.node(path)?, input.node(path)?, "{path}");
     }
     for array in ["/sci", "/err", "/dq", "/sources", "/wavelengths_um"] {

@@ -13,7 +13,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("asdf-rs-typed-observation.asdf"));
+    run(&out)
+}
 
+/// Writes the example's file to `out` and checks it (also run by `examples/tests`).
+pub fn run(out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     // The schema of our own tag: registered once, then every write and every
     // `AsdfFile::validate` checks `Observation` nodes against it.
     asdf_examples::typed::register_schema()?;
@@ -32,10 +36,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut writer = Writer::new(WriteOptions::default());
     let node = writer.add_value(&obs)?; // arrays borrowed, compressed as the struct says
-    writer.write_to_path(&Node::map([("observation", node)]), &out)?;
+    writer.write_to_path(&Node::map([("observation", node)]), out)?;
     println!("wrote {}", out.display());
 
-    let file = AsdfFile::options().verify_checksums(true).open(&out)?;
+    let file = AsdfFile::options().verify_checksums(true).open(out)?;
     file.validate()?; // core schemas and ours
     let back: Observation = file.read_as("/observation")?;
     assert_eq!(back, obs);

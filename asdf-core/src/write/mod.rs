@@ -409,8 +409,17 @@ impl<'a> Writer<'a> {
     /// As [`Writer::add_array`], with per-array options.
     pub fn add_array_with(&mut self, array: impl Into<WriteArray<'a>>, opts: ArrayOptions) -> Node {
         let array = array.into();
-        // a placeholder: only its identity matters, the descriptor is built when writing
-        let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(Vec::new()));
+        // a placeholder: its identity marks the array; the descriptor written is built when
+        // writing. It carries the datatype and shape already, so the tree can be validated
+        // (ndim, datatype) before it is written.
+        let dtype = array.dtype();
+        let mut desc = vec![(Node::str("datatype"), nodes::datatype_node(dtype, false))];
+        desc.push((
+            Node::str("byteorder"),
+            Node::str(nodes::byteorder_of(dtype).as_str()),
+        ));
+        desc.push((Node::str("shape"), nodes::shape_node(array.shape())));
+        let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(desc));
         self.by_id.insert(node.id(), self.arrays.len());
         self.placeholders.push(node.clone());
         self.arrays.push(Registered {

@@ -265,7 +265,7 @@ impl<'w> Prep<'w, '_> {
     }
 
     fn node(&mut self, node: &Node, path: &mut String) -> Result<Node, WriteError> {
-        // scalars are written as they are (placeholders are empty mappings)
+        // scalars are written as they are (placeholders are mappings)
         if !matches!(node.value(), Value::Map(_) | Value::Seq(_)) {
             return Ok(node.clone());
         }
