@@ -764,3 +764,41 @@ fn views_share_the_base_block() {
         assert_eq!(f.array::<i32>("/rev").unwrap(), expected);
     }
 }
+
+/// The writer honours `propertyOrder` and `flowStyle` of a schema registered for a tag.
+#[test]
+fn schema_writing_hints_shape_the_yaml() {
+    asdf_core::schema::register_schema(
+        "asdf://example.org/schemas/ordered-1.0.0",
+        "$schema: http://stsci.edu/schemas/yaml-schema/draft-01\n\
+         id: asdf://example.org/schemas/ordered-1.0.0\n\
+         type: object\n\
+         propertyOrder: [zeta, alpha]\n\
+         properties:\n  alpha: {flowStyle: flow}\n",
+    )
+    .unwrap();
+    asdf_core::schema::register_tag(
+        "asdf://example.org/tags/ordered-1.0.0",
+        "asdf://example.org/schemas/ordered-1.0.0",
+    );
+    let thing = Node::tagged(
+        "asdf://example.org/tags/ordered-1.0.0",
+        Value::Map(vec![
+            (
+                Node::str("alpha"),
+                Node::map([("x", Node::int(1)), ("y", Node::int(2))]),
+            ),
+            (Node::str("beta"), Node::int(3)),
+            (Node::str("zeta"), Node::int(4)),
+        ]),
+    );
+    let w = Writer::new(WriteOptions::default());
+    let bytes = w.write_to_vec(&Node::map([("thing", thing)])).unwrap();
+    dump("schema_hints", &bytes);
+    let text = text_of(&bytes);
+    let zeta = text.find("zeta:").unwrap();
+    let alpha = text.find("alpha:").unwrap();
+    let beta = text.find("beta:").unwrap();
+    assert!(zeta < alpha && alpha < beta, "{text}");
+    assert!(text.contains("alpha: {x: 1, y: 2}"), "{text}");
+}

@@ -45,6 +45,7 @@
 //! ```
 
 pub mod bundled;
+mod hints;
 mod instance;
 mod keywords;
 mod registry;
@@ -56,6 +57,7 @@ use std::path::Path;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value as JsonValue;
 
+pub use hints::apply_style_hints;
 pub use keywords::{can_cast_scalar, effective_tag, uri_match};
 
 use crate::yaml::Node;

@@ -145,6 +145,8 @@ pub(crate) fn plan<'w>(
         source_handle: None,
     };
     let root = p.root(root)?;
+    // the writing hints of the tags' schemas: propertyOrder, flowStyle, style
+    let root = crate::schema::apply_style_hints(&root, writer.opts.standard.as_str());
     let mut tag_handles = vec![("!".to_string(), nodes::ASDF.to_string())];
     if let Some(f) = writer.source {
         for (h, prefix) in &f.document().tag_directives {
