@@ -1102,13 +1102,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "prints an expansion for reading"]
-    fn print() {
-        let src = std::env::var("ASDF_DERIVE_SRC").unwrap_or_default();
-        println!("{}", expand(&src));
-    }
-
-    #[test]
     fn bounds_go_on_used_type_parameters_only() {
         let text = expand(
             r#"struct P<T, U, V> { a: Vec<T>, #[asdf(skip)] b: U, #[asdf(with = "m")] c: V }"#,
