@@ -343,3 +343,25 @@ mod props {
         }
     }
 }
+
+#[test]
+fn ordered_maps_keep_file_order() {
+    let m = convert::OrderedMap(vec![
+        ("zeta".to_string(), vec![1i32]),
+        ("alpha".to_string(), vec![]),
+        ("mid".to_string(), vec![-3]),
+    ]);
+    let back = through_file("ordered_map", &m);
+    assert_eq!(back, m);
+    let f = AsdfFile::open(fixture("big_ints.asdf")).unwrap();
+    let order: convert::OrderedMap<Node> = f.read_as("/").unwrap();
+    let keys: Vec<&str> = order.0.iter().map(|(k, _)| k.as_str()).collect();
+    let file_keys: Vec<&str> = f
+        .tree()
+        .as_map()
+        .unwrap()
+        .iter()
+        .map(|(k, _)| k.as_str().unwrap())
+        .collect();
+    assert_eq!(keys, file_keys);
+}

@@ -7,7 +7,9 @@ use std::hash::BuildHasher;
 use ndarray::{ArrayBase, Data, Dimension};
 use num_complex::Complex;
 
-use super::{ConvertError, ConvertErrorKind, Extra, FromAsdf, FromContext, ToAsdf, ToContext};
+use super::{
+    ConvertError, ConvertErrorKind, Extra, FromAsdf, FromContext, OrderedMap, ToAsdf, ToContext,
+};
 use crate::array::{self, DynArray, Element, NdArrayMeta, WriteArray};
 use crate::yaml::{Integer, Node, Value};
 
@@ -607,6 +609,20 @@ impl<V: FromAsdf, S: BuildHasher + Default> FromAsdf for HashMap<String, V, S> {
             out.insert(k, v);
         })?;
         Ok(out)
+    }
+}
+
+impl<V: ToAsdf> ToAsdf for OrderedMap<V> {
+    fn to_asdf<'a>(&'a self, ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError> {
+        write_map(self.0.iter().map(|(k, v)| (k, v)), ctx)
+    }
+}
+
+impl<V: FromAsdf> FromAsdf for OrderedMap<V> {
+    fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<Self, ConvertError> {
+        let mut out = Vec::new();
+        read_map(node, ctx, |k, v| out.push((k, v)))?;
+        Ok(OrderedMap(out))
     }
 }
 

@@ -314,6 +314,28 @@ pub fn check_schema(uri: &str, node: &Node, path: &str) -> Result<(), ConvertErr
     })
 }
 
+/// A mapping with string keys kept in file (insertion) order: what `BTreeMap` (sorted) and
+/// `HashMap` (written sorted) cannot keep. Reading rejects non-string keys other than
+/// integers and booleans, which are read as their text.
+///
+/// ```
+/// use asdf_core::convert::{from_node, to_node, OrderedMap};
+/// let m = OrderedMap(vec![("z".to_string(), 1u8), ("a".to_string(), 2)]);
+/// let node = to_node(&m)?;
+/// assert_eq!(node.as_map().unwrap()[0].0.as_str(), Some("z"));
+/// assert_eq!(from_node::<OrderedMap<u8>>(&node)?, m);
+/// # Ok::<(), asdf_core::convert::ConvertError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V> OrderedMap<V> {
+    /// The value of `key` (the first, if the file repeats it).
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
 /// The keys of a mapping that a struct does not model, in their order: the type of a
 /// derived struct's catch-all field (`#[asdf(extra)]`). Reading keeps them, writing puts
 /// them back after the struct's own keys, so unknown parts of a file survive a round trip.
