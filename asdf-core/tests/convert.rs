@@ -365,3 +365,55 @@ fn ordered_maps_keep_file_order() {
         .collect();
     assert_eq!(keys, file_keys);
 }
+
+#[test]
+fn lazy_arrays_load_when_asked() {
+    use asdf_core::convert::LazyArray;
+    // observation.asdf: sci is a zlib float32 (64, 64) block
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/observation.asdf");
+    let f = AsdfFile::open(&path).unwrap();
+    let lazy: LazyArray<f32, ndarray::Ix2> = f.read_as("/sci").unwrap();
+    assert_eq!(lazy.shape(), Some(vec![64, 64]));
+    assert_eq!(lazy.path(), "/sci");
+    let loaded = lazy.load(&f).unwrap();
+    assert_eq!(loaded.into_dyn(), f.array::<f32>("/sci").unwrap());
+    // datatype and rank are checked when the value is read, before any data
+    let e = f
+        .read_as::<LazyArray<f64, ndarray::Ix2>>("/sci")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("/sci") && e.contains("float32"), "{e}");
+    let e = f
+        .read_as::<LazyArray<f32, ndarray::Ix1>>("/sci")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1 dimensions"), "{e}");
+    // written back through a writer on the same file, the data is copied from it
+    let mut w = Writer::from_file(&f, WriteOptions::default());
+    let node = w.add_value(&lazy).unwrap();
+    let bytes = w.write_to_vec(&Node::map([("sci", node)])).unwrap();
+    let g = AsdfFile::from_bytes(bytes).unwrap();
+    assert_eq!(
+        g.array::<f32>("/sci").unwrap(),
+        f.array::<f32>("/sci").unwrap()
+    );
+
+    // no block is read until `load`: with the sci block's data destroyed, reading the value
+    // works and loading it fails
+    let mut bytes = std::fs::read(&path).unwrap();
+    let sci = f
+        .node("/sci")
+        .unwrap()
+        .get("source")
+        .and_then(Node::as_i64)
+        .unwrap();
+    let b = &f.blocks()[usize::try_from(sci).unwrap()];
+    let start = usize::try_from(b.offset).unwrap() + 6 + usize::from(b.header_size);
+    for x in &mut bytes[start..start + 16] {
+        *x = 0xFF;
+    }
+    let broken = AsdfFile::from_bytes(bytes).unwrap();
+    let lazy: LazyArray<f32, ndarray::Ix2> = broken.read_as("/sci").unwrap();
+    assert!(lazy.load(&broken).is_err());
+    assert!(broken.read_as::<Array2<f32>>("/sci").is_err());
+}

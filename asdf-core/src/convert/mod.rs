@@ -14,6 +14,7 @@
 
 mod error;
 mod impls;
+mod lazy;
 /// Helpers shared with the serde bridge.
 pub(crate) mod impls_support {
     pub(crate) use super::impls::{big_integer_node, MAX_LITERAL, MIN_LITERAL};
@@ -24,6 +25,7 @@ use crate::yaml::Node;
 
 pub use error::{ConvertError, ConvertErrorKind};
 pub use impls::describe;
+pub use lazy::LazyArray;
 
 /// One step of a tree path: a mapping key or a sequence index.
 #[derive(Clone, Debug, PartialEq, Eq)]
