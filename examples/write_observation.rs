@@ -12,7 +12,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("asdf-rs-example.asdf"));
+    run(&out)
+}
 
+/// Writes the example's file to `out` and checks it (also run by `examples/tests`).
+pub fn run(out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     let sci = Array2::from_shape_fn((512, 512), |(y, x)| ((x * y) % 97) as f32);
     let wavelengths = Array1::linspace(1.5, 2.5, 11);
 
@@ -33,10 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("sci", sci_node),
         ("wavelengths_um", wl_node),
     ]);
-    let summary = writer.write_to_path(&root, &out)?;
+    let summary = writer.write_to_path(&root, out)?;
     println!("wrote {} ({} bytes)", out.display(), summary.len);
 
-    let file = AsdfFile::options().verify_checksums(true).open(&out)?;
+    let file = AsdfFile::options().verify_checksums(true).open(out)?;
     assert_eq!(file.array::<f32>("/sci")?, sci.into_dyn());
     assert_eq!(
         file.array::<f64>("/wavelengths_um")?,

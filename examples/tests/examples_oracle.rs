@@ -12,6 +12,10 @@ mod typed_observation;
 #[path = "../keep_unknown.rs"]
 mod keep_unknown;
 
+#[allow(dead_code)]
+#[path = "../write_observation.rs"]
+mod write_observation;
+
 fn out_path(name: &str) -> PathBuf {
     let dir = std::env::var_os("ASDF_WRITE_OUT")
         .map(PathBuf::from)
@@ -46,4 +50,9 @@ fn typed_observation_writes_reads_and_validates() {
 #[test]
 fn keep_unknown_keeps_what_the_struct_does_not_model() {
     keep_unknown::run(&out_path("keep_unknown")).unwrap();
+}
+
+#[test]
+fn write_observation_writes_and_reads_back() {
+    write_observation::run(&out_path("write_observation")).unwrap();
 }
