@@ -43,25 +43,38 @@ impl Walker<'_> {
         if let Some(n) = self.memo.get(&node.id()) {
             return n.clone();
         }
-        // children first, then this node's own schemas
+        // children first (a new vector only once a child changes), then this node's schemas
         let mut out = match node.value() {
             Value::Map(entries) => {
-                let new: Vec<(Node, Node)> = entries
-                    .iter()
-                    .map(|(k, v)| (k.clone(), self.walk(v, depth + 1)))
-                    .collect();
-                if new.iter().zip(entries).all(|(a, b)| a.1.ptr_eq(&b.1)) {
-                    node.clone()
-                } else {
-                    rebuild(node, Value::Map(new), node.style())
+                let mut new: Option<Vec<(Node, Node)>> = None;
+                for (i, (_, v)) in entries.iter().enumerate() {
+                    let w = self.walk(v, depth + 1);
+                    if !w.ptr_eq(v) {
+                        let n = new.get_or_insert_with(|| entries.clone());
+                        if let Some(slot) = n.get_mut(i) {
+                            slot.1 = w;
+                        }
+                    }
+                }
+                match new {
+                    Some(n) => rebuild(node, Value::Map(n), node.style()),
+                    None => node.clone(),
                 }
             }
             Value::Seq(items) => {
-                let new: Vec<Node> = items.iter().map(|v| self.walk(v, depth + 1)).collect();
-                if new.iter().zip(items).all(|(a, b)| a.ptr_eq(b)) {
-                    node.clone()
-                } else {
-                    rebuild(node, Value::Seq(new), node.style())
+                let mut new: Option<Vec<Node>> = None;
+                for (i, v) in items.iter().enumerate() {
+                    let w = self.walk(v, depth + 1);
+                    if !w.ptr_eq(v) {
+                        let n = new.get_or_insert_with(|| items.clone());
+                        if let Some(slot) = n.get_mut(i) {
+                            *slot = w;
+                        }
+                    }
+                }
+                match new {
+                    Some(n) => rebuild(node, Value::Seq(n), node.style()),
+                    None => node.clone(),
                 }
             }
             _ => node.clone(),
@@ -118,34 +131,35 @@ fn apply(node: &Node, schema: &JsonValue, doc: &Arc<JsonValue>, uri: &str, depth
     }
     match node.value() {
         Value::Map(entries) => {
-            let mut entries = entries.clone();
-            let mut changed = false;
+            let mut new: Option<Vec<(Node, Node)>> = None;
             if let Some(props) = obj.get("properties").and_then(JsonValue::as_object) {
-                for (k, v) in entries.iter_mut() {
-                    let Some(sub) = k.as_str().and_then(|k| props.get(k)) else {
+                // look the (few) properties up in the (possibly large) mapping
+                for (name, sub) in props {
+                    let Some(i) = entries.iter().position(|(k, _)| k.as_str() == Some(name)) else {
                         continue;
                     };
-                    let new = apply(v, sub, doc, uri, depth + 1);
-                    if !new.ptr_eq(v) {
-                        *v = new;
-                        changed = true;
+                    let Some((_, v)) = entries.get(i) else {
+                        continue;
+                    };
+                    let w = apply(v, sub, doc, uri, depth + 1);
+                    if !w.ptr_eq(v) {
+                        let n = new.get_or_insert_with(|| entries.clone());
+                        if let Some(slot) = n.get_mut(i) {
+                            slot.1 = w;
+                        }
                     }
                 }
             }
             if let Some(order) = obj.get("propertyOrder").and_then(JsonValue::as_array) {
-                let reordered = reorder(&entries, order);
-                if reordered
-                    .iter()
-                    .zip(&entries)
-                    .any(|(a, b)| !a.0.ptr_eq(&b.0))
-                {
-                    entries = reordered;
-                    changed = true;
+                let current = new.as_deref().unwrap_or(entries);
+                if !in_order(current, order) {
+                    new = Some(reorder(current, order));
                 }
             }
             let style = collection_style(obj).unwrap_or(node.style());
-            if changed || style != node.style() {
-                node = rebuild(&node, Value::Map(entries), style);
+            if new.is_some() || style != node.style() {
+                let value = new.unwrap_or_else(|| entries.clone());
+                node = rebuild(&node, Value::Map(value), style);
             }
         }
         Value::Seq(items) => {
@@ -186,6 +200,19 @@ fn collection_style(obj: &serde_json::Map<String, JsonValue>) -> Option<Style> {
         Some("block") => Some(Style::Collection(CollectionStyle::Block)),
         _ => None,
     }
+}
+
+/// Whether the keys named in `order` that `entries` has come first, in that order.
+fn in_order(entries: &[(Node, Node)], order: &[JsonValue]) -> bool {
+    let mut next = 0usize;
+    for name in order.iter().filter_map(JsonValue::as_str) {
+        match entries.iter().position(|(k, _)| k.as_str() == Some(name)) {
+            Some(i) if i == next => next += 1,
+            Some(_) => return false,
+            None => {}
+        }
+    }
+    true
 }
 
 /// The keys named in `order` first, in that order, then the others as they were.

@@ -283,6 +283,40 @@ fn write_checks(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
     let range = format!(
         "an integer from {MIN_LITERAL_INT} to {MAX_LITERAL_INT} (larger ones need core/integer)"
     );
+    let bad_key = |k: &Node| {
+        out_of_range(k.value())
+            || (restricted_keys
+                && (k.tag().is_some()
+                    || !matches!(
+                        k.value(),
+                        crate::yaml::Value::Str(_)
+                            | crate::yaml::Value::Int(_)
+                            | crate::yaml::Value::Bool(_)
+                    )))
+    };
+    // a first pass without paths: trees almost always pass, and paths cost a string each
+    let mut clean = true;
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if out_of_range(n.value()) {
+            clean = false;
+            break;
+        }
+        match n.value() {
+            crate::yaml::Value::Seq(items) => stack.extend(items.iter()),
+            crate::yaml::Value::Map(entries) => {
+                if entries.iter().any(|(k, _)| bad_key(k)) {
+                    clean = false;
+                    break;
+                }
+                stack.extend(entries.iter().map(|(_, v)| v));
+            }
+            _ => {}
+        }
+    }
+    if clean {
+        return out.finish().into_result();
+    }
     root.walk(|path, node| {
         if out_of_range(node.value()) {
             out.push(
