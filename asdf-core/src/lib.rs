@@ -13,6 +13,9 @@
 //! | [`codec`] | decompression/compression by 4-byte label |
 //! | [`yaml`] | the tagged tree [`Node`], YAML 1.1 scalar resolution, parsing |
 //! | [`array`](mod@array) | ndarray descriptors, datatypes, inline data, binding to `ndarray` |
+//! | [`schema`] | bundled schemas, tag → schema per standard version, validation, writing hints |
+//! | [`convert`] | [`ToAsdf`]/[`FromAsdf`] (and `#[derive(AsdfType)]`): typed values ↔ nodes |
+//! | [`serde_node`] | serde `Serializer`/`Deserializer` over [`Node`], [`serde_node::Serde`] |
 //! | [`file`](mod@file) | [`AsdfFile`]: open (lazy, optional mmap), typed access, `$ref` resolution |
 //! | [`write`](mod@write) | [`write::Writer`]: emit the tree and blocks, storage modes, atomic writes, update |
 //! | [`canonical`] | the `asdf-canonical/1` JSON form of a file's content |
@@ -24,6 +27,9 @@
 //! println!("{:?}", data.shape());
 //! # Ok::<(), asdf_core::Error>(())
 //! ```
+//!
+//! Typed values: derive [`AsdfType`](derive@AsdfType) on a struct, write it with
+//! [`write::Writer::add_value`], read it with [`AsdfFile::read_as`].
 
 pub mod array;
 pub mod canonical;
