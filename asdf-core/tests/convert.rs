@@ -2,6 +2,8 @@
 //! round trips through nodes and through written files, python-written values, and errors
 //! naming tree paths.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -19,18 +21,8 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// With `ASDF_WRITE_OUT=DIR`, saves a written file and our canonical reading of it for the
-/// python check (`tests/oracle/check_written.py`).
 fn dump(name: &str, bytes: &[u8]) {
-    let Some(dir) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) else {
-        return;
-    };
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("convert_{name}.asdf"));
-    std::fs::write(&path, bytes).unwrap();
-    let f = AsdfFile::open(&path).unwrap();
-    let json = asdf_core::canonical::to_json(&f).unwrap();
-    std::fs::write(dir.join(format!("convert_{name}.rust.json")), json).unwrap();
+    common::dump_for_oracle(&format!("convert_{name}"), bytes);
 }
 
 /// Writes `value` under key `/v` of a file and reads it back as `T`.

@@ -2,6 +2,8 @@
 //! written files), tags and tag patterns, unknown keys kept, enums, newtype and tuple
 //! structs, generics, and errors naming the tree path.
 
+mod common;
+
 use std::path::PathBuf;
 
 use asdf_core::array::{ArrayOptions, CompressionChoice, Storage};
@@ -22,18 +24,8 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-/// With `ASDF_WRITE_OUT=DIR`, saves a written file and our canonical reading of it for the
-/// python check (`tests/oracle/check_written.py`).
 fn dump(name: &str, bytes: &[u8]) {
-    let Some(dir) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) else {
-        return;
-    };
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("derive_{name}.asdf"));
-    std::fs::write(&path, bytes).unwrap();
-    let f = AsdfFile::open(&path).unwrap();
-    let json = asdf_core::canonical::to_json(&f).unwrap();
-    std::fs::write(dir.join(format!("derive_{name}.rust.json")), json).unwrap();
+    common::dump_for_oracle(&format!("derive_{name}"), bytes);
 }
 
 /// Writes `value` under key `/v` of a file (saved on disk and opened with

@@ -4,8 +4,9 @@
 //! With `ASDF_WRITE_OUT=DIR` the written files and our canonical reading of them are saved
 //! there for `tests/oracle/check_written.py` (python asdf 6.0.0, warnings as errors).
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 
 use asdf_core::serde_node::{from_node, from_node_borrowed, to_node, Serde, SerdeErrorKind};
 use asdf_core::write::{WriteOptions, Writer};
@@ -323,18 +324,8 @@ fn the_wrapper_is_a_typed_value() {
     assert_eq!(e.to_string(), "/items/0/count: 300 does not fit in u8");
 }
 
-/// With `ASDF_WRITE_OUT=DIR`, saves a written file and our canonical reading of it for
-/// `tests/oracle/check_written.py`.
 fn dump(name: &str, bytes: &[u8]) {
-    let Some(dir) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) else {
-        return;
-    };
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("serde_{name}.asdf"));
-    std::fs::write(&path, bytes).unwrap();
-    let f = AsdfFile::open(&path).unwrap();
-    let json = asdf_core::canonical::to_json(&f).unwrap();
-    std::fs::write(dir.join(format!("serde_{name}.rust.json")), json).unwrap();
+    common::dump_for_oracle(&format!("serde_{name}"), bytes);
 }
 
 /// A serde subtree that python asdf reads: string or integer keys only (python needs

@@ -1,6 +1,8 @@
 //! The writer's API: layout of the bytes written, options, storage modes, streaming,
 //! in-place update.
 
+mod common;
+
 use std::borrow::Cow;
 use std::path::PathBuf;
 
@@ -22,18 +24,8 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-/// With `ASDF_WRITE_OUT=DIR`, saves a written file and our canonical reading of it for
-/// `tests/oracle/check_written.py`.
 fn dump(name: &str, bytes: &[u8]) {
-    let Some(dir) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) else {
-        return;
-    };
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("api_{name}.asdf"));
-    std::fs::write(&path, bytes).unwrap();
-    let f = AsdfFile::open(&path).unwrap();
-    let json = asdf_core::canonical::to_json(&f).unwrap();
-    std::fs::write(dir.join(format!("api_{name}.rust.json")), json).unwrap();
+    common::dump_for_oracle(&format!("api_{name}"), bytes);
 }
 
 fn text_of(bytes: &[u8]) -> String {

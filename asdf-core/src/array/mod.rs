@@ -29,7 +29,7 @@ mod bind;
 mod canonical;
 mod dtype;
 mod element;
-mod inline;
+pub(crate) mod inline;
 mod meta;
 pub(crate) mod nodes;
 mod owned;

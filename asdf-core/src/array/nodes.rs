@@ -246,15 +246,15 @@ pub(crate) fn inline_readable(dtype: &DType, shape: &[usize]) -> bool {
 /// warns when it reads them: whether every 64-bit integer of the data (C-order elements of
 /// `dt`) is inside that range, so the array may be written inline.
 pub(crate) fn inline_literals_ok(dt: &DType, bytes: &[u8]) -> bool {
-    const MIN: i64 = -((1i64 << 62) - 1) * 2; // -(2^63 - 2)
+    use crate::yaml::{MAX_LITERAL_INT, MIN_LITERAL_INT};
     let scalar_ok = |ty: ScalarType, order: ByteOrder, b: &[u8]| -> bool {
         match ty {
             ScalarType::Int64 => b
                 .chunks_exact(8)
-                .all(|c| i64::from_le_bytes(take(c, order)) >= MIN),
+                .all(|c| i128::from(i64::from_le_bytes(take(c, order))) >= MIN_LITERAL_INT),
             ScalarType::UInt64 => b
                 .chunks_exact(8)
-                .all(|c| u64::from_le_bytes(take(c, order)) <= i64::MAX as u64),
+                .all(|c| i128::from(u64::from_le_bytes(take(c, order))) <= MAX_LITERAL_INT),
             _ => true,
         }
     };

@@ -10,8 +10,10 @@ use num_complex::Complex;
 use super::{
     ConvertError, ConvertErrorKind, Extra, FromAsdf, FromContext, OrderedMap, ToAsdf, ToContext,
 };
+use crate::array::inline::parse_complex;
+use crate::array::nodes::complex_text;
 use crate::array::{self, DynArray, Element, NdArrayMeta, WriteArray};
-use crate::yaml::{Integer, Node, Value};
+use crate::yaml::{Integer, Node, Value, MAX_LITERAL_INT, MIN_LITERAL_INT};
 
 const ASDF: &str = "tag:stsci.edu:asdf/";
 
@@ -134,15 +136,10 @@ impl FromAsdf for bool {
     }
 }
 
-/// Python asdf 6 refuses to write integer literals outside [-(2^63 - 2), 2^63 - 1] (and warns
-/// when it reads them); beyond that range integers are written as `core/integer` (32-bit
-/// words in an array), which it converts to python ints.
-pub(crate) const MIN_LITERAL: i128 = -((1i128 << 63) - 2);
-/// The largest integer literal python asdf 6 writes.
-pub(crate) const MAX_LITERAL: i128 = (1i128 << 63) - 1;
-
+/// An integer: a literal within python asdf's literal range, `core/integer` (32-bit words in
+/// an array, which python converts to an int) beyond it.
 fn write_int(v: i128, ctx: &mut ToContext<'_, '_>) -> Result<Node, ConvertError> {
-    if (MIN_LITERAL..=MAX_LITERAL).contains(&v) {
+    if (MIN_LITERAL_INT..=MAX_LITERAL_INT).contains(&v) {
         return Ok(Node::int(v));
     }
     let magnitude = v.unsigned_abs();
@@ -321,73 +318,6 @@ impl FromAsdf for String {
 }
 
 // ---------------------------------------------------------------- complex
-
-fn complex_text(re: f64, im: f64) -> String {
-    fn f(v: f64) -> String {
-        if v.is_nan() {
-            "nan".into()
-        } else if v.is_infinite() {
-            if v > 0.0 { "inf" } else { "-inf" }.into()
-        } else {
-            format!("{v:?}")
-        }
-    }
-    let sign = if im.is_nan() || !im.is_sign_negative() {
-        "+"
-    } else {
-        "-"
-    };
-    let im_abs = if im.is_nan() { im } else { im.abs() };
-    format!("({}{sign}{}j)", f(re), f(im_abs))
-}
-
-/// Parses python's `complex()` text forms: `(1+2j)`, `1-2j`, `2j`, `1`, `inf+nanj`; `i`
-/// accepted for `j`.
-pub(crate) fn parse_complex(text: &str) -> Option<(f64, f64)> {
-    let t = text.trim();
-    let t = t
-        .strip_prefix('(')
-        .and_then(|x| x.strip_suffix(')'))
-        .unwrap_or(t)
-        .trim();
-    let float = |s: &str| -> Option<f64> {
-        match s.to_ascii_lowercase().as_str() {
-            "nan" | "+nan" | "-nan" => Some(f64::NAN),
-            "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
-            "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
-            "" | "+" => Some(1.0),
-            "-" => Some(-1.0),
-            x => x.parse::<f64>().ok(),
-        }
-    };
-    let Some(body) = t.strip_suffix(['j', 'J', 'i', 'I']) else {
-        return Some((float_strict(t)?, 0.0));
-    };
-    // split at the last sign that is not at the start and not after an exponent marker
-    let bytes = body.as_bytes();
-    let mut split = None;
-    for i in (1..bytes.len()).rev() {
-        let c = bytes[i];
-        if (c == b'+' || c == b'-') && !matches!(bytes[i - 1], b'e' | b'E') {
-            split = Some(i);
-            break;
-        }
-    }
-    match split {
-        Some(i) => Some((float_strict(&body[..i])?, float(&body[i..])?)),
-        None => Some((0.0, float(body)?)),
-    }
-}
-
-fn float_strict(s: &str) -> Option<f64> {
-    match s.to_ascii_lowercase().as_str() {
-        "nan" | "+nan" | "-nan" => Some(f64::NAN),
-        "inf" | "+inf" => Some(f64::INFINITY),
-        "-inf" => Some(f64::NEG_INFINITY),
-        x if !x.is_empty() => x.parse::<f64>().ok(),
-        _ => None,
-    }
-}
 
 macro_rules! complex_impl {
     ($($t:ty),*) => {$(

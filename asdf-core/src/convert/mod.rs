@@ -17,7 +17,7 @@ mod impls;
 mod lazy;
 /// Helpers shared with the serde bridge.
 pub(crate) mod impls_support {
-    pub(crate) use super::impls::{big_integer_node, MAX_LITERAL, MIN_LITERAL};
+    pub(crate) use super::impls::big_integer_node;
 }
 
 use crate::array::{ArrayOptions, DynArray, WriteArray};

@@ -163,20 +163,22 @@ fn apply(node: &Node, schema: &JsonValue, doc: &Arc<JsonValue>, uri: &str, depth
             }
         }
         Value::Seq(items) => {
-            let mut items = items.clone();
-            let mut changed = false;
+            let mut new: Option<Vec<Node>> = None;
             if let Some(sub) = obj.get("items").filter(|s| s.is_object()) {
-                for v in items.iter_mut() {
-                    let new = apply(v, sub, doc, uri, depth + 1);
-                    if !new.ptr_eq(v) {
-                        *v = new;
-                        changed = true;
+                for (i, v) in items.iter().enumerate() {
+                    let w = apply(v, sub, doc, uri, depth + 1);
+                    if !w.ptr_eq(v) {
+                        let n = new.get_or_insert_with(|| items.clone());
+                        if let Some(slot) = n.get_mut(i) {
+                            *slot = w;
+                        }
                     }
                 }
             }
             let style = collection_style(obj).unwrap_or(node.style());
-            if changed || style != node.style() {
-                node = rebuild(&node, Value::Seq(items), style);
+            if new.is_some() || style != node.style() {
+                let value = new.unwrap_or_else(|| items.clone());
+                node = rebuild(&node, Value::Seq(value), style);
             }
         }
         Value::Str(s) => {

@@ -255,11 +255,7 @@ pub fn validate_tagged(root: &Node, standard: &str) -> Result<(), ValidationErro
     })
 }
 
-/// Largest integer python asdf writes as a plain literal (`2**63 - 1`); larger ones need
-/// `core/integer`.
-pub const MAX_LITERAL_INT: i128 = (1 << 63) - 1;
-/// Smallest integer python asdf writes as a plain literal (`-(2**63 - 2)`).
-pub const MIN_LITERAL_INT: i128 = -((1 << 63) - 2);
+pub use crate::yaml::{MAX_LITERAL_INT, MIN_LITERAL_INT};
 
 /// What python asdf checks before writing a tree: [`validate_tree`], plus integer literals
 /// within [`MIN_LITERAL_INT`]..=[`MAX_LITERAL_INT`] (values and mapping keys), and, from

@@ -102,12 +102,14 @@ impl<T: DeserializeOwned> FromAsdf for Serde<T> {
     }
 }
 
-use crate::convert::impls_support::{big_integer_node, MAX_LITERAL, MIN_LITERAL};
+use crate::convert::impls_support::big_integer_node;
 
 /// Magnitude and sign of an integer node outside the literal range that fits 128 bits.
 fn big_literal(node: &Node) -> Option<(u128, bool)> {
     match node.value() {
-        Value::Int(Integer::Small(v)) if !(MIN_LITERAL..=MAX_LITERAL).contains(v) => {
+        Value::Int(Integer::Small(v))
+            if !(crate::yaml::MIN_LITERAL_INT..=crate::yaml::MAX_LITERAL_INT).contains(v) =>
+        {
             Some((v.unsigned_abs(), *v < 0))
         }
         Value::Int(Integer::Big(s)) => match s.strip_prefix('-') {
@@ -124,38 +126,11 @@ fn encode_big_integers(
     node: &Node,
     ctx: &mut ToContext<'_, '_>,
 ) -> Result<Option<Node>, ConvertError> {
-    if let Some((magnitude, negative)) = big_literal(node) {
+    rewrite(node, ctx, &|node, ctx| {
+        let (magnitude, negative) = big_literal(node)?;
         let text = node.as_int().map(ToString::to_string).unwrap_or_default();
-        return big_integer_node(magnitude, negative, &text, ctx).map(Some);
-    }
-    match node.value() {
-        Value::Seq(items) => {
-            let mut out: Option<Vec<Node>> = None;
-            for (i, item) in items.iter().enumerate() {
-                if let Some(new) = ctx.index(i, |ctx| encode_big_integers(item, ctx))? {
-                    let v = out.get_or_insert_with(|| items.clone());
-                    if let Some(slot) = v.get_mut(i) {
-                        *slot = new;
-                    }
-                }
-            }
-            Ok(out.map(|v| Node::new(Value::Seq(v))))
-        }
-        Value::Map(entries) => {
-            let mut out: Option<Vec<(Node, Node)>> = None;
-            for (i, (k, item)) in entries.iter().enumerate() {
-                let key = key_text(k);
-                if let Some(new) = ctx.key(&key, |ctx| encode_big_integers(item, ctx))? {
-                    let v = out.get_or_insert_with(|| entries.clone());
-                    if let Some(slot) = v.get_mut(i) {
-                        slot.1 = new;
-                    }
-                }
-            }
-            Ok(out.map(|v| Node::new(Value::Map(v))))
-        }
-        _ => Ok(None),
-    }
+        Some(big_integer_node(magnitude, negative, &text, ctx))
+    })
 }
 
 fn is_integer_tag(tag: Option<&str>) -> bool {
@@ -169,18 +144,60 @@ fn decode_big_integers(
     node: &Node,
     ctx: &mut FromContext<'_>,
 ) -> Result<Option<Node>, ConvertError> {
-    if is_integer_tag(node.tag()) {
+    rewrite(node, ctx, &|node, ctx| {
+        if !is_integer_tag(node.tag()) {
+            return None;
+        }
         let v = match i128::from_asdf(node, ctx) {
-            Ok(v) => Integer::Small(v),
-            Err(_) => Integer::Big(u128::from_asdf(node, ctx)?.to_string()),
+            Ok(v) => Ok(Integer::Small(v)),
+            Err(_) => u128::from_asdf(node, ctx).map(|v| Integer::Big(v.to_string())),
         };
-        return Ok(Some(Node::new(Value::Int(v))));
+        Some(v.map(|v| Node::new(Value::Int(v))))
+    })
+}
+
+/// A conversion context that tracks the tree path.
+trait Descend {
+    fn key_of<R>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> R) -> R;
+    fn index_of<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R;
+}
+
+impl Descend for ToContext<'_, '_> {
+    fn key_of<R>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.key(key, f)
+    }
+    fn index_of<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.index(index, f)
+    }
+}
+
+impl Descend for FromContext<'_> {
+    fn key_of<R>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.key(key, f)
+    }
+    fn index_of<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.index(index, f)
+    }
+}
+
+/// Replaces a node (`Some`), or lets [`rewrite`] go into its children (`None`).
+type Replace<C> = dyn Fn(&Node, &mut C) -> Option<Result<Node, ConvertError>>;
+
+/// The subtree with every node that `replace` handles replaced, untouched parts shared;
+/// `None` when nothing was replaced.
+fn rewrite<C: Descend>(
+    node: &Node,
+    ctx: &mut C,
+    replace: &Replace<C>,
+) -> Result<Option<Node>, ConvertError> {
+    if let Some(new) = replace(node, ctx) {
+        return new.map(Some);
     }
     match node.value() {
         Value::Seq(items) => {
             let mut out: Option<Vec<Node>> = None;
             for (i, item) in items.iter().enumerate() {
-                if let Some(new) = ctx.index(i, |ctx| decode_big_integers(item, ctx))? {
+                if let Some(new) = ctx.index_of(i, |ctx| rewrite(item, ctx, replace))? {
                     let v = out.get_or_insert_with(|| items.clone());
                     if let Some(slot) = v.get_mut(i) {
                         *slot = new;
@@ -193,7 +210,7 @@ fn decode_big_integers(
             let mut out: Option<Vec<(Node, Node)>> = None;
             for (i, (k, item)) in entries.iter().enumerate() {
                 let key = key_text(k);
-                if let Some(new) = ctx.key(&key, |ctx| decode_big_integers(item, ctx))? {
+                if let Some(new) = ctx.key_of(&key, |ctx| rewrite(item, ctx, replace))? {
                     let v = out.get_or_insert_with(|| entries.clone());
                     if let Some(slot) = v.get_mut(i) {
                         slot.1 = new;

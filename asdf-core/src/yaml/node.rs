@@ -21,6 +21,13 @@ pub enum Integer {
     Big(String),
 }
 
+/// Largest integer python asdf 6 writes as a plain literal (`2**63 - 1`); larger ones need
+/// `core/integer`.
+pub const MAX_LITERAL_INT: i128 = (1 << 63) - 1;
+/// Smallest integer python asdf 6 writes as a plain literal (`-(2**63 - 2)`); it refuses to
+/// write literals beyond these bounds and warns when it reads them.
+pub const MIN_LITERAL_INT: i128 = -((1 << 63) - 2);
+
 impl Integer {
     /// The value as `i64`, when it fits.
     pub fn as_i64(&self) -> Option<i64> {

@@ -306,6 +306,21 @@ pub fn parse_json(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))
 }
 
+/// With `ASDF_WRITE_OUT=DIR`, saves a written file as `DIR/NAME.asdf` with our canonical
+/// reading of it beside it (`NAME.rust.json`), for the python check
+/// (`tests/oracle/check_written.py`). Does nothing without the variable.
+pub fn dump_for_oracle(name: &str, bytes: &[u8]) {
+    let Some(dir) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) else {
+        return;
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.asdf"));
+    std::fs::write(&path, bytes).unwrap();
+    let f = asdf_core::AsdfFile::open(&path).unwrap();
+    let json = asdf_core::canonical::to_json(&f).unwrap();
+    std::fs::write(dir.join(format!("{name}.rust.json")), json).unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
