@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The write workloads of asdf-core/tests/write_perf.rs in python asdf, for side-by-side ratios.
 
-Usage: python tests/oracle/write_perf.py [--dir DIR] [--gib 1.0] [--codecs]
+Usage: python tests/oracle/write_perf.py [--dir DIR]
+
+The large-array writes are in asdf-core/benches/compare_write.py (beside the Rust bench).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import time
 
@@ -27,24 +28,7 @@ def timed_write(af: asdf.AsdfFile, path: str, **kw) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default=os.environ.get("ASDF_PERF_DIR", "/tmp"))
-    ap.add_argument("--gib", type=float, default=float(os.environ.get("ASDF_PERF_GIB", "1")))
-    ap.add_argument("--codecs", action="store_true")
     args = ap.parse_args()
-    n = int(args.gib * (1 << 30) / 8)
-    a = np.arange(n, dtype="<f8") * 0.5
-    t = time.perf_counter()
-    hashlib.md5(a.tobytes()).digest()
-    print(f"md5 alone: {time.perf_counter() - t:.3f} s")
-    path = os.path.join(args.dir, "asdf-py-perf-big.asdf")
-    codecs = [None] + (["zlib", "lz4"] if args.codecs else [])
-    for c in codecs:
-        af = asdf.AsdfFile({"data": a})
-        if c:
-            af.set_array_compression(a, c)
-        el = timed_write(af, path)
-        print(f"big {c or 'none'}: {a.nbytes >> 20} MiB written+fsynced in {el:.3f} s ({(a.nbytes >> 20) / el:.0f} MiB/s)")
-    os.remove(path)
-
     arrays = {f"a{i}": np.arange(i * 10, i * 10 + 10, dtype="f8") for i in range(10_000)}
     path = os.path.join(args.dir, "asdf-py-perf-small.asdf")
     t = time.perf_counter()

@@ -121,7 +121,7 @@ pub(super) fn decode_into(stored: &[u8], out: &mut [u8]) -> Result<(), CodecErro
     decode_chunks(&chunks, out)
 }
 
-fn encode_chunk(input: &[u8]) -> Vec<u8> {
+pub(super) fn encode_chunk(input: &[u8]) -> Vec<u8> {
     let bound = lz4_flex::block::get_maximum_output_size(input.len());
     let mut out = vec![0u8; bound + 8];
     let n = lz4_flex::block::compress_into(input, out.get_mut(8..).unwrap_or_default())

@@ -242,6 +242,16 @@ pub fn encode(c: Compression, data: &[u8], level: Option<i32>) -> Result<Vec<u8>
     }
 }
 
+/// Input bytes per independently compressed `lz4` chunk (4 MiB, as python asdf writes).
+pub(crate) const LZ4_CHUNK_INPUT: usize = lz4::CHUNK_INPUT;
+
+/// One framed `lz4` chunk (`[u32 BE n][u32 LE len][lz4 block]`) of `input`, at most
+/// [`LZ4_CHUNK_INPUT`] bytes: the stored bytes of an `lz4` block are such chunks one after
+/// the other, so a writer can compress them in parallel and write each as it is ready.
+pub(crate) fn lz4_encode_chunk(input: &[u8]) -> Vec<u8> {
+    lz4::encode_chunk(input)
+}
+
 fn corrupt(c: Compression, e: &std::io::Error) -> CodecError {
     CodecError::Corrupt {
         codec: c.name(),

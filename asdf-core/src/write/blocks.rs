@@ -1,26 +1,106 @@
 //! Writing the header, the tree and the blocks.
+//!
+//! Large blocks go from their source to the sink as a pipeline, never through a copy of the
+//! whole block:
+//! - uncompressed: the caller's bytes are written in [`WRITE_CHUNK`] pieces while another
+//!   thread computes their MD5; the checksum is patched into the header afterwards;
+//! - `lz4`: worker threads compress the 4 MiB chunks in parallel; the calling thread writes
+//!   each chunk, in order, as soon as it is ready and hands it to an MD5 thread; the sizes
+//!   and the checksum are patched into the header at the end.
+//!
+//! When the sink is a file ([`Writeback::file`]), the kernel is asked after each piece to
+//! start writing it back to disk, so the fsync that ends a safe write finds little left to do
+//! instead of the whole file (the kernel would otherwise hold back up to a tenth of memory).
 
+use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 
 use super::prepare::{BlockJob, Plan};
 use super::{WriteError, WriteOptions};
-use crate::codec;
+use crate::codec::{self, Compression, LZ4_CHUNK_INPUT};
 use crate::layout::{encode_block_header, encode_block_index, BlockHeader, FLAG_STREAMED};
 use crate::yaml::{emit, EmitOptions};
 
 /// Uncompressed blocks at least this large are hashed on another thread while written.
 const OVERLAP_MIN: usize = 4 << 20;
-/// Byte position of the checksum inside a block header (after the magic).
-const CHECKSUM_POS: u64 = 4 + 2 + 4 + 4 + 8 + 8 + 8;
+/// Bytes per `write` of a large block's data.
+const WRITE_CHUNK: usize = 16 << 20;
+/// Bytes the MD5 thread hashes between looks at the stop flag.
+const HASH_CHUNK: usize = 16 << 20;
+/// `lz4` blocks with at least this much input are compressed while they are written.
+const LZ4_PIPE_MIN: usize = 4 * LZ4_CHUNK_INPUT;
+/// Most threads compressing one `lz4` block.
+const LZ4_MAX_WORKERS: usize = 8;
+/// Compressed `lz4` chunks each worker may have ready ahead of the writer.
+const LZ4_QUEUE: usize = 2;
+/// Written bytes that are handed to the kernel's writeback at a time.
+const WRITEBACK_MIN: u64 = 8 << 20;
 /// Standard block header size.
 const HEADER_SIZE: u64 = 48;
 
 fn md5(data: &[u8]) -> [u8; 16] {
     Md5::digest(data).into()
 }
+
+/// Starts the kernel's writeback of what a write has produced so far, so that the closing
+/// fsync does not have to write the whole file at once. Only a hint: durability still comes
+/// from the fsync.
+pub(crate) struct Writeback<'f> {
+    file: Option<&'f File>,
+    /// File offset up to which writeback was started.
+    done: u64,
+}
+
+impl<'f> Writeback<'f> {
+    /// No file behind the sink: nothing to do.
+    pub(crate) fn none() -> Self {
+        Writeback {
+            file: None,
+            done: 0,
+        }
+    }
+
+    /// The sink writes `file` from its start.
+    pub(crate) fn file(file: &'f File) -> Self {
+        Writeback {
+            file: Some(file),
+            done: 0,
+        }
+    }
+
+    /// The sink has been given the bytes up to file offset `end` (a buffering sink may hold
+    /// some still: those are left for the fsync).
+    fn written(&mut self, end: u64) {
+        let Some(f) = self.file else { return };
+        if end >= self.done.saturating_add(WRITEBACK_MIN) {
+            start_writeback(f, self.done, end - self.done);
+            self.done = end;
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn start_writeback(f: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+        return;
+    };
+    // SAFETY: sync_file_range takes a descriptor and plain integers, touches no memory of
+    // ours, and `f` keeps the descriptor open for the call. SYNC_FILE_RANGE_WRITE only
+    // starts writeback of dirty pages in the range; its result is ignored because nothing
+    // depends on it (the fsync that follows the write makes the data durable).
+    unsafe {
+        libc::sync_file_range(f.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_: &File, _: u64, _: u64) {}
 
 /// The `header_size` that puts the data of a block whose header starts at `pos` on an
 /// `align` boundary.
@@ -50,6 +130,7 @@ pub(crate) fn write_file<W: Write + Seek>(
     opts: &WriteOptions,
     plan: &Plan<'_>,
     w: &mut W,
+    wb: &mut Writeback<'_>,
 ) -> Result<(u64, Vec<u64>), WriteError> {
     let head = head_text(opts, plan)?;
     w.write_all(head.as_bytes())?;
@@ -58,7 +139,7 @@ pub(crate) fn write_file<W: Write + Seek>(
         write_zeros(w, opts.pad_tree as u64)?;
         start += opts.pad_tree as u64;
     }
-    let (mut offsets, mut len) = write_blocks(opts, &plan.blocks, w, start)?;
+    let (mut offsets, mut len) = write_blocks(opts, &plan.blocks, w, start, wb)?;
     if plan.streamed {
         let hs = aligned_header_size(len, opts.align);
         let header = BlockHeader {
@@ -92,25 +173,42 @@ fn allocated(used: u64, pad: f64) -> u64 {
     }
 }
 
+/// A block's stored bytes as far as they are known before writing starts.
+enum Pre {
+    /// Uncompressed: the data itself.
+    Raw,
+    /// Compressed here, with its checksum.
+    Encoded(Vec<u8>, [u8; 16]),
+    /// Stored bytes kept from the source file, with their checksum.
+    Kept([u8; 16]),
+    /// `lz4`, compressed while written.
+    Piped,
+}
+
 /// Writes the blocks starting at byte `pos` of the file; returns their offsets and the end.
 pub(crate) fn write_blocks<W: Write + Seek>(
     opts: &WriteOptions,
     jobs: &[BlockJob<'_>],
     w: &mut W,
     mut pos: u64,
+    wb: &mut Writeback<'_>,
 ) -> Result<(Vec<u64>, u64), WriteError> {
     let base = w
         .stream_position()?
         .checked_sub(pos)
         .ok_or_else(|| std::io::Error::other("sink position moved backwards while writing"))?;
     let level = opts.compression_level;
-    let encoded: Vec<Option<(Vec<u8>, [u8; 16])>> = jobs
+    let pre: Vec<Pre> = jobs
         .par_iter()
         .enumerate()
         .map(|(i, job)| match (job.compression, &job.stored) {
-            (Some(_), Some((stored, _))) => {
-                let sum = if opts.checksums { md5(stored) } else { [0; 16] };
-                Ok(Some((Vec::new(), sum)))
+            (Some(_), Some((stored, _))) => Ok(Pre::Kept(if opts.checksums {
+                md5(stored)
+            } else {
+                [0; 16]
+            })),
+            (Some(Compression::Lz4), None) if job.data.bytes().len() >= LZ4_PIPE_MIN => {
+                Ok(Pre::Piped)
             }
             (Some(c), None) => {
                 let e = codec::encode(c, job.data.bytes(), level).map_err(|source| {
@@ -121,66 +219,255 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                     }
                 })?;
                 let sum = if opts.checksums { md5(&e) } else { [0; 16] };
-                Ok(Some((e, sum)))
+                Ok(Pre::Encoded(e, sum))
             }
-            (None, _) => Ok(None),
+            (None, _) => Ok(Pre::Raw),
         })
         .collect::<Result<_, WriteError>>()?;
     let mut offsets = Vec::with_capacity(jobs.len());
-    for (i, (job, enc)) in jobs.iter().zip(encoded.iter()).enumerate() {
+    for (i, (job, pre)) in jobs.iter().zip(pre).enumerate() {
         let data = job.data.bytes();
-        let (stored, data_size): (&[u8], u64) = match (&job.stored, enc) {
-            (Some((s, n)), _) => (s, *n),
-            (None, Some((e, _))) => (e, data.len() as u64),
-            (None, None) => (data, data.len() as u64),
-        };
-        let used = stored.len() as u64;
-        let alloc = allocated(used, opts.pad_blocks);
         let hs = aligned_header_size(pos, opts.align);
+        let at = base + pos;
+        let data_at = at + 6 + u64::from(hs);
         let mut header = BlockHeader {
             index: i,
             offset: pos,
             header_size: hs,
             flags: 0,
             compression: job.compression.map_or([0; 4], |c| c.label()),
-            allocated_size: alloc,
-            used_size: used,
-            data_size,
+            allocated_size: 0,
+            used_size: 0,
+            data_size: data.len() as u64,
             checksum: [0; 16],
         };
         offsets.push(pos);
-        let overlap = enc.is_none() && opts.checksums && stored.len() >= OVERLAP_MIN;
-        if overlap {
-            // write a header without checksum, hash on another thread while the data is
-            // written, then patch the checksum in
-            w.write_all(&encode_block_header(&header))?;
-            let sum = std::thread::scope(|s| -> Result<[u8; 16], WriteError> {
-                let h = s.spawn(|| md5(stored));
-                let r = w.write_all(stored);
-                let sum = h.join().unwrap_or_else(|_| md5(stored));
-                r?;
-                Ok(sum)
-            })?;
-            write_zeros(w, alloc - used)?;
-            let end = w.stream_position()?;
-            w.seek(SeekFrom::Start(base + pos + CHECKSUM_POS))?;
-            w.write_all(&sum)?;
-            w.seek(SeekFrom::Start(end))?;
-        } else {
-            header.checksum = match enc {
-                Some((_, sum)) => *sum,
-                None if opts.checksums => md5(stored),
-                None => [0; 16],
-            };
-            w.write_all(&encode_block_header(&header))?;
-            w.write_all(stored)?;
-            write_zeros(w, alloc - used)?;
-        }
-        pos = pos
+        let alloc = match pre {
+            Pre::Piped => {
+                // sizes and checksum are known at the end: write the header then patch it
+                w.write_all(&encode_block_header(&header))?;
+                let (used, sum) = write_lz4_piped(w, wb, data, data_at, opts.checksums)?;
+                let alloc = allocated(used, opts.pad_blocks);
+                write_zeros(w, alloc - used)?;
+                header.used_size = used;
+                header.allocated_size = alloc;
+                header.checksum = sum;
+                patch_header(w, at, &header)?;
+                alloc
+            }
+            Pre::Raw if job.stored.is_none() && data.len() >= OVERLAP_MIN => {
+                let used = data.len() as u64;
+                let alloc = allocated(used, opts.pad_blocks);
+                header.used_size = used;
+                header.allocated_size = alloc;
+                // the checksum is computed while the data is written, then patched in
+                w.write_all(&encode_block_header(&header))?;
+                let sum = write_hashed(w, wb, data, data_at, opts.checksums)?;
+                write_zeros(w, alloc - used)?;
+                if opts.checksums {
+                    header.checksum = sum;
+                    patch_header(w, at, &header)?;
+                }
+                alloc
+            }
+            pre => {
+                let (stored, data_size, checksum): (&[u8], u64, [u8; 16]) =
+                    match (&job.stored, &pre) {
+                        (Some((s, n)), Pre::Kept(sum)) => (s, *n, *sum),
+                        (_, Pre::Encoded(e, sum)) => (e, data.len() as u64, *sum),
+                        (Some((s, n)), _) if opts.checksums => (s, *n, md5(s)),
+                        (Some((s, n)), _) => (s, *n, [0; 16]),
+                        (None, _) if opts.checksums => (data, data.len() as u64, md5(data)),
+                        (None, _) => (data, data.len() as u64, [0; 16]),
+                    };
+                let used = stored.len() as u64;
+                let alloc = allocated(used, opts.pad_blocks);
+                header.used_size = used;
+                header.allocated_size = alloc;
+                header.data_size = data_size;
+                header.checksum = checksum;
+                w.write_all(&encode_block_header(&header))?;
+                w.write_all(stored)?;
+                write_zeros(w, alloc - used)?;
+                alloc
+            }
+        };
+        let next = pos
             .checked_add(6 + u64::from(hs) + alloc)
             .ok_or(WriteError::TooLarge { what: "file" })?;
+        wb.written(base + next);
+        pos = next;
     }
     Ok((offsets, pos))
+}
+
+/// Rewrites the block header at sink position `at` and returns to where the sink was.
+fn patch_header<W: Write + Seek>(
+    w: &mut W,
+    at: u64,
+    header: &BlockHeader,
+) -> Result<(), WriteError> {
+    let end = w.stream_position()?;
+    w.seek(SeekFrom::Start(at))?;
+    w.write_all(&encode_block_header(header))?;
+    w.seek(SeekFrom::Start(end))?;
+    Ok(())
+}
+
+/// Writes `data` in [`WRITE_CHUNK`] pieces (the first at sink position `at`), starting the
+/// writeback of each.
+fn write_pieces<W: Write>(
+    w: &mut W,
+    wb: &mut Writeback<'_>,
+    data: &[u8],
+    mut at: u64,
+) -> std::io::Result<()> {
+    for piece in data.chunks(WRITE_CHUNK) {
+        w.write_all(piece)?;
+        at += piece.len() as u64;
+        wb.written(at);
+    }
+    Ok(())
+}
+
+/// Writes `data` (from sink position `at`) while another thread computes its MD5 (when
+/// `checksums`); returns the MD5 or zeros.
+fn write_hashed<W: Write>(
+    w: &mut W,
+    wb: &mut Writeback<'_>,
+    data: &[u8],
+    at: u64,
+    checksums: bool,
+) -> Result<[u8; 16], WriteError> {
+    if !checksums {
+        write_pieces(w, wb, data, at)?;
+        return Ok([0; 16]);
+    }
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let hasher = std::thread::Builder::new()
+            .name("asdf-md5".into())
+            .spawn_scoped(s, || {
+                let mut h = Md5::new();
+                for piece in data.chunks(HASH_CHUNK) {
+                    if stop.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                    h.update(piece);
+                }
+                Some(<[u8; 16]>::from(h.finalize()))
+            });
+        let Ok(hasher) = hasher else {
+            // no thread to be had: one after the other
+            write_pieces(w, wb, data, at)?;
+            return Ok(md5(data));
+        };
+        let written = write_pieces(w, wb, data, at);
+        if written.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let sum = hasher.join();
+        written?;
+        match sum {
+            Ok(Some(sum)) => Ok(sum),
+            _ => Ok(md5(data)),
+        }
+    })
+}
+
+/// Compresses `data` as `lz4` chunks on worker threads (worker `j` of `n` takes chunks `j`,
+/// `j + n`, ...), writes each chunk in order as it is ready (from sink position `at`) and
+/// hashes it on an MD5 thread (when `checksums`). Returns the stored size and the MD5 (or
+/// zeros).
+///
+/// Plain threads rather than rayon's pool: the calling thread waits on them, and it may
+/// itself be one of the pool's threads.
+fn write_lz4_piped<W: Write>(
+    w: &mut W,
+    wb: &mut Writeback<'_>,
+    data: &[u8],
+    mut at: u64,
+    checksums: bool,
+) -> Result<(u64, [u8; 16]), WriteError> {
+    let chunks: Vec<&[u8]> = data.chunks(LZ4_CHUNK_INPUT).collect();
+    let lanes = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, LZ4_MAX_WORKERS)
+        .min(chunks.len());
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        // one queue per worker; a lane without a worker is compressed here
+        let mut from_workers = Vec::with_capacity(lanes);
+        for j in 0..lanes {
+            let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(LZ4_QUEUE);
+            let (chunks, stop) = (&chunks, &stop);
+            let worker = std::thread::Builder::new()
+                .name("asdf-lz4".into())
+                .spawn_scoped(s, move || {
+                    for chunk in chunks.iter().skip(j).step_by(lanes) {
+                        if stop.load(Ordering::Relaxed)
+                            || tx.send(codec::lz4_encode_chunk(chunk)).is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            from_workers.push(worker.is_ok().then_some(rx));
+        }
+        let (to_hasher, from_writer) = mpsc::sync_channel::<Vec<u8>>(LZ4_QUEUE * lanes);
+        let hasher = if checksums {
+            std::thread::Builder::new()
+                .name("asdf-md5".into())
+                .spawn_scoped(s, move || {
+                    let mut h = Md5::new();
+                    for part in from_writer {
+                        h.update(&part);
+                    }
+                    <[u8; 16]>::from(h.finalize())
+                })
+                .ok()
+        } else {
+            None
+        };
+        let to_hasher = hasher.is_some().then_some(to_hasher);
+        // hashed here when the MD5 thread could not be started
+        let mut local = (checksums && to_hasher.is_none()).then(Md5::new);
+        let result = (|| -> Result<u64, WriteError> {
+            let mut used = 0u64;
+            for (k, chunk) in chunks.iter().enumerate() {
+                let part = match from_workers.get(k % lanes) {
+                    Some(Some(rx)) => rx
+                        .recv()
+                        .map_err(|_| std::io::Error::other("an lz4 compression thread failed"))?,
+                    _ => codec::lz4_encode_chunk(chunk),
+                };
+                w.write_all(&part)?;
+                used += part.len() as u64;
+                at += part.len() as u64;
+                wb.written(at);
+                if let Some(h) = &mut local {
+                    h.update(&part);
+                } else if let Some(tx) = &to_hasher {
+                    tx.send(part)
+                        .map_err(|_| std::io::Error::other("the md5 thread failed"))?;
+                }
+            }
+            Ok(used)
+        })();
+        // on failure the workers stop at their next chunk
+        stop.store(result.is_err(), Ordering::Relaxed);
+        drop(from_workers);
+        drop(to_hasher);
+        let used = result?;
+        let sum = match (hasher, local) {
+            (Some(h), _) => h
+                .join()
+                .map_err(|_| std::io::Error::other("the md5 thread failed"))?,
+            (None, Some(h)) => h.finalize().into(),
+            (None, None) => [0; 16],
+        };
+        Ok((used, sum))
+    })
 }
 
 fn write_zeros<W: Write>(w: &mut W, mut n: u64) -> std::io::Result<()> {
@@ -196,6 +483,135 @@ fn write_zeros<W: Write>(w: &mut W, mut n: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::write::{CompressionChoice, Writer};
+    use crate::{AsdfFile, Node, Value};
+    use ndarray::Array1;
+
+    /// Enough float64 values for `bytes` bytes, not all alike (so lz4 has work to do).
+    fn array(bytes: usize) -> Array1<f64> {
+        Array1::from_iter((0..bytes / 8).map(|i| ((i % 5000) as f64).sqrt() * 0.5))
+    }
+
+    fn write(a: &Array1<f64>, opts: WriteOptions) -> Vec<u8> {
+        let mut w = Writer::new(opts);
+        let n = w.add_array(a);
+        let root = Node::new(Value::Map(vec![(Node::str("data"), n)]));
+        w.write_to_vec(&root).unwrap()
+    }
+
+    fn lz4() -> WriteOptions {
+        WriteOptions::default().compression(CompressionChoice::Codec(Compression::Lz4))
+    }
+
+    #[test]
+    fn piped_lz4_block_matches_whole_encoding() {
+        // 5 chunks and a bit: the pipeline with a short last chunk
+        let a = array(5 * LZ4_CHUNK_INPUT + 4096);
+        let raw: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert!(raw.len() >= LZ4_PIPE_MIN);
+        let bytes = write(&a, lz4());
+        let f = AsdfFile::from_bytes(bytes.clone()).unwrap();
+        let h = &f.blocks()[0];
+        let expected = codec::encode(Compression::Lz4, &raw, None).unwrap();
+        assert_eq!(h.used_size, expected.len() as u64);
+        assert_eq!(h.allocated_size, h.used_size);
+        assert_eq!(h.data_size, raw.len() as u64);
+        assert_eq!(h.checksum, md5(&expected));
+        let at = (h.offset + 6 + u64::from(h.header_size)) as usize;
+        assert_eq!(&bytes[at..at + expected.len()], &expected[..]);
+        f.verify_checksums().unwrap();
+        assert_eq!(f.array::<f64>("/data").unwrap(), a.into_dyn());
+    }
+
+    #[test]
+    fn piped_lz4_block_with_padding_and_without_checksum() {
+        let a = array(LZ4_PIPE_MIN + 8);
+        let f = AsdfFile::from_bytes(write(&a, lz4().pad_blocks(0.5).checksums(false))).unwrap();
+        let h = &f.blocks()[0];
+        assert_eq!(h.checksum, [0; 16]);
+        assert_eq!(h.allocated_size, h.used_size + h.used_size.div_ceil(2));
+        assert_eq!(f.array::<f64>("/data").unwrap(), a.into_dyn());
+    }
+
+    #[test]
+    fn large_uncompressed_block_gets_its_checksum_patched_in() {
+        let a = array(OVERLAP_MIN + WRITE_CHUNK + 64);
+        let raw: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let f = AsdfFile::from_bytes(write(&a, WriteOptions::default().pad_blocks(0.1))).unwrap();
+        let h = &f.blocks()[0];
+        assert_eq!(h.checksum, md5(&raw));
+        assert_eq!(h.used_size, raw.len() as u64);
+        assert!(h.allocated_size > h.used_size);
+        f.verify_checksums().unwrap();
+        assert_eq!(f.array::<f64>("/data").unwrap(), a.into_dyn());
+    }
+
+    /// A sink that fails once `budget` bytes are written.
+    struct Failing {
+        inner: std::io::Cursor<Vec<u8>>,
+        budget: usize,
+    }
+
+    impl Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.budget == 0 {
+                return Err(std::io::Error::other("injected failure"));
+            }
+            let n = buf.len().min(self.budget);
+            self.budget -= n;
+            self.inner.write(buf.get(..n).unwrap_or_default())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Seek for Failing {
+        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+            self.inner.seek(pos)
+        }
+    }
+
+    #[test]
+    fn failing_sink_stops_the_pipelines() {
+        let a = array(LZ4_PIPE_MIN + 3 * LZ4_CHUNK_INPUT);
+        for opts in [lz4(), WriteOptions::default()] {
+            let len = write(&a, opts.clone()).len();
+            // in the head, in the block's first pieces, near the end
+            for budget in [100, len / 3, len - 10] {
+                let mut w = Writer::new(opts.clone());
+                let n = w.add_array(&a);
+                let root = Node::new(Value::Map(vec![(Node::str("data"), n)]));
+                let sink = Failing {
+                    inner: std::io::Cursor::new(Vec::new()),
+                    budget,
+                };
+                let r = w.write_to(&root, sink);
+                assert!(matches!(r, Err(WriteError::Io(_))), "budget {budget}");
+            }
+        }
+    }
+
+    #[test]
+    fn large_blocks_written_to_a_path_read_back() {
+        let dir = std::env::temp_dir().join(format!("asdf-bigblocks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = array(LZ4_PIPE_MIN + 100);
+        let b = array(2 * WRITEBACK_MIN as usize + 8);
+        for (i, opts) in [lz4(), WriteOptions::default()].into_iter().enumerate() {
+            let path = dir.join(format!("f{i}.asdf"));
+            let mut w = Writer::new(opts);
+            let (na, nb) = (w.add_array(&a), w.add_array(&b));
+            let root = Node::new(Value::Map(vec![(Node::str("a"), na), (Node::str("b"), nb)]));
+            w.write_to_path(&root, &path).unwrap();
+            let f = AsdfFile::open(&path).unwrap();
+            f.verify_checksums().unwrap();
+            assert_eq!(f.array::<f64>("/a").unwrap(), a.clone().into_dyn());
+            assert_eq!(f.array::<f64>("/b").unwrap(), b.clone().into_dyn());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn header_size_aligns_data() {

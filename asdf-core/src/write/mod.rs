@@ -35,7 +35,10 @@
 //!
 //! Uncompressed blocks are streamed from the caller's buffer: for large ones the MD5 is
 //! computed on another thread while the bytes are written, and patched into the header
-//! afterwards (hence `Write + Seek`). Compressed blocks are encoded in parallel (rayon).
+//! afterwards (hence `Write + Seek`). Compressed blocks are encoded in parallel (rayon); a
+//! large `lz4` block is compressed chunk by chunk on several threads while the finished
+//! chunks are written and hashed. Writing to a path asks the kernel to write back the data
+//! as it goes, so that the closing fsync is short.
 
 mod blocks;
 mod nodes;
@@ -566,7 +569,8 @@ impl<'a> Writer<'a> {
         if !plan.externals.is_empty() {
             return Err(WriteError::ExternalNeedsPath);
         }
-        let (len, block_offsets) = blocks::write_file(&self.opts, &plan, &mut w)?;
+        let (len, block_offsets) =
+            blocks::write_file(&self.opts, &plan, &mut w, &mut blocks::Writeback::none())?;
         w.flush()?;
         Ok(WriteSummary {
             len,

@@ -6,7 +6,7 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::blocks::{head_text, write_file};
+use super::blocks::{head_text, write_file, Writeback};
 use super::prepare::{self, Plan};
 use super::{WriteError, WriteOptions, WriteSummary, Writer};
 use crate::file::journal_path;
@@ -49,7 +49,7 @@ fn sync_dir(path: &Path) {
 pub(crate) fn atomic_write(
     path: &Path,
     wrap: &mut Wrap<'_>,
-    f: impl FnOnce(&mut dyn WriteSeek) -> Result<(), WriteError>,
+    f: impl FnOnce(&mut dyn WriteSeek, &mut Writeback<'_>) -> Result<(), WriteError>,
 ) -> Result<(), WriteError> {
     let tmp = temp_path(path);
     let file = fs::OpenOptions::new()
@@ -60,7 +60,7 @@ pub(crate) fn atomic_write(
     let result = (|| {
         let sync = sync?;
         let mut w = wrap(file);
-        f(&mut *w)?;
+        f(&mut *w, &mut Writeback::file(&sync))?;
         w.flush()?;
         drop(w);
         sync.sync_all()?;
@@ -107,8 +107,8 @@ pub(crate) fn write_to_path(
             let mut p = prepare::plan(&ext_writer, &super::empty_root(), None)?;
             p.blocks.push(job);
             let ext_path = dir.join(&name);
-            atomic_write(&ext_path, &mut |f| wrap(f), |w| {
-                write_file(&writer.opts, &p, &mut BoxedSink(w)).map(|_| ())
+            atomic_write(&ext_path, &mut |f| wrap(f), |w, wb| {
+                write_file(&writer.opts, &p, &mut BoxedSink(w), wb).map(|_| ())
             })?;
             external_files.push(ext_path);
         }
@@ -121,8 +121,8 @@ pub(crate) fn write_to_path(
         streamed,
     };
     let mut summary = WriteSummary::default();
-    atomic_write(path, wrap, |w| {
-        let (len, offsets) = write_file(&writer.opts, &plan, &mut BoxedSink(w))?;
+    atomic_write(path, wrap, |w, wb| {
+        let (len, offsets) = write_file(&writer.opts, &plan, &mut BoxedSink(w), wb)?;
         summary.len = len;
         summary.block_offsets = offsets;
         Ok(())
