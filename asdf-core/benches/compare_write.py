@@ -35,9 +35,24 @@ if asdf.__version__ != "6.0.0":
 DIR = Path(__file__).resolve().parent.parent.parent / "target" / "bench-data"
 
 
-def times(runs, fn):
+def clear(path):
+    """Removes path and syncs its directory, as the Rust bench does before each run."""
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        return
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def times(runs, fn, path=None):
     out = []
     for _ in range(runs):
+        if path is not None:
+            clear(path)
         t0 = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t0)
@@ -99,13 +114,13 @@ def main():
                 cmd = [args.rust_bench, "--only", name, "--runs", "1"] + (["--quick"] if args.quick else [])
                 subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
                 rt.append(json.loads((DIR / "rust_write.json").read_text())[name])
-                pt += times(1, fn)
+                pt += times(1, fn, path)
             rust[name] = sorted(rt)
             ratios[name] = statistics.median(p / r for p, r in zip(pt, rt))
             py[name] = sorted(pt)
         else:
-            py[name] = times(n, fn)
-    path.unlink(missing_ok=True)
+            py[name] = times(n, fn, path)
+    clear(path)
     if not args.rust_bench:
         data = json.loads((DIR / "rust_write.json").read_text())
         if data.get("bytes") != nbytes:

@@ -4,7 +4,8 @@
 //! [`Writer::write_to_path`] (temporary file, fsync, rename), uncompressed with and without
 //! checksums and compressed with lz4 and zlib, next to two floors: the MD5 of the same bytes
 //! alone, and a plain `write` + `fsync` of them. Each workload is timed several times (a fresh
-//! file each time, no warm-up: the page cache matters here) and the median, minimum and
+//! file each time, the previous one removed and its directory synced before the clock starts;
+//! no warm-up: the page cache matters here) and the median, minimum and
 //! maximum are printed; the medians go to `target/bench-data/rust_write.json`, which
 //! `asdf-core/benches/compare_write.py` reads to print python/rust ratios.
 //!
@@ -24,10 +25,21 @@ use asdf_core::{Node, Value};
 use md5::{Digest, Md5};
 use ndarray::Array1;
 
-/// Wall times of `runs` calls, in seconds, sorted.
-fn times(runs: usize, mut f: impl FnMut()) -> Vec<f64> {
+/// Removes `path` if it is there and syncs its directory, so that freeing the old file's
+/// blocks (a discard, on a file system mounted with it) is not charged to the next write.
+fn clear(path: &Path) {
+    if std::fs::remove_file(path).is_ok() {
+        if let Some(d) = path.parent().and_then(|d| std::fs::File::open(d).ok()) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// Wall times of `runs` calls of `f`, in seconds, sorted; `path` is cleared before each.
+fn times(runs: usize, path: &Path, mut f: impl FnMut()) -> Vec<f64> {
     let mut t: Vec<f64> = (0..runs)
         .map(|_| {
+            clear(path);
             let start = Instant::now();
             f();
             start.elapsed().as_secs_f64()
@@ -79,19 +91,17 @@ fn main() {
     };
 
     if want("md5_alone") {
-        let t = times(runs, || {
+        let t = times(runs, &path, || {
             black_box(Md5::digest(&raw));
         });
         record("md5_alone", &t, "md-5 over the array's bytes".into());
     }
     if want("raw_write_fsync") {
-        let p = dir.join("write-bench.raw");
-        let t = times(runs, || {
-            let mut f = std::fs::File::create(&p).expect("create");
+        let t = times(runs, &path, || {
+            let mut f = std::fs::File::create(&path).expect("create");
             f.write_all(&raw).expect("write");
             f.sync_all().expect("fsync");
         });
-        let _ = std::fs::remove_file(&p);
         record("raw_write_fsync", &t, "one write + fsync, no MD5".into());
     }
     let codecs = [
@@ -115,8 +125,7 @@ fn main() {
         };
         let opts = WriteOptions::default().compression(c).checksums(sums);
         let mut size = 0;
-        let t = times(n, || {
-            let _ = std::fs::remove_file(&path);
+        let t = times(n, &path, || {
             write_array(&path, &a, opts.clone());
             size = std::fs::metadata(&path).map_or(0, |m| m.len());
         });
@@ -129,7 +138,7 @@ fn main() {
             ),
         );
     }
-    let _ = std::fs::remove_file(&path);
+    clear(&path);
 
     let median = |k: &str| results.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
     if let (Some(big), Some(md5)) = (median("big_none"), median("md5_alone")) {
