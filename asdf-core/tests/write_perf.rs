@@ -73,4 +73,3 @@ fn perf_scalar_tree() {
     );
     let _ = std::fs::remove_file(&path);
 }
-
