@@ -26,6 +26,7 @@
 mod bigint;
 mod emit;
 mod fast;
+mod hash;
 mod keys;
 mod node;
 mod parse;
