@@ -408,6 +408,18 @@ fn analyze(s: &str) -> Analysis {
         };
     }
     let b = s.as_bytes();
+    // The usual key or word (`datatype`, `float64`, `obj_12.b-c/d`): nothing to look at.
+    if (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'/'))
+    {
+        return Analysis {
+            plain_block: true,
+            plain_flow: true,
+            single: true,
+            literal: true,
+        };
+    }
     let mut block_ind = false;
     let mut flow_ind = false;
     if s.starts_with("---") || s.starts_with("...") {

@@ -26,7 +26,7 @@
 mod bigint;
 mod emit;
 mod fast;
-mod hash;
+pub(crate) mod hash;
 mod keys;
 mod node;
 mod parse;

@@ -435,6 +435,69 @@ impl Node {
     }
 }
 
+/// A node's place in the tree during [`Node::walk_lazy`]: its JSON pointer, built only when
+/// asked for (most visits never need it).
+pub(crate) struct TreePath<'a> {
+    segs: Vec<Seg<'a>>,
+}
+
+enum Seg<'a> {
+    Key(&'a Node),
+    Index(usize),
+}
+
+impl TreePath<'_> {
+    /// The JSON pointer (`""` for the root, `/a/0/b` below it).
+    pub(crate) fn pointer(&self) -> String {
+        let mut s = String::new();
+        for seg in &self.segs {
+            s.push('/');
+            match seg {
+                Seg::Key(k) => push_key(&mut s, k),
+                Seg::Index(i) => {
+                    use fmt::Write;
+                    let _ = write!(s, "{i}");
+                }
+            }
+        }
+        s
+    }
+}
+
+impl Node {
+    /// Visits every node depth-first (pre-order) like [`Node::walk`], with the path built
+    /// only on demand. (A tree of `Arc` handles cannot hold a cycle, so none is checked for.)
+    pub(crate) fn walk_lazy<'a>(&'a self, f: &mut impl FnMut(&TreePath<'a>, &'a Node)) {
+        let mut path = TreePath { segs: Vec::new() };
+        self.walk_lazy_inner(&mut path, f);
+    }
+
+    fn walk_lazy_inner<'a>(
+        &'a self,
+        path: &mut TreePath<'a>,
+        f: &mut impl FnMut(&TreePath<'a>, &'a Node),
+    ) {
+        f(path, self);
+        match &self.0.value {
+            Value::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    path.segs.push(Seg::Index(i));
+                    item.walk_lazy_inner(path, f);
+                    path.segs.pop();
+                }
+            }
+            Value::Map(entries) => {
+                for (k, v) in entries {
+                    path.segs.push(Seg::Key(k));
+                    v.walk_lazy_inner(path, f);
+                    path.segs.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn push_key(path: &mut String, k: &Node) {
     match k.value() {
         Value::Str(s) => {
