@@ -309,8 +309,8 @@ impl ScalarCache {
         }
     }
 
-    /// The cached node for `text`, or the slot a node for it may be stored in.
-    fn find(&self, text: &str) -> Result<Node, Option<usize>> {
+    /// The cached node for `text`, or the slot (and hash) a node for it may be stored under.
+    fn find(&self, text: &str) -> Result<Node, Option<(usize, u32)>> {
         let t = text.as_bytes();
         if t.len() > CACHE_TEXT {
             return Err(None);
@@ -320,18 +320,16 @@ impl ScalarCache {
         let Some(slot) = self.slots.get(i) else {
             return Err(None);
         };
+        let tag = (h >> 32) as u32;
         match &slot.node {
-            Some(n)
-                if slot.hash == (h >> 32) as u32
-                    && slot.text.get(..usize::from(slot.len)) == Some(t) =>
-            {
+            Some(n) if slot.hash == tag && slot.text.get(..usize::from(slot.len)) == Some(t) => {
                 Ok(n.clone())
             }
-            _ => Err(Some(i)),
+            _ => Err(Some((i, tag))),
         }
     }
 
-    fn store(&mut self, i: usize, text: &str, node: &Node) {
+    fn store(&mut self, (i, tag): (usize, u32), text: &str, node: &Node) {
         let t = text.as_bytes();
         let (Some(slot), Ok(len)) = (self.slots.get_mut(i), u8::try_from(t.len())) else {
             return;
@@ -341,7 +339,7 @@ impl ScalarCache {
         };
         dst.copy_from_slice(t);
         slot.len = len;
-        slot.hash = (FastBuild::default().hash_one(t) >> 32) as u32;
+        slot.hash = tag;
         slot.node = Some(node.clone());
     }
 }
@@ -499,8 +497,8 @@ impl<'l> Builder<'l> {
             style: Style::Scalar(ScalarStyle::Plain),
             anchor: None,
         });
-        if let Some(i) = slot {
-            self.cache.store(i, text, &node);
+        if let Some(at) = slot {
+            self.cache.store(at, text, &node);
         }
         self.push(node, 1, false, 0)
     }
