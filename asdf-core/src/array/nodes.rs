@@ -61,6 +61,23 @@ const WORDS: [&str; 26] = [
 ];
 static WORD_NODES: OnceLock<Vec<Node>> = OnceLock::new();
 
+static TYPE_NODES: OnceLock<Vec<(ScalarType, Node)>> = OnceLock::new();
+
+/// The shared name node of a named scalar type (`float64`, `bool8`, …).
+fn scalar_type_node(t: ScalarType) -> Node {
+    TYPE_NODES
+        .get_or_init(|| {
+            crate::array::dtype::NAMED_SCALARS
+                .iter()
+                .map(|(name, ty)| (*ty, Node::str(*name)))
+                .collect()
+        })
+        .iter()
+        .find(|(ty, _)| *ty == t)
+        .map(|(_, n)| n.clone())
+        .unwrap_or_else(|| Node::str(t.name()))
+}
+
 /// A string node for `s`, shared when `s` is one of the common [`WORDS`].
 pub(crate) fn word(s: &str) -> Node {
     WORDS
@@ -104,7 +121,7 @@ pub(crate) fn datatype_node(dt: &DType, inline: bool) -> Node {
                 flow(None, Value::Seq(vec![Node::str("ascii"), int(*n as i128)]))
             }
             ScalarType::Ucs4(n) => flow(None, Value::Seq(vec![Node::str("ucs4"), int(*n as i128)])),
-            t => word(&t.name()),
+            t => scalar_type_node(*t),
         },
         DType::Record(fields) => Node::new(Value::Seq(
             fields

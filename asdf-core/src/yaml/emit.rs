@@ -313,12 +313,54 @@ fn valid_handle(h: &str) -> bool {
 
 /// Characters kept as they are in a verbatim tag or `%TAG` prefix (libyaml's URI set).
 fn uri_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]".contains(&c)
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'-' | b'_'
+                | b';'
+                | b'/'
+                | b'?'
+                | b':'
+                | b'@'
+                | b'&'
+                | b'='
+                | b'+'
+                | b'$'
+                | b','
+                | b'.'
+                | b'!'
+                | b'~'
+                | b'*'
+                | b'\''
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+        )
 }
 
 /// Characters kept as they are in a shorthand tag's suffix.
 fn suffix_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"-_;/?:@&=+$.~*'()".contains(&c)
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'-' | b'_'
+                | b';'
+                | b'/'
+                | b'?'
+                | b':'
+                | b'@'
+                | b'&'
+                | b'='
+                | b'+'
+                | b'$'
+                | b'.'
+                | b'~'
+                | b'*'
+                | b'\''
+                | b'('
+                | b')'
+        )
 }
 
 fn check_handles(given: &[(String, String)]) -> Result<Vec<Handle>, EmitError> {
@@ -799,7 +841,11 @@ fn push_double_quoted(out: &mut String, s: &str) {
 }
 
 /// Appends `s`, percent-escaping every byte `keep` refuses (and `%` itself).
-fn push_uri(out: &mut String, s: &str, keep: fn(u8) -> bool) {
+fn push_uri(out: &mut String, s: &str, keep: impl Fn(u8) -> bool) {
+    if s.bytes().all(&keep) {
+        out.push_str(s);
+        return;
+    }
     for &c in s.as_bytes() {
         if keep(c) {
             out.push(c as char);
