@@ -4,6 +4,7 @@
 //! differs from a date-time; zoned date-times are equal at the same instant). Sequence and
 //! mapping keys (unhashable in Python) are never merged.
 
+use std::cell::RefCell;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -96,26 +97,14 @@ pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
                 }
             }
         }
+    } else if pairs.len() <= SMALL_TABLE && pairs.iter().all(|(k, _)| plain_str(k).is_some()) {
+        // All plain string keys (the usual mapping): hash the strings themselves.
+        string_repeats(pairs, &mut repeats);
+    } else if pairs.len() <= SMALL_TABLE {
+        let seen = HashMap::with_capacity_and_hasher(pairs.len(), FastBuild::default());
+        find_repeats(pairs, seen, &mut repeats);
     } else {
-        let strs: Option<Vec<&str>> = pairs.iter().map(|(k, _)| plain_str(k)).collect();
-        if let (Some(strs), true) = (&strs, pairs.len() <= SMALL_TABLE) {
-            // All plain string keys (the usual mapping): hash the strings themselves.
-            let mut seen: HashMap<&str, usize, FastBuild> =
-                HashMap::with_capacity_and_hasher(strs.len(), FastBuild::default());
-            for (j, &k) in strs.iter().enumerate() {
-                match seen.entry(k) {
-                    Entry::Occupied(e) => repeats.push((*e.get(), j)),
-                    Entry::Vacant(e) => {
-                        e.insert(j);
-                    }
-                }
-            }
-        } else if pairs.len() <= SMALL_TABLE {
-            let seen = HashMap::with_capacity_and_hasher(pairs.len(), FastBuild::default());
-            find_repeats(pairs, seen, &mut repeats);
-        } else {
-            find_repeats(pairs, HashMap::with_capacity(pairs.len()), &mut repeats);
-        }
+        find_repeats(pairs, HashMap::with_capacity(pairs.len()), &mut repeats);
     }
     if repeats.is_empty() {
         return;
@@ -131,6 +120,46 @@ pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
         let keep = !drop[i];
         i += 1;
         keep
+    });
+}
+
+thread_local! {
+    /// The open-addressing table of [`string_repeats`], kept between mappings.
+    static TABLE: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// [`find_repeats`] for mappings whose keys are all plain strings, through a small
+/// open-addressing table of pair indices (reused, so a mapping costs no allocation).
+fn string_repeats(pairs: &[(Node, Node)], repeats: &mut Vec<(usize, usize)>) {
+    let key = |i: usize| pairs.get(i).and_then(|(k, _)| plain_str(k)).unwrap_or("");
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        let size = (pairs.len() * 2).next_power_of_two();
+        t.clear();
+        t.resize(size, 0);
+        let mask = size - 1;
+        for j in 0..pairs.len() {
+            let k = key(j);
+            let mut h = (FastBuild::default().hash_one(k) as usize) & mask;
+            loop {
+                match t.get(h).copied() {
+                    Some(0) | None => {
+                        if let Some(slot) = t.get_mut(h) {
+                            *slot = j as u32 + 1;
+                        }
+                        break;
+                    }
+                    Some(e) => {
+                        let i = (e - 1) as usize;
+                        if key(i) == k {
+                            repeats.push((i, j));
+                            break;
+                        }
+                        h = (h + 1) & mask;
+                    }
+                }
+            }
+        }
     });
 }
 
