@@ -180,6 +180,27 @@ fn time(runs: usize, mut f: impl FnMut()) -> f64 {
     t[t.len() / 2]
 }
 
+/// Median, fastest and slowest wall time (seconds) of `a` and of `b` over `runs` rounds that
+/// alternate them, so both see the same machine load (this VM is shared and noisy).
+fn time_pair(runs: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> ([f64; 3], [f64; 3]) {
+    a(); // warm-up
+    b();
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let start = Instant::now();
+        a();
+        ta.push(start.elapsed().as_secs_f64());
+        let start = Instant::now();
+        b();
+        tb.push(start.elapsed().as_secs_f64());
+    }
+    let stats = |mut t: Vec<f64>| {
+        t.sort_by(f64::total_cmp);
+        [t[t.len() / 2], t[0], t[t.len() - 1]]
+    };
+    (stats(ta), stats(tb))
+}
+
 fn count_leaves(n: &Node) -> usize {
     match n.value() {
         Value::Seq(items) => items.iter().map(count_leaves).sum(),
@@ -256,18 +277,32 @@ fn main() {
         });
         record("blocks10k_lazy_open", t, "10,000 blocks".into());
     }
-    if want("big_read_owned") {
+    if want("big_read_owned") || want("big_fs_read") {
         let path = p("big.asdf");
         let mib = big_bytes >> 20;
-        let t_fs = time(runs, || {
-            black_box(std::fs::read(&path).unwrap().len());
-        });
-        record("big_fs_read", t_fs, format!("std::fs::read of {mib} MiB"));
-        let t = time(runs, || {
-            let f = AsdfFile::open(&path).unwrap();
-            black_box(f.array::<f64>("/data").unwrap().len());
-        });
-        record("big_read_owned", t, format!("{:.2}x fs::read", t / t_fs));
+        let (fs, owned) = time_pair(
+            runs,
+            || {
+                black_box(std::fs::read(&path).unwrap().len());
+            },
+            || {
+                let f = AsdfFile::open(&path).unwrap();
+                black_box(f.array::<f64>("/data").unwrap().len());
+            },
+        );
+        let range = |t: [f64; 3]| format!("range {:.0}-{:.0} ms", t[1] * 1e3, t[2] * 1e3);
+        let t_fs = fs[0];
+        record(
+            "big_fs_read",
+            t_fs,
+            format!("std::fs::read of {mib} MiB, {}", range(fs)),
+        );
+        let t = owned[0];
+        record(
+            "big_read_owned",
+            t,
+            format!("{:.2}x fs::read, {}", t / t_fs, range(owned)),
+        );
         let t_map = time(runs, || {
             let f = AsdfFile::options().mmap(true).open(&path).unwrap();
             let v = f.try_view::<f64>("/data").unwrap().map(|v| v.len());
