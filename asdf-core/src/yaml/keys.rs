@@ -4,7 +4,11 @@
 //! differs from a date-time; zoned date-times are equal at the same instant). Sequence and
 //! mapping keys (unhashable in Python) are never merged.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use super::hash::{FastBuild, SMALL_TABLE};
 
 use super::node::{Integer, Node, Value};
 use super::timestamp::timestamp_canonical;
@@ -93,16 +97,24 @@ pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
             }
         }
     } else {
-        let mut seen: HashMap<KeyId<'_>, usize> = HashMap::with_capacity(pairs.len());
-        for (j, (k, _)) in pairs.iter().enumerate() {
-            if let Some(id) = key_id(k) {
-                match seen.entry(id) {
-                    std::collections::hash_map::Entry::Occupied(e) => repeats.push((*e.get(), j)),
-                    std::collections::hash_map::Entry::Vacant(e) => {
+        let strs: Option<Vec<&str>> = pairs.iter().map(|(k, _)| plain_str(k)).collect();
+        if let (Some(strs), true) = (&strs, pairs.len() <= SMALL_TABLE) {
+            // All plain string keys (the usual mapping): hash the strings themselves.
+            let mut seen: HashMap<&str, usize, FastBuild> =
+                HashMap::with_capacity_and_hasher(strs.len(), FastBuild::default());
+            for (j, &k) in strs.iter().enumerate() {
+                match seen.entry(k) {
+                    Entry::Occupied(e) => repeats.push((*e.get(), j)),
+                    Entry::Vacant(e) => {
                         e.insert(j);
                     }
                 }
             }
+        } else if pairs.len() <= SMALL_TABLE {
+            let seen = HashMap::with_capacity_and_hasher(pairs.len(), FastBuild::default());
+            find_repeats(pairs, seen, &mut repeats);
+        } else {
+            find_repeats(pairs, HashMap::with_capacity(pairs.len()), &mut repeats);
         }
     }
     if repeats.is_empty() {
@@ -120,6 +132,24 @@ pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
         i += 1;
         keep
     });
+}
+
+/// Notes `(first, later)` for every pair whose key repeats an earlier one.
+fn find_repeats<'a, S: BuildHasher>(
+    pairs: &'a [(Node, Node)],
+    mut seen: HashMap<KeyId<'a>, usize, S>,
+    repeats: &mut Vec<(usize, usize)>,
+) {
+    for (j, (k, _)) in pairs.iter().enumerate() {
+        if let Some(id) = key_id(k) {
+            match seen.entry(id) {
+                Entry::Occupied(e) => repeats.push((*e.get(), j)),
+                Entry::Vacant(e) => {
+                    e.insert(j);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
