@@ -1,6 +1,7 @@
 //! Reading an uncompressed, contiguous, native-endian block straight into the array's own
 //! allocation: one copy from the kernel, as `std::fs::read` does, with no zeroing pass and
-//! with transparent huge pages requested for large arrays (as numpy does).
+//! with transparent huge pages requested for large arrays (as numpy does). Large reads run in
+//! pieces on the rayon pool, so the first-touch page faults are spread over the cores.
 
 use crate::array::{ArrayError, DType, Dim, Element, NdArrayMeta, ScalarType};
 use crate::layout::ReadAt;
