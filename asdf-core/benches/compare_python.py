@@ -4,13 +4,20 @@
 Run from the repository root:
     cargo bench -p asdf-core --bench read            # makes target/bench-data/ and rust.json
     .venv-oracle/bin/python asdf-core/benches/compare_python.py [--quick]
+    .venv-oracle/bin/python asdf-core/benches/compare_python.py --big-rounds 5
 
 Each workload is timed as the median of several runs with a warm page cache, like the Rust
 harness. The ratio column is python time / Rust time (higher is better for Rust).
+
+`--big-rounds N` is the head-to-head for the 1 GiB owned read on this shared, noisy machine: N
+rounds, each running the Rust bench (`--only big_read_owned`) and numpy's `fromfile` back to
+back (alternating which goes first), so both see the same load; it prints each round and the
+median and range of the per-round ratios.
 """
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -35,6 +42,71 @@ def median_time(runs, fn):
     return statistics.median(times)
 
 
+def time_stats(runs, fn):
+    """(median, fastest, slowest) of `runs` timed calls after one warm-up."""
+    fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times), max(times)
+
+
+def fresh_stats(runs, fn):
+    """(median, fastest, slowest) of `runs` timed calls, each after a 1 s pause (fresh memory)."""
+    times = []
+    for _ in range(runs):
+        time.sleep(1)
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times), max(times)
+
+
+def numpy_fromfile(path):
+    """A function reading `path`'s single float64 block (which runs to the end) with numpy."""
+    with asdf.open(path, lazy_load=True, memmap=False) as af:
+        n = af["data"].shape[0]
+    offset = path.stat().st_size - n * 8
+    return lambda: np.fromfile(path, dtype="<f8", offset=offset).size
+
+
+def big_rounds(rounds, runs, bench_bin=None):
+    """Head-to-head rounds of the Rust owned read and numpy fromfile (see the module doc)."""
+    root = DIR.parent.parent
+    fromfile = numpy_fromfile(DIR / "big.asdf")
+    ratios, ours, nps, fss = [], [], [], []
+
+    def rust():
+        cmd = [bench_bin] if bench_bin else ["cargo", "bench", "-q", "-p", "asdf-core", "--bench", "read", "--"]
+        subprocess.run(cmd + ["--only", "big_read_owned"], cwd=root, check=True, stdout=subprocess.DEVNULL)
+        r = json.loads((DIR / "rust.json").read_text())
+        return r["big_read_owned"], r["big_fs_read"]
+
+    for i in range(rounds):
+        if i % 2 == 0:
+            (r, fs), (n, lo, hi) = rust(), time_stats(runs, fromfile)
+        else:
+            (n, lo, hi), (r, fs) = time_stats(runs, fromfile), rust()
+        ratios.append(n / r)
+        ours.append(r)
+        nps.append(n)
+        fss.append(fs)
+        print(f"round {i}: rust owned {r*1e3:7.1f} ms  std::fs::read {fs*1e3:7.1f} ms  "
+              f"numpy fromfile {n*1e3:7.1f} ms (range {lo*1e3:.0f}-{hi*1e3:.0f})  numpy/rust {n/r:.2f}")
+
+    def summary(name, xs, scale=1e3, unit=" ms"):
+        print(f"{name:<22} median {statistics.median(xs)*scale:8.2f}{unit}  "
+              f"range {min(xs)*scale:.2f}-{max(xs)*scale:.2f}{unit}")
+
+    summary("rust owned", ours)
+    summary("std::fs::read", fss)
+    summary("numpy fromfile", nps)
+    summary("numpy/rust", ratios, 1, "")
+    summary("rust/fs::read", [r / f for r, f in zip(ours, fss)], 1, "")
+
+
 def count_leaves(node):
     if isinstance(node, dict):
         return sum(count_leaves(v) for v in node.values())
@@ -46,9 +118,14 @@ def count_leaves(node):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--big-rounds", type=int, metavar="N", help="head-to-head big read rounds only")
+    ap.add_argument("--bench-bin", help="with --big-rounds: a built read bench binary instead of cargo")
     args = ap.parse_args()
     runs = 3 if args.quick else 5
     warnings.simplefilter("ignore")
+    if args.big_rounds:
+        big_rounds(args.big_rounds, 7, args.bench_bin)
+        return
     rust = json.loads((DIR / "rust.json").read_text())
     py = {}
 
@@ -71,11 +148,10 @@ def main():
             return np.array(af["data"]).size
 
     py["big_read_owned"] = median_time(runs, big_read)
-    with asdf.open(big, lazy_load=True, memmap=False) as af:
-        n = af["data"].shape[0]
-    size = big.stat().st_size
-    offset = size - n * 8  # the single block's data runs to the end (no index in big.asdf)
-    py["big_numpy_fromfile"] = median_time(runs, lambda: np.fromfile(big, dtype="<f8", offset=offset).size)
+    fromfile = time_stats(runs, numpy_fromfile(big))
+    py["big_numpy_fromfile"] = fromfile[0]
+    fresh = fresh_stats(runs, numpy_fromfile(big))
+    py["big_numpy_fromfile_fresh"] = fresh[0]
 
     def mmap_open():
         with asdf.open(big, memmap=True) as af:
@@ -101,8 +177,15 @@ def main():
         if k == "big_numpy_fromfile":
             r = rust.get("big_read_owned")
             label = "numpy fromfile vs rust owned"
-            print(f"{label:<24} {v*1e3:>12.2f} {r*1e3:>12.2f} {v/r:>12.2f}")
+            print(f"{label:<24} {v*1e3:>12.2f} {r*1e3:>12.2f} {v/r:>12.2f}"
+                  f"  (numpy range {fromfile[1]*1e3:.0f}-{fromfile[2]*1e3:.0f} ms)")
             continue
+        if k == "big_numpy_fromfile_fresh":
+            r = rust.get("big_read_fresh")
+            if r is not None:
+                print(f"{'numpy vs rust, fresh':<24} {v*1e3:>12.2f} {r*1e3:>12.2f} {v/r:>12.2f}"
+                      f"  (numpy range {fresh[1]*1e3:.0f}-{fresh[2]*1e3:.0f} ms)")
+                continue
         if r is None:
             print(f"{k:<24} {v*1e3:>12.2f} {'-':>12}")
             continue

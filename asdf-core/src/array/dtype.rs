@@ -92,7 +92,7 @@ pub enum ScalarType {
     Ucs4(usize),
 }
 
-const NAMED_SCALARS: [(&str, ScalarType); 14] = [
+pub(crate) const NAMED_SCALARS: [(&str, ScalarType); 14] = [
     ("int8", ScalarType::Int8),
     ("int16", ScalarType::Int16),
     ("int32", ScalarType::Int32),

@@ -1,5 +1,7 @@
 //! Building tree nodes for arrays: datatypes, shapes, inline data.
 
+use std::sync::OnceLock;
+
 use half::f16;
 
 use crate::array::{ByteOrder, DType, ScalarType};
@@ -8,7 +10,86 @@ use crate::yaml::{CollectionStyle, Integer, Node, NodeData, Style, Value};
 pub(crate) const ASDF: &str = "tag:stsci.edu:asdf/";
 
 pub(crate) fn int(v: i128) -> Node {
+    match usize::try_from(v) {
+        Ok(i) if i < SMALL_INTS => SMALL
+            .get_or_init(|| (0..SMALL_INTS).map(|i| int_node(i as i128)).collect())
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| int_node(v)),
+        _ => int_node(v),
+    }
+}
+
+fn int_node(v: i128) -> Node {
     Node::new(Value::Int(Integer::Small(v)))
+}
+
+/// Integers below this are shared nodes (shapes, block numbers of small files).
+const SMALL_INTS: usize = 256;
+static SMALL: OnceLock<Vec<Node>> = OnceLock::new();
+
+/// The keys and words of ndarray nodes: one shared node each, for every array written (the
+/// tree is immutable and the emitter writes unanchored scalars in full, so sharing them is
+/// invisible in the file).
+const WORDS: [&str; 26] = [
+    "source",
+    "data",
+    "mask",
+    "datatype",
+    "byteorder",
+    "shape",
+    "offset",
+    "strides",
+    "little",
+    "big",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "bool8",
+    "name",
+    "ascii",
+];
+static WORD_NODES: OnceLock<Vec<Node>> = OnceLock::new();
+
+static TYPE_NODES: OnceLock<Vec<(ScalarType, Node)>> = OnceLock::new();
+
+/// The shared name node of a named scalar type (`float64`, `bool8`, …).
+fn scalar_type_node(t: ScalarType) -> Node {
+    TYPE_NODES
+        .get_or_init(|| {
+            crate::array::dtype::NAMED_SCALARS
+                .iter()
+                .map(|(name, ty)| (*ty, Node::str(*name)))
+                .collect()
+        })
+        .iter()
+        .find(|(ty, _)| *ty == t)
+        .map(|(_, n)| n.clone())
+        .unwrap_or_else(|| Node::str(t.name()))
+}
+
+/// A string node for `s`, shared when `s` is one of the common [`WORDS`].
+pub(crate) fn word(s: &str) -> Node {
+    WORDS
+        .iter()
+        .position(|w| *w == s)
+        .and_then(|i| {
+            WORD_NODES
+                .get_or_init(|| WORDS.iter().map(|w| Node::str(*w)).collect())
+                .get(i)
+                .cloned()
+        })
+        .unwrap_or_else(|| Node::str(s))
 }
 
 pub(crate) fn flow(tag: Option<&str>, value: Value) -> Node {
@@ -21,12 +102,7 @@ pub(crate) fn flow(tag: Option<&str>, value: Value) -> Node {
 }
 
 pub(crate) fn map(entries: Vec<(&str, Node)>) -> Value {
-    Value::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (Node::str(k), v))
-            .collect(),
-    )
+    Value::Map(entries.into_iter().map(|(k, v)| (word(k), v)).collect())
 }
 
 /// The `shape` sequence.
@@ -45,7 +121,7 @@ pub(crate) fn datatype_node(dt: &DType, inline: bool) -> Node {
                 flow(None, Value::Seq(vec![Node::str("ascii"), int(*n as i128)]))
             }
             ScalarType::Ucs4(n) => flow(None, Value::Seq(vec![Node::str("ucs4"), int(*n as i128)])),
-            t => Node::str(t.name()),
+            t => scalar_type_node(*t),
         },
         DType::Record(fields) => Node::new(Value::Seq(
             fields

@@ -1,6 +1,7 @@
 //! Reading an uncompressed, contiguous, native-endian block straight into the array's own
 //! allocation: one copy from the kernel, as `std::fs::read` does, with no zeroing pass and
-//! with transparent huge pages requested for large arrays (as numpy does).
+//! with transparent huge pages requested for large arrays (as numpy does). Large reads run in
+//! pieces on the rayon pool, so the first-touch page faults are spread over the cores.
 
 use crate::array::{ArrayError, DType, Dim, Element, NdArrayMeta, ScalarType};
 use crate::layout::ReadAt;
@@ -125,21 +126,70 @@ pub(super) fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
 }
 
 /// Reads the bytes of `out`'s elements from `offset`.
+///
+/// Large reads run in pieces on the rayon pool. For a fresh allocation most of the time goes
+/// into the page faults of the first touch (the kernel zeroes each page, and in a virtual
+/// machine the host backs it too), not into the copy; each piece's faults are taken by the
+/// thread that reads it, so the zeroing runs on every core instead of one.
 pub(super) fn read_elements<T: Element>(
     src: &dyn ReadAt,
     out: &mut [T],
     offset: u64,
 ) -> std::io::Result<()> {
-    let bytes = as_bytes_mut(out);
-    // Large reads in pieces, so a huge array does not need one giant request.
-    const PIECE: usize = 256 << 20;
-    let mut done = 0usize;
-    while done < bytes.len() {
-        let n = PIECE.min(bytes.len() - done);
-        src.read_exact_at(&mut bytes[done..done + n], offset + done as u64)?;
-        done += n;
+    read_bytes(src, as_bytes_mut(out), offset, PARALLEL_MIN, PIECE)
+}
+
+/// Reads below this size are one request on the calling thread.
+const PARALLEL_MIN: usize = 64 << 20;
+/// Size of the pieces of a parallel read; pieces end on 2 MiB-aligned addresses, so no two
+/// threads fault on the same huge page.
+const PIECE: usize = 32 << 20;
+/// Largest single request of a sequential read.
+const MAX_REQUEST: usize = 256 << 20;
+
+/// Fills `bytes` from `offset` of `src`: in parallel pieces of `piece` bytes (a power of two)
+/// from `parallel_min` bytes up.
+fn read_bytes(
+    src: &dyn ReadAt,
+    bytes: &mut [u8],
+    offset: u64,
+    parallel_min: usize,
+    piece: usize,
+) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    if bytes.len() < parallel_min || rayon::current_num_threads() < 2 {
+        let mut done = 0usize;
+        for piece in bytes.chunks_mut(MAX_REQUEST) {
+            src.read_exact_at(piece, at(offset, done)?)?;
+            done += piece.len();
+        }
+        return Ok(());
     }
-    Ok(())
+    // The first piece ends on the first `piece`-aligned address, the others are `piece` long.
+    let head = (bytes.as_ptr() as usize).next_multiple_of(piece) - bytes.as_ptr() as usize;
+    let (first, rest) = bytes.split_at_mut(head.min(bytes.len()));
+    let pieces: Vec<(usize, &mut [u8])> = std::iter::once((0, first))
+        .chain(
+            rest.chunks_mut(piece)
+                .enumerate()
+                .map(|(i, c)| (head + i * piece, c)),
+        )
+        .filter(|(_, c)| !c.is_empty())
+        .collect();
+    pieces
+        .into_par_iter()
+        .with_max_len(1)
+        .try_for_each(|(done, piece)| src.read_exact_at(piece, at(offset, done)?))
+}
+
+/// `offset + done`, or an error when it overflows.
+fn at(offset: u64, done: usize) -> std::io::Result<u64> {
+    offset.checked_add(done as u64).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("read at offset {offset} + {done} past the end"),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -209,5 +259,31 @@ mod tests {
         );
         let big = zeroed_vec::<f64>(1 << 20).unwrap();
         assert!(big.iter().all(|&v| v == 0.0));
+    }
+
+    #[test]
+    fn parallel_pieces_cover_the_whole_read() {
+        // Two threads even on a one-core machine, so the pieces really run in parallel.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(check_parallel_pieces);
+    }
+
+    fn check_parallel_pieces() {
+        let src: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        for (offset, len, piece) in [(3u64, 99_000usize, 4096usize), (0, 4096, 4096), (7, 5, 1)] {
+            let mut out = vec![0u8; len];
+            read_bytes(&src, &mut out, offset, 0, piece).unwrap();
+            let start = offset as usize;
+            assert_eq!(out, src[start..start + len], "offset {offset} len {len}");
+        }
+        // Past the end: an error from whichever piece runs out.
+        let mut out = vec![0u8; 99_999];
+        let err = read_bytes(&src, &mut out, 2, 0, 4096).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+        let err = read_bytes(&src, &mut out[..10], u64::MAX - 3, 0, 4).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
     }
 }

@@ -320,9 +320,9 @@ impl AsdfFile {
     /// Every ndarray node in the tree with its path, in document order.
     pub fn arrays(&self) -> Vec<(String, Node)> {
         let mut out = Vec::new();
-        self.doc.root.walk(|p, n| {
+        self.doc.root.walk_lazy(&mut |p, n| {
             if n.is_ndarray() {
-                out.push((p.to_string(), n.clone()));
+                out.push((p.pointer(), n.clone()));
             }
         });
         out

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use serde_json::Value as JsonValue;
 
-use super::{bundled, registry};
+use super::{bundled, registry, NodeIds};
+use crate::yaml::hash::FastBuild;
 use crate::yaml::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value};
 
 /// How deep `$ref`/`allOf` chains and nested properties are followed.
@@ -21,23 +22,34 @@ const MAX_DEPTH: usize = 64;
 /// The tree with the writing hints of its tags' schemas applied; `root` itself (the same
 /// `Arc`) when no hint changes anything. Shared nodes stay shared.
 pub fn apply_style_hints(root: &Node, standard: &str) -> Node {
+    apply_style_hints_except(root, standard, &NodeIds::default())
+}
+
+/// [`apply_style_hints`], leaving the nodes in `skip` (and what is under them) as they are:
+/// the writer passes the ndarray nodes it built itself, already in schema order and style.
+pub(crate) fn apply_style_hints_except(root: &Node, standard: &str, skip: &NodeIds) -> Node {
     let mut w = Walker {
         standard,
-        memo: HashMap::new(),
+        memo: HashMap::default(),
+        skip,
     };
     w.walk(root, 0)
 }
 
 struct Walker<'s> {
     standard: &'s str,
+    skip: &'s NodeIds,
     /// Rebuilt nodes by the id of the node they replace (keeps shared nodes shared).
-    memo: HashMap<usize, Node>,
+    memo: HashMap<usize, Node, FastBuild>,
 }
 
 impl Walker<'_> {
     /// Applies the hints of tagged nodes at and under `node`.
     fn walk(&mut self, node: &Node, depth: usize) -> Node {
         if depth > 512 || !matches!(node.value(), Value::Map(_) | Value::Seq(_)) {
+            return node.clone();
+        }
+        if self.skip.contains(&node.id()) {
             return node.clone();
         }
         if let Some(n) = self.memo.get(&node.id()) {

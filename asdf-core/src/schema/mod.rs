@@ -58,6 +58,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value as JsonValue;
 
 pub use hints::apply_style_hints;
+pub(crate) use hints::apply_style_hints_except;
 pub use keywords::{can_cast_scalar, effective_tag, uri_match};
 
 use crate::yaml::Node;
@@ -239,7 +240,7 @@ pub fn validate_against(uri: &str, node: &Node) -> Result<(), ValidationErrors> 
 pub fn validate_tree(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
     with_stack(root, || {
         let mut out = Collector::default();
-        out.whole_tree(root, standard);
+        out.whole_tree(root, standard, &NodeIds::default());
         out.finish().into_result()
     })
 }
@@ -250,7 +251,7 @@ pub fn validate_tree(root: &Node, standard: &str) -> Result<(), ValidationErrors
 pub fn validate_tagged(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
     with_stack(root, || {
         let mut out = Collector::default();
-        out.tagged(root, standard);
+        out.tagged(root, standard, &NodeIds::default());
         out.finish().into_result()
     })
 }
@@ -262,12 +263,26 @@ pub use crate::yaml::{MAX_LITERAL_INT, MIN_LITERAL_INT};
 /// standard 1.6.0 on, mapping keys that are untagged strings, integers or booleans. (Python
 /// asdf only warns about the last two when reading, so [`validate_tree`] leaves them out.)
 pub fn validate_for_write(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
-    with_stack(root, || write_checks(root, standard))
+    validate_for_write_except(root, standard, &NodeIds::default())
 }
 
-fn write_checks(root: &Node, standard: &str) -> Result<(), ValidationErrors> {
+/// Ids of nodes ([`Node::id`]), hashed cheaply.
+pub(crate) type NodeIds = HashSet<usize, crate::yaml::hash::FastBuild>;
+
+/// [`validate_for_write`] without checking the tagged nodes in `skip` against their schemas:
+/// the writer passes the ndarray nodes it built itself from arrays (valid by construction,
+/// and checked against python asdf's validation by the test suite).
+pub(crate) fn validate_for_write_except(
+    root: &Node,
+    standard: &str,
+    skip: &NodeIds,
+) -> Result<(), ValidationErrors> {
+    with_stack(root, || write_checks(root, standard, skip))
+}
+
+fn write_checks(root: &Node, standard: &str, skip: &NodeIds) -> Result<(), ValidationErrors> {
     let mut out = Collector::default();
-    out.whole_tree(root, standard);
+    out.whole_tree(root, standard, skip);
     let restricted_keys = version_at_least(standard, (1, 6, 0));
     let out_of_range = |v: &crate::yaml::Value| match v {
         crate::yaml::Value::Int(crate::yaml::Integer::Small(i)) => {
@@ -432,17 +447,17 @@ fn version_at_least(v: &str, min: (u32, u32, u32)) -> bool {
 
 impl Collector {
     /// The root against `core/asdf` (unless tagged), then every tagged node.
-    fn whole_tree(&mut self, root: &Node, standard: &str) {
+    fn whole_tree(&mut self, root: &Node, standard: &str, skip: &NodeIds) {
         if root.tag().is_none() {
             if let Some(uri) = asdf_schema(standard) {
                 self.apply(uri, root, "");
             }
         }
-        self.tagged(root, standard);
+        self.tagged(root, standard, skip);
     }
 
-    /// Validates every tagged node against its tag's schemas.
-    fn tagged(&mut self, root: &Node, standard: &str) {
+    /// Validates every tagged node (except those in `skip`) against its tag's schemas.
+    fn tagged(&mut self, root: &Node, standard: &str, skip: &NodeIds) {
         let user_tags = registry::has_user_tags();
         // Per call: tag → indices of schema URIs, and each URI's compiled validator (the
         // registry lookups take a lock and hash strings; a tree has few distinct tags).
@@ -450,9 +465,9 @@ impl Collector {
         let mut compiled: Vec<Option<registry::Compiled>> = Vec::new();
         let mut by_tag: HashMap<String, Vec<usize>> = HashMap::new();
         let mut seen: HashSet<(usize, usize)> = HashSet::new();
-        root.walk(|path, node| {
+        root.walk_lazy(&mut |path, node| {
             let Some(tag) = node.tag() else { return };
-            if node.get("$ref").is_some() {
+            if node.get("$ref").is_some() || (!skip.is_empty() && skip.contains(&node.id())) {
                 return;
             }
             if !by_tag.contains_key(tag) {
@@ -485,7 +500,7 @@ impl Collector {
                     continue;
                 };
                 let validator = slot.get_or_insert_with(|| registry::validator(uri));
-                self.run(validator, uri, node, path);
+                self.run(validator, uri, node, &|| path.pointer());
             }
         });
     }
@@ -527,15 +542,22 @@ impl Collector {
     /// Validates `node` (at tree path `base`) against schema `uri`.
     fn apply(&mut self, uri: &str, node: &Node, base: &str) {
         let validator = registry::validator(uri);
-        self.run(&validator, uri, node, base);
+        self.run(&validator, uri, node, &|| base.to_string());
     }
 
     /// Validates `node` (at tree path `base`) with a compiled schema.
-    fn run(&mut self, validator: &registry::Compiled, uri: &str, node: &Node, base: &str) {
+    /// Validates `node`; `base` gives its path (built only when there is something to report).
+    fn run(
+        &mut self,
+        validator: &registry::Compiled,
+        uri: &str,
+        node: &Node,
+        base: &dyn Fn() -> String,
+    ) {
         let validator = match validator {
             Ok(v) => v,
             Err(e) => {
-                self.push(base.to_string(), "$schema".into(), e.to_string(), uri);
+                self.push(base(), "$schema".into(), e.to_string(), uri);
                 return;
             }
         };
@@ -543,8 +565,9 @@ impl Collector {
         if validator.is_valid(inst) {
             return;
         }
+        let base = base();
         for err in validator.iter_errors(inst) {
-            self.report(&err, node, base, uri);
+            self.report(&err, node, &base, uri);
         }
     }
 

@@ -470,11 +470,13 @@ fn write_lz4_piped<W: Write>(
     })
 }
 
+/// Zero bytes for padding (a static: most calls write few or none).
+static ZEROS: [u8; 8192] = [0; 8192];
+
 fn write_zeros<W: Write>(w: &mut W, mut n: u64) -> std::io::Result<()> {
-    let zeros = [0u8; 8192];
     while n > 0 {
-        let k = n.min(zeros.len() as u64) as usize;
-        w.write_all(zeros.get(..k).unwrap_or_default())?;
+        let k = n.min(ZEROS.len() as u64) as usize;
+        w.write_all(ZEROS.get(..k).unwrap_or_default())?;
         n -= k as u64;
     }
     Ok(())

@@ -309,11 +309,16 @@ pub enum WriteError {
 
 /// The validation hook of [`WriteOptions::validate`], run on the final tree before any byte
 /// is written.
-pub(crate) fn validate_written(opts: &WriteOptions, root: &Node) -> Result<(), WriteError> {
+pub(crate) fn validate_written(
+    opts: &WriteOptions,
+    root: &Node,
+    skip: &crate::schema::NodeIds,
+) -> Result<(), WriteError> {
     if !opts.validate {
         return Ok(());
     }
-    crate::schema::validate_for_write(root, opts.standard.as_str()).map_err(WriteError::Invalid)
+    crate::schema::validate_for_write_except(root, opts.standard.as_str(), skip)
+        .map_err(WriteError::Invalid)
 }
 
 /// A registered array.
@@ -416,12 +421,12 @@ impl<'a> Writer<'a> {
         // writing. It carries the datatype and shape already, so the tree can be validated
         // (ndim, datatype) before it is written.
         let dtype = array.dtype();
-        let mut desc = vec![(Node::str("datatype"), nodes::datatype_node(dtype, false))];
+        let mut desc = vec![(nodes::word("datatype"), nodes::datatype_node(dtype, false))];
         desc.push((
-            Node::str("byteorder"),
-            Node::str(nodes::byteorder_of(dtype).as_str()),
+            nodes::word("byteorder"),
+            nodes::word(nodes::byteorder_of(dtype).as_str()),
         ));
-        desc.push((Node::str("shape"), nodes::shape_node(array.shape())));
+        desc.push((nodes::word("shape"), nodes::shape_node(array.shape())));
         let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(desc));
         self.by_id.insert(node.id(), self.arrays.len());
         self.placeholders.push(node.clone());

@@ -4,11 +4,13 @@
 
 use std::collections::HashMap;
 
-use super::nodes::{self, byteorder_of, datatype_node, int, nested, shape_node};
+use super::nodes::{self, byteorder_of, datatype_node, int, nested, shape_node, word};
 use super::{CompressionChoice, Storage, WriteError, Writer};
 use crate::array::nodes::{inline_literals_ok, inline_readable};
 use crate::array::{ArraySource, DType, NdArrayMeta};
 use crate::codec::Compression;
+use crate::schema::NodeIds;
+use crate::yaml::hash::FastBuild;
 use crate::yaml::{Node, NodeData, Value};
 use crate::AsdfFile;
 
@@ -63,7 +65,7 @@ pub(crate) struct Plan<'w> {
 struct Prep<'w, 'a> {
     writer: &'w Writer<'a>,
     source: Option<&'w AsdfFile>,
-    memo: HashMap<usize, Node>,
+    memo: HashMap<usize, Node, FastBuild>,
     source_blocks: HashMap<(usize, Option<Compression>), usize>,
     blocks: Vec<BlockJob<'w>>,
     externals: Vec<(String, BlockJob<'w>)>,
@@ -73,6 +75,9 @@ struct Prep<'w, 'a> {
     streamed: bool,
     /// The source file opened again to copy stored block bytes.
     source_handle: Option<std::fs::File>,
+    /// The ndarray nodes built here from registered arrays: already in the schema's order and
+    /// style, and valid by construction, so hints and validation pass over them.
+    generated: NodeIds,
 }
 
 /// Keys of an ndarray mapping in the order written.
@@ -135,7 +140,7 @@ pub(crate) fn plan<'w>(
     let mut p = Prep {
         writer,
         source: writer.source,
-        memo: HashMap::new(),
+        memo: HashMap::default(),
         source_blocks: HashMap::new(),
         blocks: Vec::new(),
         externals: Vec::new(),
@@ -143,10 +148,12 @@ pub(crate) fn plan<'w>(
         ndarray_tag: writer.opts.standard.ndarray_tag(),
         streamed: false,
         source_handle: None,
+        generated: NodeIds::default(),
     };
     let root = p.root(root)?;
     // the writing hints of the tags' schemas: propertyOrder, flowStyle, style
-    let root = crate::schema::apply_style_hints(&root, writer.opts.standard.as_str());
+    let root =
+        crate::schema::apply_style_hints_except(&root, writer.opts.standard.as_str(), &p.generated);
     let mut tag_handles = vec![("!".to_string(), nodes::ASDF.to_string())];
     if let Some(f) = writer.source {
         for (h, prefix) in &f.document().tag_directives {
@@ -155,7 +162,7 @@ pub(crate) fn plan<'w>(
             }
         }
     }
-    super::validate_written(&writer.opts, &root)?;
+    super::validate_written(&writer.opts, &root, &p.generated)?;
     Ok(Plan {
         root,
         tag_handles,
@@ -283,14 +290,19 @@ impl<'w> Prep<'w, '_> {
                 nodes::map(vec![
                     ("source", int(-1)),
                     ("datatype", datatype_node(&spec.dtype, false)),
-                    ("byteorder", Node::str(byteorder_of(&spec.dtype).as_str())),
+                    ("byteorder", word(byteorder_of(&spec.dtype).as_str())),
                     ("shape", nodes::flow(None, Value::Seq(shape))),
                 ]),
             )
         } else if let Some(view) = self.writer.views.get(&node.id()) {
             self.view(view, path)?
         } else if let Some(&i) = self.writer.by_id.get(&node.id()) {
-            self.registered(i, path)?
+            let n = self.registered(i, path)?;
+            self.generated.insert(n.id());
+            if let Some(mask) = n.get("mask") {
+                self.generated.insert(mask.id());
+            }
+            n
         } else if node.is_ndarray() {
             self.read_ndarray(node, path)?
         } else {
@@ -392,7 +404,7 @@ impl<'w> Prep<'w, '_> {
                 Vec::new(),
                 path,
             )?;
-            extra.push((Node::str("mask"), node));
+            extra.push((word("mask"), node));
         }
         self.array_node(&dtype, &shape, data, storage, compression, extra, path)
     }
@@ -408,16 +420,16 @@ impl<'w> Prep<'w, '_> {
             ));
         };
         let mut m = vec![
-            (Node::str("source"), source.clone()),
-            (Node::str("datatype"), datatype.clone()),
+            (word("source"), source.clone()),
+            (word("datatype"), datatype.clone()),
         ];
         if let Some(b) = base.get("byteorder") {
-            m.push((Node::str("byteorder"), b.clone()));
+            m.push((word("byteorder"), b.clone()));
         }
-        m.push((Node::str("shape"), shape_node(&view.shape)));
-        m.push((Node::str("offset"), int(i128::from(view.offset))));
+        m.push((word("shape"), shape_node(&view.shape)));
+        m.push((word("offset"), int(i128::from(view.offset))));
         m.push((
-            Node::str("strides"),
+            word("strides"),
             nodes::flow(
                 None,
                 Value::Seq(view.strides.iter().map(|&s| int(i128::from(s))).collect()),
@@ -451,10 +463,10 @@ impl<'w> Prep<'w, '_> {
         let others = extra.into_iter().filter(|(k, _)| !key_is(k, "mask"));
         match storage {
             Storage::Inline | Storage::InlineUpTo(_) => {
-                m.push((Node::str("data"), nested(dtype, shape, data.bytes())));
+                m.push((word("data"), nested(dtype, shape, data.bytes())));
                 m.extend(mask);
-                m.push((Node::str("datatype"), datatype_node(dtype, true)));
-                m.push((Node::str("shape"), shape_node(shape)));
+                m.push((word("datatype"), datatype_node(dtype, true)));
+                m.push((word("shape"), shape_node(shape)));
             }
             Storage::Internal | Storage::External => {
                 let job = BlockJob::new(data, compression);
@@ -468,14 +480,11 @@ impl<'w> Prep<'w, '_> {
                     int(self.blocks.len() as i128 - 1)
                 };
                 let _ = path;
-                m.push((Node::str("source"), src));
+                m.push((word("source"), src));
                 m.extend(mask);
-                m.push((Node::str("datatype"), datatype_node(dtype, false)));
-                m.push((
-                    Node::str("byteorder"),
-                    Node::str(byteorder_of(dtype).as_str()),
-                ));
-                m.push((Node::str("shape"), shape_node(shape)));
+                m.push((word("datatype"), datatype_node(dtype, false)));
+                m.push((word("byteorder"), word(byteorder_of(dtype).as_str())));
+                m.push((word("shape"), shape_node(shape)));
             }
         }
         m.extend(others);
@@ -612,7 +621,7 @@ impl<'w> Prep<'w, '_> {
                     n
                 }
             };
-            let mut m: Vec<(Node, Node)> = vec![(Node::str("source"), int(new_idx as i128))];
+            let mut m: Vec<(Node, Node)> = vec![(word("source"), int(new_idx as i128))];
             for name in NDARRAY_ORDER.iter().skip(2) {
                 if *name == "mask" {
                     m.extend(extra.iter().cloned());

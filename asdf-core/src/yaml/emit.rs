@@ -105,8 +105,11 @@ pub enum EmitError {
 ///   escapes; multi-line strings use a literal block (`|`, `|-`, `|+`) when that is exact;
 /// - floats are written as Python's `repr` with the PyYAML touches (`1.0e+16`, `.nan`,
 ///   `-.inf`), so they resolve as floats again and give the same `f64`;
-/// - a node that occurs more than once gets `&id001` at its first occurrence and `*id001`
-///   after, numbered in document order;
+/// - a collection that occurs more than once gets `&id001` at its first occurrence and
+///   `*id001` after, numbered in document order; so does a scalar that occurs more than once
+///   and carries an anchor name ([`NodeData::anchor`](crate::yaml::NodeData::anchor), as an anchored scalar read from a file
+///   does). Other scalars are written in full at each occurrence, as PyYAML writes strings and
+///   numbers (the parser shares repeated plain scalars, and that sharing is not written);
 /// - tags are written as the shortest shorthand over the given `%TAG` handles, or verbatim
 ///   (`!<uri>`), percent-escaping characters a tag cannot hold;
 /// - collections are block style (sequences in mappings at the key's indentation, as PyYAML
@@ -310,12 +313,54 @@ fn valid_handle(h: &str) -> bool {
 
 /// Characters kept as they are in a verbatim tag or `%TAG` prefix (libyaml's URI set).
 fn uri_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"-_;/?:@&=+$,.!~*'()[]".contains(&c)
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'-' | b'_'
+                | b';'
+                | b'/'
+                | b'?'
+                | b':'
+                | b'@'
+                | b'&'
+                | b'='
+                | b'+'
+                | b'$'
+                | b','
+                | b'.'
+                | b'!'
+                | b'~'
+                | b'*'
+                | b'\''
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+        )
 }
 
 /// Characters kept as they are in a shorthand tag's suffix.
 fn suffix_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"-_;/?:@&=+$.~*'()".contains(&c)
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'-' | b'_'
+                | b';'
+                | b'/'
+                | b'?'
+                | b':'
+                | b'@'
+                | b'&'
+                | b'='
+                | b'+'
+                | b'$'
+                | b'.'
+                | b'~'
+                | b'*'
+                | b'\''
+                | b'('
+                | b')'
+        )
 }
 
 fn check_handles(given: &[(String, String)]) -> Result<Vec<Handle>, EmitError> {
@@ -405,6 +450,18 @@ fn analyze(s: &str) -> Analysis {
         };
     }
     let b = s.as_bytes();
+    // The usual key or word (`datatype`, `float64`, `obj_12.b-c/d`): nothing to look at.
+    if (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'/'))
+    {
+        return Analysis {
+            plain_block: true,
+            plain_flow: true,
+            single: true,
+            literal: true,
+        };
+    }
     let mut block_ind = false;
     let mut flow_ind = false;
     if s.starts_with("---") || s.starts_with("...") {
@@ -784,7 +841,11 @@ fn push_double_quoted(out: &mut String, s: &str) {
 }
 
 /// Appends `s`, percent-escaping every byte `keep` refuses (and `%` itself).
-fn push_uri(out: &mut String, s: &str, keep: fn(u8) -> bool) {
+fn push_uri(out: &mut String, s: &str, keep: impl Fn(u8) -> bool) {
+    if s.bytes().all(&keep) {
+        out.push_str(s);
+        return;
+    }
     for &c in s.as_bytes() {
         if keep(c) {
             out.push(c as char);
@@ -841,7 +902,9 @@ impl Emitter<'_> {
                     self.count(v, depth + 1, census)?;
                 }
             }
-            _ => census.scalars.push(node.id()),
+            // only scalars with an anchor name take part in sharing (see `emit`)
+            _ if node.anchor().is_some() => census.scalars.push(node.id()),
+            _ => {}
         }
         Ok(())
     }
@@ -975,7 +1038,7 @@ impl Emitter<'_> {
                     return Err(Stop::Shared);
                 }
                 seen.count = 1;
-            } else {
+            } else if node.anchor().is_some() {
                 census.scalars.push(node.id());
             }
         } else if let Some(seen) = (!self.shared.is_empty())

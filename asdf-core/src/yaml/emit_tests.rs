@@ -52,12 +52,25 @@ fn same(a: &Node, b: &Node) -> bool {
     }
 }
 
+/// `n` with an anchor name, as a scalar read from `&name value` has: shared scalars are
+/// anchored only when they carry one.
+fn anchored(n: Node, name: &str) -> Node {
+    let mut d = n.data().clone();
+    d.anchor = Some(name.to_string());
+    Node::from(d)
+}
+
 /// The identity pattern: for each node in walk order, the index of its first occurrence.
 fn sharing(n: &Node) -> Vec<usize> {
     let mut ids: Vec<usize> = Vec::new();
     let mut pattern = Vec::new();
     // Keys are not visited by `walk`; include them by hand.
     fn visit(n: &Node, ids: &mut Vec<usize>, pattern: &mut Vec<usize>) {
+        // Identity counts for collections and anchored scalars only (see `emit`).
+        if n.anchor().is_none() && !matches!(n.value(), Value::Seq(_) | Value::Map(_)) {
+            pattern.push(usize::MAX);
+            return;
+        }
         let id = n.id();
         let first = ids.iter().position(|&i| i == id);
         pattern.push(first.unwrap_or(ids.len()));
@@ -598,7 +611,10 @@ fn ts(text: &str) -> Timestamp {
 
 #[test]
 fn timestamps() {
-    let t1 = Node::new(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5")));
+    let t1 = anchored(
+        Node::new(Value::Timestamp(ts("2001-12-14 21:59:43.10 -5"))),
+        "t1",
+    );
     let t2 = Node::new(Value::Timestamp(ts("2002-12-14")));
     let t3 = Node::new(Value::Timestamp(ts("2001-12-14t21:59:43.10-05:00")));
     let root = Node::map(vec![
@@ -816,7 +832,7 @@ fn redefined_secondary_handle() {
 #[test]
 fn anchors_and_aliases_keep_identity() {
     let shared_map = Node::map(vec![("z", int(1))]);
-    let shared_str = Node::str("same");
+    let shared_str = anchored(Node::str("same"), "s");
     let shared_seq = Node::seq(vec![shared_str.clone(), int(2)]);
     let root = Node::map(vec![
         ("s1", shared_map.clone()),
@@ -850,8 +866,12 @@ fn anchors_and_aliases_keep_identity() {
     let read = back("a: &keep [1]\nb: &x 2\nc: *x\n");
     let text = rt(&read);
     assert_eq!(body(&text), "\na: [1]\nb: &id001 2\nc: *id001");
+    // A shared scalar without an anchor name is written in full each time, as PyYAML does.
+    let plain = Node::str("p");
+    let text = rt(&Node::seq(vec![plain.clone(), plain.clone()]));
+    assert_eq!(body(&text), " [p, p]");
     // Shared keys, shared tagged collections, shared root children in flow maps.
-    let key = Node::str("k");
+    let key = anchored(Node::str("k"), "k");
     let tagged = Node::tagged(
         "tag:stsci.edu:asdf/core/x-1.0.0",
         Value::Map(vec![(key.clone(), int(1))]),
@@ -874,7 +894,9 @@ fn anchors_and_aliases_keep_identity() {
         "{text}"
     );
     // Many anchors number past 999.
-    let nodes: Vec<Node> = (0..1001).map(|i| Node::str(format!("s{i}"))).collect();
+    let nodes: Vec<Node> = (0..1001)
+        .map(|i| anchored(Node::str(format!("s{i}")), "a"))
+        .collect();
     let mut items = nodes.clone();
     items.extend(nodes);
     let text = rt(&Node::seq(items));

@@ -50,6 +50,7 @@ fn parse_lf(text: &str, limits: &YamlLimits) -> Option<Document> {
         ],
         depth: 0,
     };
+    f.b.share_scalars(text.len());
     f.document()
 }
 
@@ -59,6 +60,17 @@ fn parse_lf(text: &str, limits: &YamlLimits) -> Option<Document> {
 fn simple_bytes(s: &[u8]) -> bool {
     let mut i = 0;
     while i < s.len() {
+        // Runs of printable ASCII and line feeds, 32 bytes at a time (no early exit inside a
+        // run, so the check vectorizes).
+        if let Some(run) = s.get(i..i + 32) {
+            let odd = run.iter().fold(false, |acc, &b| {
+                acc | ((b < 0x20 && b != b'\n') | (b >= 0x7f))
+            });
+            if !odd {
+                i += 32;
+                continue;
+            }
+        }
         let b = s[i];
         if b < 0x80 {
             if (b < 0x20 && b != b'\n') || b == 0x7f {

@@ -9,14 +9,21 @@ use super::*;
 /// Full structural equality: tags, anchors, styles, values (floats bitwise, NaN = NaN), and
 /// the same sharing of nodes.
 fn deep_eq(a: &Node, b: &Node, ids: &mut HashMap<usize, usize>) -> Result<(), String> {
-    if let Some(&seen) = ids.get(&a.id()) {
-        return if seen == b.id() {
-            Ok(())
-        } else {
-            Err(format!("sharing differs at {a:?}"))
-        };
+    // Identity counts for collections and anchored scalars; the fast path also shares
+    // repeated plain scalars, which is not part of the tree's meaning.
+    let identity = a.anchor().is_some()
+        || b.anchor().is_some()
+        || matches!(a.value(), Value::Seq(_) | Value::Map(_));
+    if identity {
+        if let Some(&seen) = ids.get(&a.id()) {
+            return if seen == b.id() {
+                Ok(())
+            } else {
+                Err(format!("sharing differs at {a:?}"))
+            };
+        }
+        ids.insert(a.id(), b.id());
     }
-    ids.insert(a.id(), b.id());
     let (da, db) = (a.data(), b.data());
     if da.tag != db.tag || da.anchor != db.anchor || da.style != db.style {
         return Err(format!("{da:?} != {db:?}"));

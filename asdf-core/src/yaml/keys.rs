@@ -4,7 +4,12 @@
 //! differs from a date-time; zoned date-times are equal at the same instant). Sequence and
 //! mapping keys (unhashable in Python) are never merged.
 
+use std::cell::RefCell;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use super::hash::{FastBuild, SMALL_TABLE};
 
 use super::node::{Integer, Node, Value};
 use super::timestamp::timestamp_canonical;
@@ -92,18 +97,14 @@ pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
                 }
             }
         }
+    } else if pairs.len() <= SMALL_TABLE && pairs.iter().all(|(k, _)| plain_str(k).is_some()) {
+        // All plain string keys (the usual mapping): hash the strings themselves.
+        string_repeats(pairs, &mut repeats);
+    } else if pairs.len() <= SMALL_TABLE {
+        let seen = HashMap::with_capacity_and_hasher(pairs.len(), FastBuild::default());
+        find_repeats(pairs, seen, &mut repeats);
     } else {
-        let mut seen: HashMap<KeyId<'_>, usize> = HashMap::with_capacity(pairs.len());
-        for (j, (k, _)) in pairs.iter().enumerate() {
-            if let Some(id) = key_id(k) {
-                match seen.entry(id) {
-                    std::collections::hash_map::Entry::Occupied(e) => repeats.push((*e.get(), j)),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(j);
-                    }
-                }
-            }
-        }
+        find_repeats(pairs, HashMap::with_capacity(pairs.len()), &mut repeats);
     }
     if repeats.is_empty() {
         return;
@@ -120,6 +121,64 @@ pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
         i += 1;
         keep
     });
+}
+
+thread_local! {
+    /// The open-addressing table of [`string_repeats`], kept between mappings.
+    static TABLE: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// [`find_repeats`] for mappings whose keys are all plain strings, through a small
+/// open-addressing table of pair indices (reused, so a mapping costs no allocation).
+fn string_repeats(pairs: &[(Node, Node)], repeats: &mut Vec<(usize, usize)>) {
+    let key = |i: usize| pairs.get(i).and_then(|(k, _)| plain_str(k)).unwrap_or("");
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        let size = (pairs.len() * 2).next_power_of_two();
+        t.clear();
+        t.resize(size, 0);
+        let mask = size - 1;
+        for j in 0..pairs.len() {
+            let k = key(j);
+            let mut h = (FastBuild::default().hash_one(k) as usize) & mask;
+            loop {
+                match t.get(h).copied() {
+                    Some(0) | None => {
+                        if let Some(slot) = t.get_mut(h) {
+                            *slot = j as u32 + 1;
+                        }
+                        break;
+                    }
+                    Some(e) => {
+                        let i = (e - 1) as usize;
+                        if key(i) == k {
+                            repeats.push((i, j));
+                            break;
+                        }
+                        h = (h + 1) & mask;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Notes `(first, later)` for every pair whose key repeats an earlier one.
+fn find_repeats<'a, S: BuildHasher>(
+    pairs: &'a [(Node, Node)],
+    mut seen: HashMap<KeyId<'a>, usize, S>,
+    repeats: &mut Vec<(usize, usize)>,
+) {
+    for (j, (k, _)) in pairs.iter().enumerate() {
+        if let Some(id) = key_id(k) {
+            match seen.entry(id) {
+                Entry::Occupied(e) => repeats.push((*e.get(), j)),
+                Entry::Vacant(e) => {
+                    e.insert(j);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

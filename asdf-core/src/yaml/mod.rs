@@ -26,6 +26,7 @@
 mod bigint;
 mod emit;
 mod fast;
+pub(crate) mod hash;
 mod keys;
 mod node;
 mod parse;

@@ -2,7 +2,10 @@
 //!
 //! A `Node` is a cheap handle (`Arc`) to immutable node data. Cloning a node clones the
 //! handle, so a YAML alias and its anchor are the *same* node: [`Node::ptr_eq`] tells
-//! shared identity apart from equal content.
+//! shared identity apart from equal content. The parser also shares the plain scalars it
+//! builds (no tag, no anchor) between occurrences of the same text, such as a key repeated
+//! in every record of a catalog; scalars without an anchor name are written in full at each
+//! occurrence, so this sharing never shows in written files.
 
 use std::fmt;
 use std::sync::Arc;
@@ -429,6 +432,69 @@ impl Node {
             _ => {}
         }
         ancestors.pop();
+    }
+}
+
+/// A node's place in the tree during [`Node::walk_lazy`]: its JSON pointer, built only when
+/// asked for (most visits never need it).
+pub(crate) struct TreePath<'a> {
+    segs: Vec<Seg<'a>>,
+}
+
+enum Seg<'a> {
+    Key(&'a Node),
+    Index(usize),
+}
+
+impl TreePath<'_> {
+    /// The JSON pointer (`""` for the root, `/a/0/b` below it).
+    pub(crate) fn pointer(&self) -> String {
+        let mut s = String::new();
+        for seg in &self.segs {
+            s.push('/');
+            match seg {
+                Seg::Key(k) => push_key(&mut s, k),
+                Seg::Index(i) => {
+                    use fmt::Write;
+                    let _ = write!(s, "{i}");
+                }
+            }
+        }
+        s
+    }
+}
+
+impl Node {
+    /// Visits every node depth-first (pre-order) like [`Node::walk`], with the path built
+    /// only on demand. (A tree of `Arc` handles cannot hold a cycle, so none is checked for.)
+    pub(crate) fn walk_lazy<'a>(&'a self, f: &mut impl FnMut(&TreePath<'a>, &'a Node)) {
+        let mut path = TreePath { segs: Vec::new() };
+        self.walk_lazy_inner(&mut path, f);
+    }
+
+    fn walk_lazy_inner<'a>(
+        &'a self,
+        path: &mut TreePath<'a>,
+        f: &mut impl FnMut(&TreePath<'a>, &'a Node),
+    ) {
+        f(path, self);
+        match &self.0.value {
+            Value::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    path.segs.push(Seg::Index(i));
+                    item.walk_lazy_inner(path, f);
+                    path.segs.pop();
+                }
+            }
+            Value::Map(entries) => {
+                for (k, v) in entries {
+                    path.segs.push(Seg::Key(k));
+                    v.walk_lazy_inner(path, f);
+                    path.segs.pop();
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -5,10 +5,12 @@ use std::collections::HashMap;
 use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle as LyStyle, SequenceStyle};
 
 use super::fast;
+use super::hash::FastBuild;
 use super::keys::dedupe;
 use super::node::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value, YAML_TAG_PREFIX};
 use super::resolve::{classify, construct_core, resolve_plain_owned, CoreScalar};
 use super::{Document, YamlError, YamlLimits};
+use std::hash::BuildHasher;
 
 /// Parses the first (and only) YAML document of `text`.
 ///
@@ -266,6 +268,80 @@ pub(super) struct Builder<'l> {
     anchors: HashMap<String, Anchor>,
     alias_used: u64,
     root: Option<Node>,
+    /// Plain scalars already built, shared by later occurrences of the same text.
+    cache: ScalarCache,
+}
+
+/// Recently built plain scalars (no tag, no anchor) by their text, so a repeated key or value
+/// is one shared node: mapping keys repeat across the records of a tree, and so do values
+/// like `float64`, `little` or `true`. The tree is immutable, so the sharing shows only
+/// through [`Node::ptr_eq`] (the emitter anchors a scalar only when it carries an anchor name).
+///
+/// Direct-mapped: each text hashes to one slot, and a new text evicts the old one. Memory is
+/// fixed (sized by the document, at most [`CACHE_MAX_SLOTS`] slots) and chosen collisions
+/// only cause misses.
+struct ScalarCache {
+    slots: Vec<Slot>,
+    mask: usize,
+}
+
+/// The longest text that is cached.
+const CACHE_TEXT: usize = 22;
+
+/// Most slots a cache has (about 300 KiB).
+const CACHE_MAX_SLOTS: usize = 8192;
+
+#[derive(Default, Clone)]
+struct Slot {
+    hash: u32,
+    len: u8,
+    text: [u8; CACHE_TEXT],
+    node: Option<Node>,
+}
+
+impl ScalarCache {
+    /// A cache for a document of `len` bytes.
+    fn for_text(len: usize) -> Self {
+        let n = (len / 32).clamp(64, CACHE_MAX_SLOTS).next_power_of_two();
+        ScalarCache {
+            slots: vec![Slot::default(); n],
+            mask: n - 1,
+        }
+    }
+
+    /// The cached node for `text`, or the slot (and hash) a node for it may be stored under.
+    fn find(&self, text: &str) -> Result<Node, Option<(usize, u32)>> {
+        let t = text.as_bytes();
+        if t.len() > CACHE_TEXT {
+            return Err(None);
+        }
+        let h = FastBuild::default().hash_one(t);
+        let i = (h as usize) & self.mask;
+        let Some(slot) = self.slots.get(i) else {
+            return Err(None);
+        };
+        let tag = (h >> 32) as u32;
+        match &slot.node {
+            Some(n) if slot.hash == tag && slot.text.get(..usize::from(slot.len)) == Some(t) => {
+                Ok(n.clone())
+            }
+            _ => Err(Some((i, tag))),
+        }
+    }
+
+    fn store(&mut self, (i, tag): (usize, u32), text: &str, node: &Node) {
+        let t = text.as_bytes();
+        let (Some(slot), Ok(len)) = (self.slots.get_mut(i), u8::try_from(t.len())) else {
+            return;
+        };
+        let Some(dst) = slot.text.get_mut(..t.len()) else {
+            return;
+        };
+        dst.copy_from_slice(t);
+        slot.len = len;
+        slot.hash = tag;
+        slot.node = Some(node.clone());
+    }
 }
 
 fn scalar_style(s: LyStyle) -> ScalarStyle {
@@ -296,7 +372,16 @@ impl<'l> Builder<'l> {
             anchors: HashMap::new(),
             alias_used: 0,
             root: None,
+            cache: ScalarCache {
+                slots: Vec::new(),
+                mask: 0,
+            },
         }
+    }
+
+    /// Shares repeated plain scalars of a document of `len` bytes (see [`ScalarCache`]).
+    pub(super) fn share_scalars(&mut self, len: usize) {
+        self.cache = ScalarCache::for_text(len);
     }
 
     /// The finished root (null when there was none).
@@ -392,10 +477,17 @@ impl<'l> Builder<'l> {
 
     /// A plain scalar without tag or anchor (the common case; no copy unless a string).
     pub(super) fn plain(&mut self, text: &str) -> Result<(), YamlError> {
+        if text == "<<" || text == "=" {
+            return self.scalar(None, None, text.to_string(), LyStyle::Plain, true, 0);
+        }
+        let slot = match self.cache.find(text) {
+            Ok(node) => return self.push(node, 1, false, 0),
+            Err(slot) => slot,
+        };
         let value = match classify(text) {
-            Ok(Some(v)) if text != "<<" && text != "=" => v,
-            Ok(None) if text != "<<" && text != "=" => Value::Str(text.to_string()),
-            _ => {
+            Ok(Some(v)) => v,
+            Ok(None) => Value::Str(text.to_string()),
+            Err(_) => {
                 return self.scalar(None, None, text.to_string(), LyStyle::Plain, true, 0);
             }
         };
@@ -405,6 +497,9 @@ impl<'l> Builder<'l> {
             style: Style::Scalar(ScalarStyle::Plain),
             anchor: None,
         });
+        if let Some(at) = slot {
+            self.cache.store(at, text, &node);
+        }
         self.push(node, 1, false, 0)
     }
 

@@ -1,0 +1,135 @@
+//! Tree-bound write benchmarks (`cargo bench -p asdf-core --bench write_tree`): many small
+//! arrays and a tree of many scalar leaves, where the cost is building, checking and emitting
+//! the tree rather than moving block bytes (those are in `benches/write.rs`).
+//!
+//! Each workload is timed to a file (temporary file, fsync, rename: what
+//! `Writer::write_to_path` always does) and into memory, as the median of several runs, and
+//! the medians go to `target/bench-data/write-tree-rust.json`.
+//! `asdf-core/benches/compare_write_tree.py` times the same workloads in python asdf 6.0.0
+//! (writing with fsync) and prints the ratios.
+//!
+//! Arguments: `--runs N` (default 7).
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use asdf_core::write::{WriteOptions, Writer};
+use asdf_core::{Node, Value};
+use ndarray::Array1;
+
+fn median(runs: usize, mut f: impl FnMut()) -> (f64, f64, f64) {
+    f(); // warm-up
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    (t[t.len() / 2], t[0], t[t.len() - 1])
+}
+
+/// 10,000 float64 arrays of 10 elements, `a0` … `a9999` (python: `np.arange(i*10, i*10+10)`).
+fn small_arrays() -> Vec<Array1<f64>> {
+    (0..10_000)
+        .map(|i| Array1::from_iter((0..10).map(|j| (i * 10 + j) as f64)))
+        .collect()
+}
+
+fn write_small(arrays: &[Array1<f64>], to: Option<&PathBuf>) -> usize {
+    let mut w = Writer::new(WriteOptions::default());
+    let entries: Vec<(Node, Node)> = arrays
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (Node::str(format!("a{i}")), w.add_array(a)))
+        .collect();
+    let root = Node::new(Value::Map(entries));
+    match to {
+        Some(p) => {
+            w.write_to_path(&root, p).expect("write");
+            0
+        }
+        None => w.write_to_vec(&root).expect("write").len(),
+    }
+}
+
+/// `{"k0": 0.0, "k1": 0.25, …}` with 200,000 keys (built before timing starts, as python's
+/// dict is).
+fn scalar_tree() -> Node {
+    let entries: Vec<(Node, Node)> = (0..200_000)
+        .map(|i| {
+            (
+                Node::str(format!("k{i}")),
+                Node::new(Value::Float(i as f64 * 0.25)),
+            )
+        })
+        .collect();
+    Node::new(Value::Map(entries))
+}
+
+fn write_scalars(root: &Node, to: Option<&PathBuf>) -> usize {
+    let w = Writer::new(WriteOptions::default());
+    match to {
+        Some(p) => {
+            w.write_to_path(root, p).expect("write");
+            0
+        }
+        None => w.write_to_vec(root).expect("write").len(),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runs = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7usize);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    let path = dir.join("write-tree-bench.asdf");
+    let mut json = Vec::new();
+    let mut record = |name: &str, (med, lo, hi): (f64, f64, f64)| {
+        println!(
+            "{name:<28} {:>9.2} ms  (range {:.2}-{:.2})",
+            med * 1e3,
+            lo * 1e3,
+            hi * 1e3
+        );
+        json.push(format!("\"{name}\": {med}"));
+    };
+    // The arrays exist before timing starts, as numpy's do in the python script.
+    let arrays = small_arrays();
+    record(
+        "small_arrays_file",
+        median(runs, || {
+            black_box(write_small(&arrays, Some(&path)));
+        }),
+    );
+    record(
+        "small_arrays_memory",
+        median(runs, || {
+            black_box(write_small(&arrays, None));
+        }),
+    );
+    let root = scalar_tree();
+    record(
+        "scalar_tree_file",
+        median(runs, || {
+            black_box(write_scalars(&root, Some(&path)));
+        }),
+    );
+    record(
+        "scalar_tree_memory",
+        median(runs, || {
+            black_box(write_scalars(&root, None));
+        }),
+    );
+    let _ = std::fs::remove_file(&path);
+    let out = dir.join("write-tree-rust.json");
+    std::fs::write(&out, format!("{{{}}}\n", json.join(", "))).expect("results");
+    println!("results: {}", out.display());
+}
