@@ -393,7 +393,7 @@ fn write_lz4_piped<W: Write>(
     let lanes = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, LZ4_MAX_WORKERS)
-        .min(chunks.len());
+        .min(chunks.len().max(1));
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         // one queue per worker; a lane without a worker is compressed here
