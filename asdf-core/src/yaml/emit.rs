@@ -313,54 +313,13 @@ fn valid_handle(h: &str) -> bool {
 
 /// Characters kept as they are in a verbatim tag or `%TAG` prefix (libyaml's URI set).
 fn uri_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(
-            c,
-            b'-' | b'_'
-                | b';'
-                | b'/'
-                | b'?'
-                | b':'
-                | b'@'
-                | b'&'
-                | b'='
-                | b'+'
-                | b'$'
-                | b','
-                | b'.'
-                | b'!'
-                | b'~'
-                | b'*'
-                | b'\''
-                | b'('
-                | b')'
-                | b'['
-                | b']'
-        )
+    suffix_char(c) || matches!(c, b',' | b'!' | b'[' | b']')
 }
 
 /// Characters kept as they are in a shorthand tag's suffix.
 fn suffix_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(
-            c,
-            b'-' | b'_'
-                | b';'
-                | b'/'
-                | b'?'
-                | b':'
-                | b'@'
-                | b'&'
-                | b'='
-                | b'+'
-                | b'$'
-                | b'.'
-                | b'~'
-                | b'*'
-                | b'\''
-                | b'('
-                | b')'
-        )
+    // the characters the scanner reads in a tag's suffix
+    super::fast::is_uri(c)
 }
 
 fn check_handles(given: &[(String, String)]) -> Result<Vec<Handle>, EmitError> {

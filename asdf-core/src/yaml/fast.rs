@@ -94,7 +94,8 @@ fn is_alpha(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
-fn is_uri(b: u8) -> bool {
+/// Characters of a tag URI kept as they are (the emitter writes tag suffixes with these).
+pub(super) fn is_uri(b: u8) -> bool {
     is_alpha(b)
         || matches!(
             b,
