@@ -309,8 +309,38 @@ fn writing_validates_the_final_tree_by_default() {
     // Arrays and the library's own metadata validate.
     let mut writer = Writer::new(WriteOptions::default());
     let arr = writer.add_array(ndarray::arr1(&[1.0f64, 2.0]).into_dyn());
-    let good = Node::map([("data", arr)]);
+    let good = Node::map([("data", arr.clone())]);
     assert!(writer.write_to_vec(&good).is_ok());
+    // The ndarray nodes the writer builds itself are not validated again; everything else in
+    // the same tree still is.
+    let tool = root.get("tool").expect("tool").clone();
+    let mixed = Node::map([("data", arr), ("tool", tool)]);
+    match writer.write_to_vec(&mixed) {
+        Err(WriteError::Invalid(errors)) => assert_eq!(
+            errors.lines(),
+            vec!["/tool: required: expected property name, found it missing".to_string()]
+        ),
+        other => panic!("expected a validation failure, got {other:?}"),
+    }
+    // A hand-built ndarray node is not one of the writer's own: it is checked (by the array
+    // layer, which reads it to write its data).
+    let hand = Node::map([(
+        "data",
+        Node::tagged(
+            "tag:stsci.edu:asdf/core/ndarray-1.1.0",
+            asdf_core::Value::Map(vec![
+                (Node::str("data"), Node::seq([Node::int(1), Node::int(2)])),
+                (Node::str("datatype"), Node::str("int64")),
+                (Node::str("shape"), Node::seq([Node::int(2)])),
+                (Node::str("strides"), Node::str("none")),
+            ]),
+        ),
+    )]);
+    let r = Writer::new(WriteOptions::default()).write_to_vec(&hand);
+    assert!(
+        matches!(&r, Err(WriteError::Source { path, .. }) if path == "/data"),
+        "{r:?}"
+    );
     // Opting out writes the invalid tree.
     let lax = Writer::new(WriteOptions::default().validate(false));
     assert!(lax.write_to_vec(&root).is_ok());
