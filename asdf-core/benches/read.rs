@@ -15,6 +15,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod common;
+use common::time_stats;
+
 use asdf_core::codec::{self, Compression};
 use asdf_core::layout::{encode_block_header, encode_block_index, BlockHeader};
 use asdf_core::{AsdfFile, Node, Value};
@@ -168,37 +171,14 @@ fn make_big(path: &Path, bytes: usize) {
 type Maker = Box<dyn Fn(&Path)>;
 
 /// Median wall time of `runs` calls, in seconds.
-fn time(runs: usize, mut f: impl FnMut()) -> f64 {
-    f(); // warm-up
-    let mut t: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+fn time(runs: usize, f: impl FnMut()) -> f64 {
+    time_stats(runs, f)[0]
 }
 
-/// Median, fastest and slowest wall time (seconds) of `runs` calls after a warm-up call.
-///
-/// The big reads are timed in back-to-back runs of one workload, as numpy's loop is: on this
-/// VM, memory freed for more than a moment is handed back to the host (free page reporting),
-/// and touching it again costs a host fault per page, so a fresh 1 GiB buffer costs 3-4x more
-/// right after a different workload than in a steady loop.
-fn time_stats(runs: usize, mut f: impl FnMut()) -> [f64; 3] {
-    f(); // warm-up
-    let mut t: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    [t[t.len() / 2], t[0], t[t.len() - 1]]
-}
+// The big reads are timed in back-to-back runs of one workload, as numpy's loop is: on this
+// VM, memory freed for more than a moment is handed back to the host (free page reporting),
+// and touching it again costs a host fault per page, so a fresh 1 GiB buffer costs 3-4x more
+// right after a different workload than in a steady loop.
 
 fn count_leaves(n: &Node) -> usize {
     match n.value() {

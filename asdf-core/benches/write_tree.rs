@@ -12,24 +12,13 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_core::{Node, Value};
 use ndarray::Array1;
 
-fn median(runs: usize, mut f: impl FnMut()) -> (f64, f64, f64) {
-    f(); // warm-up
-    let mut t: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    (t[t.len() / 2], t[0], t[t.len() - 1])
-}
+mod common;
+use common::time_stats;
 
 /// 10,000 float64 arrays of 10 elements, `a0` … `a9999` (python: `np.arange(i*10, i*10+10)`).
 fn small_arrays() -> Vec<Array1<f64>> {
@@ -92,7 +81,7 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("bench dir");
     let path = dir.join("write-tree-bench.asdf");
     let mut json = Vec::new();
-    let mut record = |name: &str, (med, lo, hi): (f64, f64, f64)| {
+    let mut record = |name: &str, [med, lo, hi]: [f64; 3]| {
         println!(
             "{name:<28} {:>9.2} ms  (range {:.2}-{:.2})",
             med * 1e3,
@@ -105,26 +94,26 @@ fn main() {
     let arrays = small_arrays();
     record(
         "small_arrays_file",
-        median(runs, || {
+        time_stats(runs, || {
             black_box(write_small(&arrays, Some(&path)));
         }),
     );
     record(
         "small_arrays_memory",
-        median(runs, || {
+        time_stats(runs, || {
             black_box(write_small(&arrays, None));
         }),
     );
     let root = scalar_tree();
     record(
         "scalar_tree_file",
-        median(runs, || {
+        time_stats(runs, || {
             black_box(write_scalars(&root, Some(&path)));
         }),
     );
     record(
         "scalar_tree_memory",
-        median(runs, || {
+        time_stats(runs, || {
             black_box(write_scalars(&root, None));
         }),
     );

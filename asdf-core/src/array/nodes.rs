@@ -28,10 +28,8 @@ fn int_node(v: i128) -> Node {
 const SMALL_INTS: usize = 256;
 static SMALL: OnceLock<Vec<Node>> = OnceLock::new();
 
-/// The keys and words of ndarray nodes: one shared node each, for every array written (the
-/// tree is immutable and the emitter writes unanchored scalars in full, so sharing them is
-/// invisible in the file).
-const WORDS: [&str; 26] = [
+/// Keys of an ndarray mapping, in the order they are written.
+pub(crate) const NDARRAY_KEYS: [&str; 8] = [
     "source",
     "data",
     "mask",
@@ -40,25 +38,19 @@ const WORDS: [&str; 26] = [
     "shape",
     "offset",
     "strides",
-    "little",
-    "big",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    "bool8",
-    "name",
-    "ascii",
 ];
+
+/// Other words of ndarray nodes: byte orders and the words of string and record datatypes
+/// (type names are shared by `scalar_type_node`).
+const OTHER_WORDS: [&str; 5] = ["little", "big", "name", "ascii", "ucs4"];
+
+/// The words of ndarray nodes, [`NDARRAY_KEYS`] then [`OTHER_WORDS`]: one shared node each,
+/// for every array written (the tree is immutable and the emitter writes unanchored scalars
+/// in full, so sharing them is invisible in the file).
+fn words() -> impl Iterator<Item = &'static str> {
+    NDARRAY_KEYS.iter().chain(OTHER_WORDS.iter()).copied()
+}
+
 static WORD_NODES: OnceLock<Vec<Node>> = OnceLock::new();
 
 static TYPE_NODES: OnceLock<Vec<(ScalarType, Node)>> = OnceLock::new();
@@ -78,14 +70,13 @@ fn scalar_type_node(t: ScalarType) -> Node {
         .unwrap_or_else(|| Node::str(t.name()))
 }
 
-/// A string node for `s`, shared when `s` is one of the common [`WORDS`].
+/// A string node for `s`, shared when `s` is one of the words of ndarray nodes ([`words`]).
 pub(crate) fn word(s: &str) -> Node {
-    WORDS
-        .iter()
-        .position(|w| *w == s)
+    words()
+        .position(|w| w == s)
         .and_then(|i| {
             WORD_NODES
-                .get_or_init(|| WORDS.iter().map(|w| Node::str(*w)).collect())
+                .get_or_init(|| words().map(Node::str).collect())
                 .get(i)
                 .cloned()
         })
@@ -117,10 +108,8 @@ pub(crate) fn shape_node(shape: &[usize]) -> Node {
 pub(crate) fn datatype_node(dt: &DType, inline: bool) -> Node {
     match dt {
         DType::Scalar { ty, .. } => match ty {
-            ScalarType::Ascii(n) => {
-                flow(None, Value::Seq(vec![Node::str("ascii"), int(*n as i128)]))
-            }
-            ScalarType::Ucs4(n) => flow(None, Value::Seq(vec![Node::str("ucs4"), int(*n as i128)])),
+            ScalarType::Ascii(n) => flow(None, Value::Seq(vec![word("ascii"), int(*n as i128)])),
+            ScalarType::Ucs4(n) => flow(None, Value::Seq(vec![word("ucs4"), int(*n as i128)])),
             t => scalar_type_node(*t),
         },
         DType::Record(fields) => Node::new(Value::Seq(

@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use super::nodes::{self, byteorder_of, datatype_node, int, nested, shape_node, word};
+use super::nodes::{
+    self, byteorder_of, datatype_node, int, nested, shape_node, word, NDARRAY_KEYS,
+};
 use super::{CompressionChoice, Storage, WriteError, Writer};
 use crate::array::nodes::{inline_literals_ok, inline_readable};
 use crate::array::{ArraySource, DType, NdArrayMeta};
@@ -79,18 +81,6 @@ struct Prep<'w, 'a> {
     /// style, and valid by construction, so hints and validation pass over them.
     generated: NodeIds,
 }
-
-/// Keys of an ndarray mapping in the order written.
-const NDARRAY_ORDER: [&str; 8] = [
-    "source",
-    "data",
-    "mask",
-    "datatype",
-    "byteorder",
-    "shape",
-    "offset",
-    "strides",
-];
 
 fn key_is(k: &Node, name: &str) -> bool {
     k.tag().is_none() && k.as_str() == Some(name)
@@ -543,7 +533,7 @@ impl<'w> Prep<'w, '_> {
                 extra.push((k.clone(), nv));
             }
         }
-        let known = |k: &Node| NDARRAY_ORDER.iter().any(|n| key_is(k, n));
+        let known = |k: &Node| NDARRAY_KEYS.iter().any(|n| key_is(k, n));
         let unknown: Vec<(Node, Node)> =
             entries.iter().filter(|(k, _)| !known(k)).cloned().collect();
         let count = meta
@@ -559,7 +549,7 @@ impl<'w> Prep<'w, '_> {
             if (matches!(storage, Storage::Inline) && readable) || self.source.is_none() {
                 // keep the inline data as written, with this version's tag
                 let mut m: Vec<(Node, Node)> = Vec::new();
-                for name in NDARRAY_ORDER {
+                for name in NDARRAY_KEYS {
                     if name == "mask" {
                         m.extend(extra.iter().cloned());
                     } else if let Some(e) = entries.iter().find(|(k, _)| key_is(k, name)) {
@@ -622,7 +612,7 @@ impl<'w> Prep<'w, '_> {
                 }
             };
             let mut m: Vec<(Node, Node)> = vec![(word("source"), int(new_idx as i128))];
-            for name in NDARRAY_ORDER.iter().skip(2) {
+            for name in NDARRAY_KEYS.iter().skip(2) {
                 if *name == "mask" {
                     m.extend(extra.iter().cloned());
                 } else if let Some(e) = entries.iter().find(|(k, _)| key_is(k, name)) {

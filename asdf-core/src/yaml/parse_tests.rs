@@ -546,3 +546,23 @@ fn parse_speed() {
     );
     assert!(leaves > 150_000);
 }
+
+#[test]
+fn repeated_plain_scalars_are_shared_and_never_written_as_aliases() {
+    let text = "a: {k: float64, n: 7}\nb: {k: float64, n: 7}\nc: [float64, 'float64']\n";
+    let doc = root(text);
+    let (a, b) = (doc.get("a").unwrap(), doc.get("b").unwrap());
+    let (ka, kb) = (&a.as_map().unwrap()[0], &b.as_map().unwrap()[0]);
+    // the key `k`, the value `float64` and the value `7` are one node each
+    assert!(ka.0.ptr_eq(&kb.0));
+    assert!(ka.1.ptr_eq(&kb.1));
+    assert!(a.get("n").unwrap().ptr_eq(b.get("n").unwrap()));
+    // a quoted scalar is built on its own (not plain), but is equal
+    let c = doc.get("c").unwrap().as_seq().unwrap();
+    assert!(!c[0].ptr_eq(&c[1]));
+    assert_eq!(c[0], c[1]);
+    // sharing does not show when the tree is written
+    let out = crate::yaml::emit(&doc, &crate::yaml::EmitOptions::default()).unwrap();
+    assert!(!out.contains("&id") && !out.contains("*id"), "{out}");
+    assert_eq!(root(&out), doc);
+}
