@@ -44,9 +44,7 @@ impl Hasher for FastHasher {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
+            self.add(tail_word(rest));
         }
     }
 
@@ -63,6 +61,27 @@ impl Hasher for FastHasher {
     #[inline]
     fn write_usize(&mut self, v: usize) {
         self.add(v as u64);
+    }
+}
+
+/// The bytes of `rest` (1 to 7 of them) as one little-endian word, without a variable-length
+/// copy: two overlapping fixed-size loads.
+#[inline]
+fn tail_word(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    let at = |i: usize| u64::from(rest.get(i).copied().unwrap_or(0));
+    if n >= 4 {
+        let lo = rest
+            .first_chunk::<4>()
+            .map_or(0, |b| u32::from_le_bytes(*b));
+        let hi = rest
+            .get(n - 4..)
+            .and_then(|b| b.first_chunk::<4>())
+            .map_or(0, |b| u32::from_le_bytes(*b));
+        // `hi` holds bytes n-4..n; its top n-4 bytes are bytes 4..n
+        u64::from(lo) | ((u64::from(hi) >> (8 * (8 - n))) << 32)
+    } else {
+        at(0) | (at(n / 2) << 8) | (at(n - 1) << 16)
     }
 }
 
@@ -84,5 +103,32 @@ mod tests {
         assert_eq!(hashes.len(), keys.len());
         // the prefix-free str encoding keeps "ab"+"c" apart from "a"+"bc"
         assert_ne!(h(("ab", "c")), h(("a", "bc")));
+    }
+
+    #[test]
+    fn tail_word_is_the_bytes_in_order() {
+        for n in 1..8usize {
+            let bytes: Vec<u8> = (1..=n as u8).collect();
+            let got = tail_word(&bytes);
+            assert_eq!(got & 0xff, 1, "{n} bytes: first byte lowest");
+            if n >= 4 {
+                let mut w = [0u8; 8];
+                w[..n].copy_from_slice(&bytes);
+                assert_eq!(got, u64::from_le_bytes(w), "{n} bytes");
+            }
+        }
+        // below 4 bytes the word is not the plain bytes, but still tells every text apart
+        for n in 1..4usize {
+            let alphabet = [0u8, 1, 2, 255];
+            let mut words = std::collections::HashSet::new();
+            let total = alphabet.len().pow(n as u32);
+            for code in 0..total {
+                let text: Vec<u8> = (0..n)
+                    .map(|i| alphabet[code / alphabet.len().pow(i as u32) % alphabet.len()])
+                    .collect();
+                words.insert(tail_word(&text));
+            }
+            assert_eq!(words.len(), total, "{n} bytes");
+        }
     }
 }

@@ -277,11 +277,15 @@ pub(super) struct Builder<'l> {
 /// like `float64`, `little` or `true`. The tree is immutable, so the sharing shows only
 /// through [`Node::ptr_eq`] (the emitter anchors a scalar only when it carries an anchor name).
 ///
-/// Direct-mapped: each text hashes to one slot, and a new text evicts the old one. Memory is
-/// fixed (sized by the document, at most [`CACHE_MAX_SLOTS`] slots) and chosen collisions
-/// only cause misses.
+/// Direct-mapped: each text hashes to one slot. A text is admitted on its second
+/// occurrence: the first only leaves its hash in `seen`, so the many texts that occur once
+/// (most numbers and names) never evict a repeated one, and storing them costs no node
+/// handle. Memory is fixed (sized by the document, at most [`CACHE_MAX_SLOTS`] slots) and
+/// chosen collisions only cause misses.
 struct ScalarCache {
     slots: Vec<Slot>,
+    /// Per slot, the hash tag of the last text that missed there.
+    seen: Vec<u32>,
     mask: usize,
 }
 
@@ -305,6 +309,7 @@ impl ScalarCache {
         let n = (len / 32).clamp(64, CACHE_MAX_SLOTS).next_power_of_two();
         ScalarCache {
             slots: vec![Slot::default(); n],
+            seen: vec![0; n],
             mask: n - 1,
         }
     }
@@ -329,7 +334,16 @@ impl ScalarCache {
         }
     }
 
+    /// Keeps `node` for `text` if the text missed at this slot just before (its second
+    /// occurrence); otherwise only notes the text as seen.
     fn store(&mut self, (i, tag): (usize, u32), text: &str, node: &Node) {
+        let Some(seen) = self.seen.get_mut(i) else {
+            return;
+        };
+        if *seen != tag {
+            *seen = tag;
+            return;
+        }
         let t = text.as_bytes();
         let (Some(slot), Ok(len)) = (self.slots.get_mut(i), u8::try_from(t.len())) else {
             return;
@@ -374,6 +388,7 @@ impl<'l> Builder<'l> {
             root: None,
             cache: ScalarCache {
                 slots: Vec::new(),
+                seen: Vec::new(),
                 mask: 0,
             },
         }

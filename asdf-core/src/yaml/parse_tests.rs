@@ -549,14 +549,25 @@ fn parse_speed() {
 
 #[test]
 fn repeated_plain_scalars_are_shared_and_never_written_as_aliases() {
-    let text = "a: {k: float64, n: 7}\nb: {k: float64, n: 7}\nc: [float64, 'float64']\n";
+    let text = "a: {k: float64, n: 7}\nb: {k: float64, n: 7}\nd: {k: float64, n: 7}\n\
+                c: [float64, 'float64']\n";
     let doc = root(text);
-    let (a, b) = (doc.get("a").unwrap(), doc.get("b").unwrap());
-    let (ka, kb) = (&a.as_map().unwrap()[0], &b.as_map().unwrap()[0]);
-    // the key `k`, the value `float64` and the value `7` are one node each
-    assert!(ka.0.ptr_eq(&kb.0));
-    assert!(ka.1.ptr_eq(&kb.1));
-    assert!(a.get("n").unwrap().ptr_eq(b.get("n").unwrap()));
+    let (a, b, d) = (
+        doc.get("a").unwrap(),
+        doc.get("b").unwrap(),
+        doc.get("d").unwrap(),
+    );
+    let (ka, kb, kd) = (
+        &a.as_map().unwrap()[0],
+        &b.as_map().unwrap()[0],
+        &d.as_map().unwrap()[0],
+    );
+    // a text is admitted to the cache on its second occurrence: from then on the key `k`,
+    // the value `float64` and the value `7` are one node each
+    assert!(!ka.0.ptr_eq(&kb.0));
+    assert!(kb.0.ptr_eq(&kd.0));
+    assert!(kb.1.ptr_eq(&kd.1));
+    assert!(b.get("n").unwrap().ptr_eq(d.get("n").unwrap()));
     // a quoted scalar is built on its own (not plain), but is equal
     let c = doc.get("c").unwrap().as_seq().unwrap();
     assert!(!c[0].ptr_eq(&c[1]));
