@@ -274,31 +274,29 @@ enum EndSearch {
 }
 
 fn find_end_marker(buf: &[u8], from: usize, at_eof: bool) -> EndSearch {
+    let finder = memchr::memmem::Finder::new(b"\n...");
     let mut i = from;
-    while let Some(rel) = buf
-        .get(i..)
-        .and_then(|s| s.iter().position(|&b| b == b'\n'))
-    {
+    while let Some(rel) = buf.get(i..).and_then(|s| finder.find(s)) {
         let nl = i + rel;
         let after = buf.get(nl + 1..).unwrap_or_default();
         // Need up to 6 bytes after the newline to decide: "...\r\n".
         if after.len() < 6 && !at_eof {
             return EndSearch::NeedMore(nl);
         }
-        if let Some(tail) = after.strip_prefix(b"...") {
-            if tail.is_empty() {
-                return EndSearch::Found(nl + 4);
-            }
-            if tail.first() == Some(&b'\n') {
-                return EndSearch::Found(nl + 5);
-            }
-            if tail.starts_with(b"\r\n") {
-                return EndSearch::Found(nl + 6);
-            }
+        let tail = after.get(3..).unwrap_or_default();
+        if tail.is_empty() {
+            return EndSearch::Found(nl + 4);
+        }
+        if tail.first() == Some(&b'\n') {
+            return EndSearch::Found(nl + 5);
+        }
+        if tail.starts_with(b"\r\n") {
+            return EndSearch::Found(nl + 6);
         }
         i = nl + 1;
     }
-    EndSearch::NeedMore(buf.len().max(from))
+    // A marker that starts in the last 3 bytes is not complete yet.
+    EndSearch::NeedMore(buf.len().saturating_sub(3).max(from))
 }
 
 /// Offset of the first block magic at or after `from`, using the bytes already in `head`
