@@ -123,6 +123,45 @@ pub(crate) fn dedupe(pairs: &mut Vec<(Node, Node)>) {
     });
 }
 
+/// Remembers the keys of recent mappings found free of duplicates, so records that repeat
+/// the same key nodes (the parser shares repeated plain scalars) are checked by identity:
+/// the same key nodes in the same order cannot hold a duplicate where they held none.
+///
+/// Only mappings whose keys are all shared nodes are remembered (a key of its own cannot
+/// come back); eight entries, chosen by the first key, serve records nested in records.
+#[derive(Default)]
+pub(crate) struct KeyMemo {
+    slots: [Vec<Node>; MEMO_SLOTS],
+}
+
+const MEMO_SLOTS: usize = 8;
+
+impl KeyMemo {
+    /// [`dedupe`], skipped for a key list already seen free of duplicates.
+    pub(crate) fn dedupe(&mut self, pairs: &mut Vec<(Node, Node)>) {
+        let Some((first, _)) = pairs.first() else {
+            return;
+        };
+        if pairs.len() < 2 {
+            return;
+        }
+        let Some(slot) = self.slots.get_mut((first.id() >> 4) % MEMO_SLOTS) else {
+            dedupe(pairs);
+            return;
+        };
+        if slot.len() == pairs.len() && pairs.iter().zip(slot.iter()).all(|((k, _), m)| k.ptr_eq(m))
+        {
+            return;
+        }
+        let before = pairs.len();
+        dedupe(pairs);
+        if pairs.len() == before && pairs.iter().all(|(k, _)| k.is_shared()) {
+            slot.clear();
+            slot.extend(pairs.iter().map(|(k, _)| k.clone()));
+        }
+    }
+}
+
 thread_local! {
     /// The open-addressing table of [`string_repeats`], kept between mappings.
     static TABLE: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };

@@ -290,6 +290,11 @@ impl Node {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
+    /// Whether other handles to this node exist.
+    pub(crate) fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+
     /// A stable identity for the node while it lives (address of its data).
     pub fn id(&self) -> usize {
         Arc::as_ptr(&self.0) as usize

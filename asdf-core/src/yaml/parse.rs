@@ -6,7 +6,7 @@ use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle as LyStyle, Seq
 
 use super::fast;
 use super::hash::FastBuild;
-use super::keys::dedupe;
+use super::keys::KeyMemo;
 use super::node::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value, YAML_TAG_PREFIX};
 use super::resolve::{classify, construct_core, resolve_plain_owned, CoreScalar};
 use super::{Document, YamlError, YamlLimits};
@@ -270,6 +270,8 @@ pub(super) struct Builder<'l> {
     root: Option<Node>,
     /// Plain scalars already built, shared by later occurrences of the same text.
     cache: ScalarCache,
+    /// Key lists already checked for duplicates.
+    keys: KeyMemo,
 }
 
 /// Recently built plain scalars (no tag, no anchor) by their text, so a repeated key or value
@@ -391,6 +393,7 @@ impl<'l> Builder<'l> {
                 seen: Vec::new(),
                 mask: 0,
             },
+            keys: KeyMemo::default(),
         }
     }
 
@@ -593,7 +596,7 @@ impl<'l> Builder<'l> {
             } else {
                 self.pairs.split_off(f.start.min(self.pairs.len()))
             };
-            dedupe(&mut pairs);
+            self.keys.dedupe(&mut pairs);
             Value::Map(pairs)
         };
         let tag = collection_tag(f.tag, &value, f.line)?;

@@ -577,3 +577,35 @@ fn repeated_plain_scalars_are_shared_and_never_written_as_aliases() {
     assert!(!out.contains("&id") && !out.contains("*id"), "{out}");
     assert_eq!(root(&out), doc);
 }
+
+#[test]
+fn duplicate_keys_are_merged_after_records_with_the_same_shared_keys() {
+    // The records share their key nodes (scalar cache) and are remembered as free of
+    // duplicates; later mappings built from the same nodes must still be checked.
+    let mut text = String::new();
+    for i in 0..6 {
+        text.push_str(&format!("r{i}: {{a: {i}, b: x, c: y}}\n"));
+    }
+    text.push_str("d1: {a: 1, b: 2, a: 3}\n");
+    text.push_str("d2: {a: 1, b: 2, c: 3, a: 4}\n");
+    text.push_str("d3: {b: 1, a: 2, c: 3}\n");
+    let doc = root(&text);
+    let r5 = doc.get("r5").unwrap().as_map().unwrap();
+    let r4 = doc.get("r4").unwrap().as_map().unwrap();
+    assert!(r5.iter().zip(r4).all(|(x, y)| x.0.ptr_eq(&y.0)));
+    let keys = |name: &str| -> Vec<(String, i64)> {
+        doc.get(name)
+            .unwrap()
+            .as_map()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.as_str().unwrap().to_string(), v.as_i64().unwrap()))
+            .collect()
+    };
+    let kv = |v: &[(&str, i64)]| -> Vec<(String, i64)> {
+        v.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+    };
+    assert_eq!(keys("d1"), kv(&[("a", 3), ("b", 2)]));
+    assert_eq!(keys("d2"), kv(&[("a", 4), ("b", 2), ("c", 3)]));
+    assert_eq!(keys("d3"), kv(&[("b", 1), ("a", 2), ("c", 3)]));
+}
