@@ -539,7 +539,7 @@ impl Gen {
                 Some(t) => quote! {{
                     let __asdf_inner = #call?;
                     let mut __asdf_data = ::std::clone::Clone::clone(__asdf_inner.data());
-                    __asdf_data.tag = ::std::option::Option::Some(::std::string::String::from(#t));
+                    __asdf_data.tag = ::std::option::Option::Some(::std::convert::From::from(#t));
                     ::asdf_core::Node::from(__asdf_data)
                 }},
             }

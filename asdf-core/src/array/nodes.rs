@@ -85,7 +85,7 @@ pub(crate) fn word(s: &str) -> Node {
 
 pub(crate) fn flow(tag: Option<&str>, value: Value) -> Node {
     Node::from(NodeData {
-        tag: tag.map(str::to_string),
+        tag: tag.map(Into::into),
         value,
         style: Style::Collection(CollectionStyle::Flow),
         anchor: None,

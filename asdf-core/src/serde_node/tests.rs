@@ -203,7 +203,7 @@ fn tags_are_ignored_and_timestamps_read_as_text() {
         time: None,
     };
     assert_eq!(
-        from_node::<String>(&n(Value::Timestamp(ts))).unwrap(),
+        from_node::<String>(&n(Value::Timestamp(Box::new(ts)))).unwrap(),
         "2001-12-14t21:59:43.10-05:00"
     );
     let tagged = Node::tagged(

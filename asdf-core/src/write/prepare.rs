@@ -99,7 +99,7 @@ fn with_value(node: &Node, value: Value) -> Node {
 fn with_tag(node: &Node, tag: String, value: Value) -> Node {
     let d = node.data();
     Node::from(NodeData {
-        tag: Some(tag),
+        tag: Some(tag.into()),
         value,
         style: d.style,
         anchor: None,

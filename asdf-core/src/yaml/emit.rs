@@ -1392,7 +1392,7 @@ impl Emitter<'_> {
     fn timestamp(&mut self, ts: &Timestamp, tagged: bool, ctx: Ctx) {
         let canonical;
         let text = match resolve_plain_owned(ts.text.clone()) {
-            Ok(Value::Timestamp(t)) if t == *ts => ts.text.as_str(),
+            Ok(Value::Timestamp(t)) if *t == *ts => ts.text.as_str(),
             _ => {
                 canonical = timestamp_canonical(ts);
                 canonical.as_str()

@@ -56,7 +56,7 @@ fn same(a: &Node, b: &Node) -> bool {
 /// anchored only when they carry one.
 fn anchored(n: Node, name: &str) -> Node {
     let mut d = n.data().clone();
-    d.anchor = Some(name.to_string());
+    d.anchor = Some(Box::new(name.to_string()));
     Node::from(d)
 }
 
@@ -602,7 +602,7 @@ fn floats_resolve_back_exactly() {
     }
 }
 
-fn ts(text: &str) -> Timestamp {
+fn ts(text: &str) -> Box<Timestamp> {
     match crate::yaml::resolve_plain(text) {
         Value::Timestamp(t) => t,
         other => panic!("{other:?}"),
@@ -660,7 +660,7 @@ fn timestamps() {
             utc_offset_seconds: None,
         }),
     };
-    let text = emit(&Node::new(Value::Timestamp(odd)), &opts()).unwrap();
+    let text = emit(&Node::new(Value::Timestamp(Box::new(odd))), &opts()).unwrap();
     assert_eq!(body(&text), " 2020-01-02T03:04:05.6Z");
     assert!(matches!(back(&text).value(), Value::Timestamp(t) if t.year == 2020 && t.day == 2));
 }

@@ -147,8 +147,8 @@ pub enum Value {
     Float(f64),
     /// A string. Also the text of every scalar carrying a non-YAML tag.
     Str(String),
-    /// A timestamp.
-    Timestamp(Timestamp),
+    /// A timestamp (boxed: it is rare, and keeps every node small).
+    Timestamp(Box<Timestamp>),
     /// Decoded `!!binary` bytes.
     Binary(Vec<u8>),
     /// A sequence.
@@ -165,14 +165,16 @@ pub enum Value {
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeData {
     /// Full tag URI after `%TAG` expansion, if the node has one that is not a YAML core tag
-    /// (`!!str`, `!!int`, … only select the type and are not kept here).
-    pub tag: Option<String>,
+    /// (`!!str`, `!!int`, … only select the type and are not kept here). Shared: the parser
+    /// keeps one copy of each tag per document.
+    pub tag: Option<Arc<str>>,
     /// The value.
     pub value: Value,
     /// Style hint.
     pub style: Style,
-    /// Anchor name as written, if any.
-    pub anchor: Option<String>,
+    /// Anchor name as written, if any (boxed: anchors are rare, and a thin pointer keeps
+    /// every node at 64 bytes).
+    pub anchor: Option<Box<String>>,
 }
 
 /// A node of the tagged tree: a shared, immutable handle.
@@ -220,7 +222,7 @@ impl Node {
     }
 
     /// A tagged node.
-    pub fn tagged(tag: impl Into<String>, value: Value) -> Self {
+    pub fn tagged(tag: impl Into<Arc<str>>, value: Value) -> Self {
         Node(Arc::new(NodeData {
             tag: Some(tag.into()),
             value,
@@ -282,7 +284,7 @@ impl Node {
 
     /// Anchor name, if the node was anchored in the source.
     pub fn anchor(&self) -> Option<&str> {
-        self.0.anchor.as_deref()
+        self.0.anchor.as_deref().map(String::as_str)
     }
 
     /// Whether two handles are the same node (shared identity, e.g. anchor and alias).

@@ -1,6 +1,7 @@
 //! Events from libyaml-safer into the [`Node`] tree.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle as LyStyle, SequenceStyle};
 
@@ -272,6 +273,8 @@ pub(super) struct Builder<'l> {
     cache: ScalarCache,
     /// Key lists already checked for duplicates.
     keys: KeyMemo,
+    /// One shared copy of each tag of the document.
+    tags: HashSet<Arc<str>>,
 }
 
 /// Recently built plain scalars (no tag, no anchor) by their text, so a repeated key or value
@@ -290,6 +293,10 @@ struct ScalarCache {
     seen: Vec<u32>,
     mask: usize,
 }
+
+/// Most distinct tags shared per document; later ones are kept per node (a document of many
+/// distinct tags gains nothing from the table).
+const MAX_INTERNED_TAGS: usize = 4096;
 
 /// The longest text that is cached.
 const CACHE_TEXT: usize = 22;
@@ -394,6 +401,7 @@ impl<'l> Builder<'l> {
                 mask: 0,
             },
             keys: KeyMemo::default(),
+            tags: HashSet::new(),
         }
     }
 
@@ -481,10 +489,10 @@ impl<'l> Builder<'l> {
             }
         };
         let node = Node::from(NodeData {
-            tag,
+            tag: tag.map(|t| self.intern_tag(t)),
             value,
             style: Style::Scalar(scalar_style(style)),
-            anchor: anchor.clone(),
+            anchor: anchor.clone().map(Box::new),
         });
         if let Some(a) = anchor {
             self.anchors
@@ -494,6 +502,18 @@ impl<'l> Builder<'l> {
     }
 
     /// A plain scalar without tag or anchor (the common case; no copy unless a string).
+    /// The document's shared copy of `tag`.
+    fn intern_tag(&mut self, tag: String) -> Arc<str> {
+        if let Some(t) = self.tags.get(tag.as_str()) {
+            return t.clone();
+        }
+        let t: Arc<str> = tag.into();
+        if self.tags.len() < MAX_INTERNED_TAGS {
+            self.tags.insert(t.clone());
+        }
+        t
+    }
+
     pub(super) fn plain(&mut self, text: &str) -> Result<(), YamlError> {
         if text == "<<" || text == "=" {
             return self.scalar(None, None, text.to_string(), LyStyle::Plain, true, 0);
@@ -601,10 +621,10 @@ impl<'l> Builder<'l> {
         };
         let tag = collection_tag(f.tag, &value, f.line)?;
         let node = Node::from(NodeData {
-            tag,
+            tag: tag.map(|t| self.intern_tag(t)),
             value,
             style: Style::Collection(f.style),
-            anchor: f.anchor.clone(),
+            anchor: f.anchor.clone().map(Box::new),
         });
         if let Some(a) = f.anchor {
             self.anchors

@@ -188,7 +188,7 @@ fn classify_number(text: &str) -> Result<Option<Value>, ConstructError> {
     if !signed && b.len() >= 8 && b[4] == b'-' && b[..4].iter().all(u8::is_ascii_digit) {
         return match timestamp::parse_implicit(text) {
             None => Ok(None),
-            Some(Ok(ts)) => Ok(Some(Value::Timestamp(ts))),
+            Some(Ok(ts)) => Ok(Some(Value::Timestamp(Box::new(ts)))),
             Some(Err(_)) => Err(err("timestamp")),
         };
     }
@@ -551,7 +551,7 @@ pub(crate) fn construct_core(
         CoreScalar::Float => construct_float(&text).map(Value::Float).ok_or(err("float")),
         CoreScalar::Binary => decode_base64(&text).map(Value::Binary).ok_or(err("binary")),
         CoreScalar::Timestamp => timestamp::parse_explicit(&text)
-            .map(Value::Timestamp)
+            .map(|ts| Value::Timestamp(Box::new(ts)))
             .map_err(|_| err("timestamp")),
     };
     built.map_err(|e| (e, text))
