@@ -31,6 +31,7 @@ mod keys;
 mod node;
 mod parse;
 mod resolve;
+mod shared;
 mod timestamp;
 
 pub use emit::{emit, EmitError, EmitOptions};

@@ -10,6 +10,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::shared::Shared;
+
 /// Full tag URI of the YAML 1.1 core types (`!!str` etc.).
 pub const YAML_TAG_PREFIX: &str = "tag:yaml.org,2002:";
 /// Prefix of the ASDF standard's tags (`!` handle in ASDF files).
@@ -179,7 +181,7 @@ pub struct NodeData {
 
 /// A node of the tagged tree: a shared, immutable handle.
 #[derive(Clone)]
-pub struct Node(Arc<NodeData>);
+pub struct Node(Shared<NodeData>);
 
 impl fmt::Debug for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -193,14 +195,14 @@ impl fmt::Debug for Node {
 /// Content equality (tags and values; styles and anchors are ignored).
 impl PartialEq for Node {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Shared::ptr_eq(&self.0, &other.0)
             || (self.0.tag == other.0.tag && self.0.value == other.0.value)
     }
 }
 
 impl From<NodeData> for Node {
     fn from(d: NodeData) -> Self {
-        Node(Arc::new(d))
+        Node(Shared::new(d))
     }
 }
 
@@ -213,7 +215,7 @@ impl From<Value> for Node {
 impl Node {
     /// An untagged node with no style hint.
     pub fn new(value: Value) -> Self {
-        Node(Arc::new(NodeData {
+        Node(Shared::new(NodeData {
             tag: None,
             value,
             style: Style::Any,
@@ -223,7 +225,7 @@ impl Node {
 
     /// A tagged node.
     pub fn tagged(tag: impl Into<Arc<str>>, value: Value) -> Self {
-        Node(Arc::new(NodeData {
+        Node(Shared::new(NodeData {
             tag: Some(tag.into()),
             value,
             style: Style::Any,
@@ -289,17 +291,27 @@ impl Node {
 
     /// Whether two handles are the same node (shared identity, e.g. anchor and alias).
     pub fn ptr_eq(&self, other: &Node) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Shared::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Another handle to this node, counted without an atomic operation.
+    ///
+    /// # Safety
+    /// No other thread may hold or obtain a handle to this node while the call runs (the
+    /// parser's own nodes, before the tree is returned).
+    pub(crate) unsafe fn clone_local(&self) -> Node {
+        // SAFETY: the caller's promise is `Shared::clone_local`'s.
+        Node(unsafe { Shared::clone_local(&self.0) })
     }
 
     /// Whether other handles to this node exist.
     pub(crate) fn is_shared(&self) -> bool {
-        Arc::strong_count(&self.0) > 1
+        Shared::count(&self.0) > 1
     }
 
     /// A stable identity for the node while it lives (address of its data).
     pub fn id(&self) -> usize {
-        Arc::as_ptr(&self.0) as usize
+        Shared::as_ptr(&self.0) as usize
     }
 
     /// Whether the tag is an ASDF `core/ndarray-*` tag of any version.

@@ -287,6 +287,11 @@ pub(super) struct Builder<'l> {
 /// (most numbers and names) never evict a repeated one, and storing them costs no node
 /// handle. Memory is fixed (sized by the document, at most [`CACHE_MAX_SLOTS`] slots) and
 /// chosen collisions only cause misses.
+///
+/// Handles are counted with [`Node::clone_local`] (no atomic operation): every cached node
+/// was built by the [`Builder`] that owns this cache, and the builder holds every handle to
+/// its nodes (cache, open collections, anchors) on its own thread until the parse returns
+/// the finished tree, when the cache is dropped.
 struct ScalarCache {
     slots: Vec<Slot>,
     /// Per slot, the hash tag of the last text that missed there.
@@ -337,7 +342,8 @@ impl ScalarCache {
         let tag = (h >> 32) as u32;
         match &slot.node {
             Some(n) if slot.hash == tag && slot.text.get(..usize::from(slot.len)) == Some(t) => {
-                Ok(n.clone())
+                // SAFETY: see the type's docs: cached nodes are the builder's own.
+                Ok(unsafe { n.clone_local() })
             }
             _ => Err(Some((i, tag))),
         }
@@ -363,7 +369,8 @@ impl ScalarCache {
         dst.copy_from_slice(t);
         slot.len = len;
         slot.hash = tag;
-        slot.node = Some(node.clone());
+        // SAFETY: see the type's docs: cached nodes are the builder's own.
+        slot.node = Some(unsafe { node.clone_local() });
     }
 }
 

@@ -1,0 +1,198 @@
+//! [`Shared`]: the reference-counted pointer behind [`Node`](super::Node).
+//!
+//! It is `std::sync::Arc` without weak references, which buys two things a parsed tree of
+//! hundreds of thousands of nodes feels (each atomic read-modify-write costs several
+//! nanoseconds):
+//! - dropping the last handle to a node frees it after a plain load of the count, with no
+//!   atomic decrement (std's `Arc` does two: strong and weak);
+//! - the parser, which holds every handle to the nodes it is building on its own thread,
+//!   may count a new handle with a plain store ([`Shared::clone_local`]).
+//!
+//! Everything else (clone, drop of a shared node, `Send`/`Sync`) is as `Arc`.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
+
+/// Above this many handles the count is deemed corrupt or leaked, and the process aborts
+/// (as `Arc` does), so the count can never wrap.
+const MAX_COUNT: usize = isize::MAX as usize;
+
+struct Inner<T> {
+    count: AtomicUsize,
+    data: T,
+}
+
+/// A thread-safe reference-counted pointer to an immutable `T` (see the module docs).
+pub(crate) struct Shared<T> {
+    ptr: NonNull<Inner<T>>,
+    /// Owns an `Inner<T>` (for drop check and variance).
+    _owns: PhantomData<Inner<T>>,
+}
+
+// SAFETY: a `Shared<T>` gives shared access to `T` from any thread holding a handle and
+// drops `T` on whichever thread drops the last handle, exactly as `Arc<T>`; so it is `Send`
+// and `Sync` under `Arc`'s bounds. The count is atomic for every operation other threads
+// can reach (`clone_local` is `unsafe` and limited to handles no other thread can see).
+unsafe impl<T: Send + Sync> Send for Shared<T> {}
+// SAFETY: as for `Send` above.
+unsafe impl<T: Send + Sync> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// A new pointer with one handle.
+    pub(crate) fn new(data: T) -> Self {
+        let inner = Box::new(Inner {
+            count: AtomicUsize::new(1),
+            data,
+        });
+        Shared {
+            ptr: NonNull::from(Box::leak(inner)),
+            _owns: PhantomData,
+        }
+    }
+
+    fn inner(&self) -> &Inner<T> {
+        // SAFETY: `ptr` came from `Box::leak` in `new` and is freed only when the last
+        // handle is dropped; `self` is a live handle, so the allocation is live.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// Whether both handles point to the same allocation.
+    pub(crate) fn ptr_eq(a: &Self, b: &Self) -> bool {
+        a.ptr == b.ptr
+    }
+
+    /// The address of the shared data.
+    pub(crate) fn as_ptr(this: &Self) -> *const T {
+        &this.inner().data
+    }
+
+    /// How many handles exist now (a snapshot; other threads may change it).
+    pub(crate) fn count(this: &Self) -> usize {
+        this.inner().count.load(Ordering::Acquire)
+    }
+
+    /// A new handle, counted with a plain load and store instead of an atomic increment.
+    ///
+    /// # Safety
+    /// No other thread may hold a handle to this allocation, or obtain one, while the call
+    /// runs: the parser calls it only for nodes it built itself and still holds every
+    /// handle of on its own thread.
+    pub(crate) unsafe fn clone_local(this: &Self) -> Self {
+        let count = &this.inner().count;
+        let n = count.load(Ordering::Relaxed);
+        if n >= MAX_COUNT {
+            std::process::abort();
+        }
+        count.store(n + 1, Ordering::Relaxed);
+        Shared {
+            ptr: this.ptr,
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        // Relaxed as in `Arc::clone`: a new handle is made from an existing one, which
+        // already keeps the data alive and visible.
+        let old = self.inner().count.fetch_add(1, Ordering::Relaxed);
+        if old >= MAX_COUNT {
+            std::process::abort();
+        }
+        Shared {
+            ptr: self.ptr,
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        let count = &self.inner().count;
+        // A count of 1 seen with Acquire means this is the only handle, and no other can
+        // appear (a new one is made only from an existing one); the Acquire pairs with the
+        // Release of every earlier drop, so their uses of the data happen before the free.
+        if count.load(Ordering::Acquire) != 1 {
+            if count.fetch_sub(1, Ordering::Release) != 1 {
+                return;
+            }
+            fence(Ordering::Acquire);
+        }
+        // SAFETY: this was the last handle (above), so nothing else can reach the
+        // allocation, which `new` made with `Box`.
+        drop(unsafe { Box::from_raw(self.ptr.as_ptr()) });
+    }
+}
+
+impl<T> Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.inner().data
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize as Counter;
+    use std::sync::Arc;
+
+    /// Counts its drops.
+    struct Probe(Arc<Counter>);
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn data_is_dropped_once_when_the_last_handle_goes() {
+        let drops = Arc::new(Counter::new(0));
+        let a = Shared::new(Probe(drops.clone()));
+        let b = a.clone();
+        // SAFETY: all handles are on this thread.
+        let c = unsafe { Shared::clone_local(&b) };
+        assert_eq!(Shared::count(&a), 3);
+        assert!(Shared::ptr_eq(&a, &c));
+        drop(a);
+        drop(c);
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        assert_eq!(Shared::count(&b), 1);
+        drop(b);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn handles_cloned_and_dropped_across_threads_free_once() {
+        let drops = Arc::new(Counter::new(0));
+        let root = Shared::new(Probe(drops.clone()));
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let mine = root.clone();
+                s.spawn(move || {
+                    let mut held = Vec::new();
+                    for i in 0..10_000 {
+                        held.push(mine.clone());
+                        if i % 3 == 0 {
+                            held.clear();
+                        }
+                    }
+                    assert!(Shared::count(&mine) >= 2);
+                });
+            }
+        });
+        assert_eq!(Shared::count(&root), 1);
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        drop(root);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+}
