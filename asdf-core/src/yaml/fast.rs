@@ -344,7 +344,17 @@ impl Fast<'_, '_> {
     }
 
     /// Anchor and tag, in either order, each followed by a space or the line end.
+    #[inline]
     fn properties(&mut self) -> Option<Props> {
+        // Most nodes have neither anchor nor tag.
+        if !matches!(self.at(self.pos), b'&' | b'!') {
+            return Some(Props::default());
+        }
+        self.properties_slow()
+    }
+
+    #[inline(never)]
+    fn properties_slow(&mut self) -> Option<Props> {
         let mut p = Props::default();
         loop {
             match self.at(self.pos) {

@@ -306,8 +306,8 @@ const MAX_INTERNED_TAGS: usize = 4096;
 /// The longest text that is cached.
 const CACHE_TEXT: usize = 22;
 
-/// Most slots a cache has (about 300 KiB).
-const CACHE_MAX_SLOTS: usize = 8192;
+/// Most slots a cache has (about 160 KiB, so it stays in the core's cache).
+const CACHE_MAX_SLOTS: usize = 4096;
 
 #[derive(Default, Clone)]
 struct Slot {
