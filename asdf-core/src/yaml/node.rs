@@ -10,7 +10,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::shared::Shared;
+use super::shared::{Arena, Shared};
 
 /// Full tag URI of the YAML 1.1 core types (`!!str` etc.).
 pub const YAML_TAG_PREFIX: &str = "tag:yaml.org,2002:";
@@ -292,6 +292,11 @@ impl Node {
     /// Whether two handles are the same node (shared identity, e.g. anchor and alias).
     pub fn ptr_eq(&self, other: &Node) -> bool {
         Shared::ptr_eq(&self.0, &other.0)
+    }
+
+    /// A node allocated in `arena` (the parser's slabs).
+    pub(crate) fn in_arena(arena: &mut Arena<NodeData>, d: NodeData) -> Self {
+        Node(arena.alloc(d))
     }
 
     /// Another handle to this node, counted without an atomic operation.

@@ -10,6 +10,7 @@ use super::hash::FastBuild;
 use super::keys::KeyMemo;
 use super::node::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value, YAML_TAG_PREFIX};
 use super::resolve::{classify, construct_core, resolve_plain_owned, CoreScalar};
+use super::shared::Arena;
 use super::{Document, YamlError, YamlLimits};
 use std::hash::BuildHasher;
 
@@ -275,6 +276,8 @@ pub(super) struct Builder<'l> {
     keys: KeyMemo,
     /// One shared copy of each tag of the document.
     tags: HashSet<Arc<str>>,
+    /// Where the document's nodes are allocated.
+    arena: Arena<NodeData>,
 }
 
 /// Recently built plain scalars (no tag, no anchor) by their text, so a repeated key or value
@@ -409,6 +412,7 @@ impl<'l> Builder<'l> {
             },
             keys: KeyMemo::default(),
             tags: HashSet::new(),
+            arena: Arena::default(),
         }
     }
 
@@ -495,12 +499,13 @@ impl<'l> Builder<'l> {
                 },
             }
         };
-        let node = Node::from(NodeData {
+        let data = NodeData {
             tag: tag.map(|t| self.intern_tag(t)),
             value,
             style: Style::Scalar(scalar_style(style)),
             anchor: anchor.clone().map(Box::new),
-        });
+        };
+        let node = Node::in_arena(&mut self.arena, data);
         if let Some(a) = anchor {
             self.anchors
                 .insert(a, Anchor::Done(node.clone(), 1, is_merge));
@@ -536,12 +541,13 @@ impl<'l> Builder<'l> {
                 return self.scalar(None, None, text.to_string(), LyStyle::Plain, true, 0);
             }
         };
-        let node = Node::from(NodeData {
+        let data = NodeData {
             tag: None,
             value,
             style: Style::Scalar(ScalarStyle::Plain),
             anchor: None,
-        });
+        };
+        let node = Node::in_arena(&mut self.arena, data);
         if let Some(at) = slot {
             self.cache.store(at, text, &node);
         }
@@ -627,12 +633,13 @@ impl<'l> Builder<'l> {
             Value::Map(pairs)
         };
         let tag = collection_tag(f.tag, &value, f.line)?;
-        let node = Node::from(NodeData {
+        let data = NodeData {
             tag: tag.map(|t| self.intern_tag(t)),
             value,
             style: Style::Collection(f.style),
             anchor: f.anchor.clone().map(Box::new),
-        });
+        };
+        let node = Node::in_arena(&mut self.arena, data);
         if let Some(a) = f.anchor {
             self.anchors
                 .insert(a, Anchor::Done(node.clone(), f.size, false));

@@ -8,10 +8,16 @@
 //! - the parser, which holds every handle to the nodes it is building on its own thread,
 //!   may count a new handle with a plain store ([`Shared::clone_local`]).
 //!
+//! - the parser allocates its nodes from an [`Arena`]: slabs of [`SLAB`] nodes, one
+//!   allocation each, freed when the last node in them is dropped. A slab keeps a count of
+//!   its live nodes; a node's drop runs its data's destructor and takes one from that count.
+//!
 //! Everything else (clone, drop of a shared node, `Send`/`Sync`) is as `Arc`.
 
+use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
@@ -22,7 +28,105 @@ const MAX_COUNT: usize = isize::MAX as usize;
 
 struct Inner<T> {
     count: AtomicUsize,
+    /// The slab holding this node, or `None` for a node allocated on its own (`Box`).
+    slab: Option<NonNull<Slab<T>>>,
     data: T,
+}
+
+/// Nodes per slab.
+pub(crate) const SLAB: usize = 64;
+
+/// [`SLAB`] node slots in one allocation. `live` counts the slots that hold a node not yet
+/// dropped, plus the unused slots and one while an [`Arena`] still allocates from it; the
+/// slab is freed when it reaches zero.
+struct Slab<T> {
+    live: AtomicUsize,
+    slots: [UnsafeCell<MaybeUninit<Inner<T>>>; SLAB],
+}
+
+impl<T> Slab<T> {
+    /// Takes `n` from the live count; frees the slab if that was the rest of it.
+    ///
+    /// # Safety
+    /// `slab` points to a live slab made by [`Arena`], and the caller gives up `n` of its
+    /// count (a dropped node, or the arena's unused slots and hold); nothing of the caller
+    /// touches the slab afterwards.
+    unsafe fn release(slab: NonNull<Slab<T>>, n: usize) {
+        // SAFETY: the slab is live (caller), and only shared references are made to it.
+        let live = unsafe { &slab.as_ref().live };
+        // As for the node count in `Shared::drop`: the last holder may skip the atomic.
+        if live.load(Ordering::Acquire) != n {
+            if live.fetch_sub(n, Ordering::Release) != n {
+                return;
+            }
+            fence(Ordering::Acquire);
+        }
+        // SAFETY: the count reached zero, so no node or arena refers to the slab; it was
+        // made with `Box` in `Arena::alloc`. Its slots are `MaybeUninit`, so freeing it runs
+        // no destructor (every node's data was dropped when the node was).
+        drop(unsafe { Box::from_raw(slab.as_ptr()) });
+    }
+}
+
+/// Allocates nodes from slabs (see the module docs). Used by one parser on one thread.
+pub(crate) struct Arena<T> {
+    /// The slab being filled and how many of its slots are used.
+    current: Option<(NonNull<Slab<T>>, usize)>,
+}
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Arena { current: None }
+    }
+}
+
+impl<T> Arena<T> {
+    /// A new pointer with one handle, in the arena's current slab.
+    pub(crate) fn alloc(&mut self, data: T) -> Shared<T> {
+        let (slab, used) = match self.current.take() {
+            Some((slab, used)) if used < SLAB => (slab, used),
+            full => {
+                if let Some((slab, used)) = full {
+                    // SAFETY: the arena's hold and the unused slots are its to give up.
+                    unsafe { Slab::release(slab, SLAB - used + 1) };
+                }
+                let mut fresh = Box::<Slab<T>>::new_uninit();
+                let raw = fresh.as_mut_ptr();
+                // SAFETY: `raw` points to the box's memory; `live` is initialised here, and
+                // the slots are `MaybeUninit`, valid uninitialised.
+                let slab = unsafe {
+                    std::ptr::addr_of_mut!((*raw).live).write(AtomicUsize::new(SLAB + 1));
+                    fresh.assume_init()
+                };
+                (NonNull::from(Box::leak(slab)), 0)
+            }
+        };
+        // SAFETY: `slab` is live (the arena holds it); slot `used` exists (`used < SLAB`,
+        // checked above) and is unused: the arena hands each slot out once, and no other
+        // reference to it exists yet.
+        let inner = unsafe {
+            let slot = slab.as_ref().slots.get_unchecked(used).get();
+            (*slot).write(Inner {
+                count: AtomicUsize::new(1),
+                slab: Some(slab),
+                data,
+            })
+        };
+        self.current = Some((slab, used + 1));
+        Shared {
+            ptr: NonNull::from(inner),
+            _owns: PhantomData,
+        }
+    }
+}
+
+impl<T> Drop for Arena<T> {
+    fn drop(&mut self) {
+        if let Some((slab, used)) = self.current.take() {
+            // SAFETY: the arena's hold and the unused slots are its to give up.
+            unsafe { Slab::release(slab, SLAB - used + 1) };
+        }
+    }
 }
 
 /// A thread-safe reference-counted pointer to an immutable `T` (see the module docs).
@@ -45,6 +149,7 @@ impl<T> Shared<T> {
     pub(crate) fn new(data: T) -> Self {
         let inner = Box::new(Inner {
             count: AtomicUsize::new(1),
+            slab: None,
             data,
         });
         Shared {
@@ -121,9 +226,20 @@ impl<T> Drop for Shared<T> {
             }
             fence(Ordering::Acquire);
         }
-        // SAFETY: this was the last handle (above), so nothing else can reach the
-        // allocation, which `new` made with `Box`.
-        drop(unsafe { Box::from_raw(self.ptr.as_ptr()) });
+        match self.inner().slab {
+            // SAFETY: this was the last handle (above), so nothing else can reach the
+            // allocation, which `new` made with `Box`.
+            None => drop(unsafe { Box::from_raw(self.ptr.as_ptr()) }),
+            Some(slab) => {
+                // SAFETY: this was the last handle, so the data is dropped exactly once and
+                // never read again; the slot stays allocated until the slab's count (which
+                // this node still holds one of) is released just after.
+                unsafe {
+                    std::ptr::drop_in_place(std::ptr::addr_of_mut!((*self.ptr.as_ptr()).data));
+                    Slab::release(slab, 1);
+                }
+            }
+        }
     }
 }
 
@@ -169,6 +285,56 @@ mod tests {
         assert_eq!(Shared::count(&b), 1);
         drop(b);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn arena_nodes_drop_their_data_once_in_any_order() {
+        let drops = Arc::new(Counter::new(0));
+        let n = SLAB * 3 + 5;
+        let mut arena = Arena::default();
+        let mut nodes: Vec<Shared<Probe>> =
+            (0..n).map(|_| arena.alloc(Probe(drops.clone()))).collect();
+        let extra = nodes[7].clone();
+        // drop the arena first, then every other node, then the rest in reverse
+        drop(arena);
+        let mut odd = Vec::new();
+        for (i, node) in nodes.drain(..).enumerate() {
+            if i % 2 == 1 {
+                odd.push(node);
+            }
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), n - odd.len());
+        while let Some(node) = odd.pop() {
+            drop(node);
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), n - 1);
+        assert_eq!(Shared::count(&extra), 1);
+        drop(extra);
+        assert_eq!(drops.load(Ordering::SeqCst), n);
+    }
+
+    #[test]
+    fn arena_nodes_outlive_the_arena_and_cross_threads() {
+        let drops = Arc::new(Counter::new(0));
+        let mut arena = Arena::default();
+        let nodes: Vec<Shared<Probe>> = (0..SLAB * 4)
+            .map(|_| arena.alloc(Probe(drops.clone())))
+            .collect();
+        let (left, right) = nodes.split_at(SLAB * 2 + 3);
+        let (left, right) = (left.to_vec(), right.to_vec());
+        drop(nodes);
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        std::thread::scope(|s| {
+            s.spawn(move || drop(left));
+            s.spawn(move || drop(right));
+        });
+        assert_eq!(drops.load(Ordering::SeqCst), SLAB * 4);
+        // the arena's slab is still live for its next node
+        let last = arena.alloc(Probe(drops.clone()));
+        drop(arena);
+        assert_eq!(drops.load(Ordering::SeqCst), SLAB * 4);
+        drop(last);
+        assert_eq!(drops.load(Ordering::SeqCst), SLAB * 4 + 1);
     }
 
     #[test]
