@@ -1,11 +1,11 @@
 //! The tagged tree: [`Node`], its [`Value`], and the style hints kept for round trips.
 //!
-//! A `Node` is a cheap handle (`Arc`) to immutable node data. Cloning a node clones the
-//! handle, so a YAML alias and its anchor are the *same* node: [`Node::ptr_eq`] tells
-//! shared identity apart from equal content. The parser also shares the plain scalars it
-//! builds (no tag, no anchor) between occurrences of the same text, such as a key repeated
-//! in every record of a catalog; scalars without an anchor name are written in full at each
-//! occurrence, so this sharing never shows in written files.
+//! A `Node` is a cheap, thread-safe reference-counted handle to immutable node data.
+//! Cloning a node clones the handle, so a YAML alias and its anchor are the *same* node:
+//! [`Node::ptr_eq`] tells shared identity apart from equal content. The parser also shares
+//! the plain scalars it builds (no tag, no anchor) between occurrences of the same text, such
+//! as a key repeated in every record of a catalog; scalars without an anchor name are
+//! written in full at each occurrence, so this sharing never shows in written files.
 
 use std::fmt;
 use std::sync::Arc;
