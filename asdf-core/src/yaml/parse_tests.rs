@@ -609,3 +609,60 @@ fn duplicate_keys_are_merged_after_records_with_the_same_shared_keys() {
     assert_eq!(keys("d2"), kv(&[("a", 4), ("b", 2), ("c", 3)]));
     assert_eq!(keys("d3"), kv(&[("b", 1), ("a", 2), ("c", 3)]));
 }
+
+#[test]
+fn tag_before_flow_comma_finds_the_inputs_libyaml_safer_panics_on() {
+    for text in [
+        "[!foo, 1]\n",
+        "a: [!t, x]\n",
+        "[&a !t, 1]\n",
+        "{a: !t, b: 1}\n",
+        "[!<tag:x>, 1]\n",
+        "- [1, [!a!b, 2]]\n",
+    ] {
+        let at = super::tag_before_flow_comma(text.as_bytes());
+        assert_eq!(at, text.find('!'), "{text:?}");
+        // the parser itself fails on them (a caught panic, or the guard's error)
+        assert!(
+            matches!(
+                parse_libyaml(text.as_bytes(), &YamlLimits::default()),
+                Err(YamlError::Syntax { .. })
+            ),
+            "{text:?}"
+        );
+    }
+    for text in [
+        "[!foo , 1]\n",
+        "key: !foo,bar\n",
+        "a: '[!a, b]'\n",
+        "a: \"[!a, b] \\\" [!c, d]\"\n",
+        "a: 1 # [!a, b]\n",
+        "[a!b, c]\n",
+        "- !t [1, 2]\n",
+    ] {
+        assert_eq!(
+            super::tag_before_flow_comma(text.as_bytes()),
+            None,
+            "{text:?}"
+        );
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// Every text on which libyaml-safer panics (a caught panic becomes this message) is one
+    /// the guard reports, so builds where panics abort never reach the panic.
+    #[test]
+    fn the_guard_covers_every_libyaml_safer_panic(text in "[\\[\\]{}!,a &'\"#:<>\\n-]{1,12}") {
+        let out = std::panic::catch_unwind(|| parse_libyaml(text.as_bytes(), &YamlLimits::default()));
+        let panicked = match &out {
+            Err(_) => true,
+            Ok(Err(YamlError::Syntax { message, .. })) => message.starts_with("yaml parser failure"),
+            Ok(_) => false,
+        };
+        if panicked && !cfg!(panic = "abort") {
+            proptest::prop_assert!(super::tag_before_flow_comma(text.as_bytes()).is_some(), "{:?}", text);
+        }
+    }
+}
