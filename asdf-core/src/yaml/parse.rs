@@ -106,23 +106,23 @@ pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document
 }
 
 /// Where a tag token directly followed by `,` may sit inside a flow collection: the input
-/// that makes libyaml-safer 0.3 panic. Conservative: quoted scalars and comments are skipped,
-/// but a block scalar's content is read as if it were YAML, so a `[!a, b]` written inside a
-/// `|` scalar is also reported (those texts are refused only where panics abort).
+/// that makes libyaml-safer 0.3 panic. Conservative, so it may also report text that would
+/// parse (refused only where panics abort): every `[` and `{` opens a flow level, every `!`
+/// inside one may start a tag; only quoted scalars and comments that certainly are ones
+/// (after a blank or a flow indicator) are skipped.
 fn tag_before_flow_comma(text: &[u8]) -> Option<usize> {
     let at = |i: usize| text.get(i).copied().unwrap_or(0);
-    let token_start =
-        |i: usize| i == 0 || matches!(at(i - 1), b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',');
+    let after_blank = |i: usize| i == 0 || matches!(at(i - 1), b' ' | b'\t' | b'\n' | b'\r');
     let mut depth = 0usize;
     let mut i = 0;
     while i < text.len() {
         match at(i) {
-            b'#' if token_start(i) => {
+            b'#' if after_blank(i) => {
                 while i < text.len() && at(i) != b'\n' {
                     i += 1;
                 }
             }
-            q @ (b'\'' | b'"') if token_start(i) => {
+            q @ (b'\'' | b'"') if after_blank(i) || matches!(at(i - 1), b'[' | b'{' | b',') => {
                 i += 1;
                 while i < text.len() {
                     match at(i) {
@@ -134,9 +134,9 @@ fn tag_before_flow_comma(text: &[u8]) -> Option<usize> {
                     i += 1;
                 }
             }
-            b'[' | b'{' if token_start(i) || depth > 0 => depth += 1,
-            b']' | b'}' if depth > 0 => depth -= 1,
-            b'!' if depth > 0 && token_start(i) => {
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'!' if depth > 0 => {
                 let start = i;
                 i += 1;
                 if at(i) == b'<' {
