@@ -39,8 +39,9 @@ use std::hash::BuildHasher;
 /// Known differences from python asdf, all outside what ASDF writers produce: sequences and
 /// mappings are accepted as mapping keys (Python refuses them as unhashable); a tag directly
 /// followed by `,` in flow context (`[!foo, 1]`) makes libyaml-safer 0.3 panic, which is
-/// caught and reported as a [`YamlError::Syntax`]. Where panics abort (`panic = "abort"`),
-/// such text is found before the parser runs and refused with the same error kind.
+/// caught and reported as a [`YamlError::Syntax`]. Where panics abort (`panic = "abort"`,
+/// or a cargo-fuzz build), such text is found before the parser runs and refused with the
+/// same error kind.
 pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
     let s = std::str::from_utf8(text).map_err(|e| YamlError::NotUtf8 {
         offset: e.valid_up_to() as u64,
@@ -77,9 +78,9 @@ pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document
         (&owned[..], text.len() as u64)
     };
     // libyaml-safer 0.3 panics on a tag directly followed by `,` in a flow collection.
-    // Caught below; where panics abort (`panic = "abort"`, as under cargo-fuzz), such text
-    // is refused before the parser sees it.
-    if cfg!(panic = "abort") {
+    // Caught below; where panics abort (`panic = "abort"`, or under cargo-fuzz, whose panic
+    // hook aborts), such text is refused before the parser sees it.
+    if cfg!(any(panic = "abort", fuzzing)) {
         if let Some(offset) = tag_before_flow_comma(text) {
             return Err(tag_comma_error(text, offset));
         }
