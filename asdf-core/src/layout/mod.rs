@@ -351,7 +351,8 @@ impl<'a> Window<'a> {
         if !in_window {
             let want = len.max(chunk);
             let want = usize::try_from(avail).map_or(want, |a| a.min(want));
-            self.buf.clear();
+            // Keeps the old bytes (overwritten by the read) so a refill of the same size
+            // zeroes nothing; only growth is zeroed.
             self.buf.resize(want, 0);
             self.src
                 .read_exact_at(&mut self.buf, offset)
