@@ -117,6 +117,23 @@ pub(super) fn is_uri(b: u8) -> bool {
 }
 
 /// Characters that cannot start a plain scalar here (YAML indicators and blanks).
+/// The bytes that end the fast loop of [`Fast::plain_line`]: a line break, and the two
+/// characters that may end a plain scalar (`: `, ` #`).
+static PLAIN_STOP: [bool; 256] = byte_set(b"\n:#");
+
+/// The bytes that end the fast loop of [`Fast::simple_key`].
+static KEY_STOP: [bool; 256] = byte_set(b"\n\0:#[]{},");
+
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut set = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        set[bytes[i] as usize] = true;
+        i += 1;
+    }
+    set
+}
+
 fn is_indicator(b: u8) -> bool {
     matches!(
         b,
@@ -436,6 +453,11 @@ impl Fast<'_, '_> {
         }
         let mut i = c;
         loop {
+            i += self
+                .s
+                .get(i..)
+                .and_then(|rest| rest.iter().position(|&b| KEY_STOP[usize::from(b)]))
+                .unwrap_or(self.s.len().saturating_sub(i));
             match self.at(i) {
                 b':' => {
                     if i - c > MAX_KEY || !self.blank_or_eol(i + 1) || self.at(i - 1) == b' ' {
@@ -641,8 +663,7 @@ impl Fast<'_, '_> {
         if is_indicator(c) && !(c == b'-' && matches!(self.at(start + 1), b'0'..=b'9' | b'.')) {
             return None;
         }
-        let mut le = self.line_end(start);
-        let first_end = start + self.plain_line(start, le)?;
+        let (mut le, first_end) = self.plain_line(start)?;
         let mut folded: Option<String> = None;
         loop {
             let (next, empty) = self.after_break(le);
@@ -654,8 +675,7 @@ impl Fast<'_, '_> {
             if is_indicator(self.at(cp)) {
                 return None;
             }
-            let le2 = self.line_end(cp);
-            let end = cp + self.plain_line(cp, le2)?;
+            let (le2, end) = self.plain_line(cp)?;
             let text = folded.get_or_insert_with(|| {
                 self.src
                     .get(start..first_end)
@@ -679,23 +699,30 @@ impl Fast<'_, '_> {
         Some(())
     }
 
-    /// Checks one line of a block plain scalar (`from..le`): no `: `, no trailing `:`, no
-    /// ` #`. Returns its length without trailing spaces.
-    fn plain_line(&self, from: usize, le: usize) -> Option<usize> {
-        let line = self.s.get(from..le)?;
-        let mut end = line.len();
-        while end > 0 && line[end - 1] == b' ' {
-            end -= 1;
-        }
-        let body = &line[..end];
-        for (i, &b) in body.iter().enumerate() {
-            match b {
-                b':' if i + 1 == body.len() || body[i + 1] == b' ' => return None,
-                b'#' if i > 0 && body[i - 1] == b' ' => return None,
-                _ => {}
+    /// One line of a block plain scalar from `from`: checks it has no `: `, no trailing `:`
+    /// and no ` #`, and returns (its line end, its end without trailing spaces). One pass:
+    /// only the bytes of [`PLAIN_STOP`] leave the fast loop.
+    fn plain_line(&self, from: usize) -> Option<(usize, usize)> {
+        let line = self.s.get(from..)?;
+        let mut i = 0;
+        loop {
+            i += line
+                .get(i..)?
+                .iter()
+                .position(|&b| PLAIN_STOP[usize::from(b)])
+                .unwrap_or(line.len() - i);
+            match line.get(i) {
+                None | Some(b'\n') => break,
+                Some(b':') if matches!(line.get(i + 1), None | Some(b' ' | b'\n')) => return None,
+                Some(b'#') if i > 0 && line.get(i - 1) == Some(&b' ') => return None,
+                Some(_) => i += 1,
             }
         }
-        Some(end)
+        let mut end = i;
+        while end > 0 && line.get(end - 1) == Some(&b' ') {
+            end -= 1;
+        }
+        Some((from + i, from + end))
     }
 
     /// After the line break at `at` (or the end of the text): the next line with content as
