@@ -367,11 +367,14 @@ pub(super) struct Builder<'l> {
 /// like `float64`, `little` or `true`. The tree is immutable, so the sharing shows only
 /// through [`Node::ptr_eq`] (the emitter anchors a scalar only when it carries an anchor name).
 ///
-/// Direct-mapped: each text hashes to one slot. A text is admitted on its second
-/// occurrence: the first only leaves its hash in `seen`, so the many texts that occur once
-/// (most numbers and names) never evict a repeated one, and storing them costs no node
-/// handle. Memory is fixed (sized by the document, at most [`CACHE_MAX_SLOTS`] slots) and
-/// chosen collisions only cause misses.
+/// Two-way set-associative: each text hashes to a pair of slots. A text is admitted on its
+/// second occurrence: the first only leaves its hash in `seen`, so the many texts that occur
+/// once (most numbers and names) never evict a repeated one, and storing them costs no node
+/// handle. A new text takes an empty slot of its pair, else one not hit since the pair last
+/// evicted (a clock bit); when both were hit, it is not stored and the round starts again,
+/// so the keys that every record repeats stay. Memory is fixed (sized
+/// by the document, at most [`CACHE_MAX_SLOTS`] slots) and chosen collisions only cause
+/// misses.
 ///
 /// Handles are counted with [`Node::clone_local`] (no atomic operation): every cached node
 /// was built by the [`Builder`] that owns this cache, and the builder holds every handle to
@@ -379,8 +382,10 @@ pub(super) struct Builder<'l> {
 /// the finished tree, when the cache is dropped.
 struct ScalarCache {
     slots: Vec<Slot>,
-    /// Per slot, the hash tag of the last text that missed there.
+    /// Hash tags of texts that missed, each at two places chosen by other bits of its hash
+    /// (so two texts that keep alternating cannot keep erasing each other).
     seen: Vec<u32>,
+    /// Slot count minus one, with the lowest bit clear: the first slot of a pair.
     mask: usize,
 }
 
@@ -398,8 +403,25 @@ const CACHE_MAX_SLOTS: usize = 4096;
 struct Slot {
     hash: u32,
     len: u8,
+    /// Hit since its pair last evicted.
+    recent: bool,
     text: [u8; CACHE_TEXT],
     node: Option<Node>,
+}
+
+impl Slot {
+    fn holds(&self, tag: u32, t: &[u8]) -> Option<&Node> {
+        self.node
+            .as_ref()
+            .filter(|_| self.hash == tag && self.text.get(..usize::from(self.len)) == Some(t))
+    }
+}
+
+/// Where a text that missed the cache may go ([`ScalarCache::store`]).
+struct Miss {
+    pair: usize,
+    tag: u32,
+    seen: [usize; 2],
 }
 
 impl ScalarCache {
@@ -409,43 +431,67 @@ impl ScalarCache {
         ScalarCache {
             slots: vec![Slot::default(); n],
             seen: vec![0; n],
-            mask: n - 1,
+            mask: (n - 1) & !1,
         }
     }
 
-    /// The cached node for `text`, or the slot (and hash) a node for it may be stored under.
-    fn find(&self, text: &str) -> Result<Node, Option<(usize, u32)>> {
+    /// The cached node for `text`, or where a node for it may be stored: its pair, its
+    /// hash tag and its two places in `seen`.
+    fn find(&mut self, text: &str) -> Result<Node, Option<Miss>> {
         let t = text.as_bytes();
         if t.len() > CACHE_TEXT {
             return Err(None);
         }
         let h = FastBuild::default().hash_one(t);
         let i = (h as usize) & self.mask;
-        let Some(slot) = self.slots.get(i) else {
+        let tag = (h >> 32) as u32;
+        let Some([a, b]) = self.slots.get_mut(i..i + 2) else {
             return Err(None);
         };
-        let tag = (h >> 32) as u32;
-        match &slot.node {
-            Some(n) if slot.hash == tag && slot.text.get(..usize::from(slot.len)) == Some(t) => {
+        for slot in [a, b] {
+            if let Some(n) = slot.holds(tag, t) {
                 // SAFETY: see the type's docs: cached nodes are the builder's own.
-                Ok(unsafe { n.clone_local() })
+                let n = unsafe { n.clone_local() };
+                slot.recent = true;
+                return Ok(n);
             }
-            _ => Err(Some((i, tag))),
         }
+        let m = self.seen.len().wrapping_sub(1);
+        Err(Some(Miss {
+            pair: i,
+            tag,
+            seen: [(h >> 12) as usize & m, (h >> 24) as usize & m],
+        }))
     }
 
-    /// Keeps `node` for `text` if the text missed at this slot just before (its second
+    /// Keeps `node` for `text` if the text missed at this pair just before (its second
     /// occurrence); otherwise only notes the text as seen.
-    fn store(&mut self, (i, tag): (usize, u32), text: &str, node: &Node) {
-        let Some(seen) = self.seen.get_mut(i) else {
-            return;
-        };
-        if *seen != tag {
-            *seen = tag;
+    fn store(&mut self, miss: Miss, text: &str, node: &Node) {
+        let Miss { pair: i, tag, seen } = miss;
+        if !seen.iter().any(|&p| self.seen.get(p) == Some(&tag)) {
+            for p in seen {
+                if let Some(s) = self.seen.get_mut(p) {
+                    *s = tag;
+                }
+            }
             return;
         }
         let t = text.as_bytes();
-        let (Some(slot), Ok(len)) = (self.slots.get_mut(i), u8::try_from(t.len())) else {
+        let (Some([a, b]), Ok(len)) = (self.slots.get_mut(i..i + 2), u8::try_from(t.len())) else {
+            return;
+        };
+        let slot = if a.node.is_none() {
+            a
+        } else if b.node.is_none() {
+            b
+        } else if !a.recent {
+            a
+        } else if !b.recent {
+            b
+        } else {
+            // both hit since the pair last evicted: keep them, and start a new round
+            a.recent = false;
+            b.recent = false;
             return;
         };
         let Some(dst) = slot.text.get_mut(..t.len()) else {
@@ -454,6 +500,7 @@ impl ScalarCache {
         dst.copy_from_slice(t);
         slot.len = len;
         slot.hash = tag;
+        slot.recent = false;
         // SAFETY: see the type's docs: cached nodes are the builder's own.
         slot.node = Some(unsafe { node.clone_local() });
     }

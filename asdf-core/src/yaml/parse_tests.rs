@@ -665,3 +665,37 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn keys_of_every_record_stay_shared_among_many_one_off_values() {
+    // 100 keys per record, values mostly seen once (numbers, names) or a few times (floats
+    // that recur across nearby records): from the third record on, every key is the node of
+    // the record before, so the key-list memo and the sharing hold for the whole catalog.
+    let mut text = String::from("catalog:\n");
+    for i in 0..60 {
+        text.push_str(&format!("  obj{i:05}:\n"));
+        for j in 0..100 {
+            let v = match j % 4 {
+                0 => format!("{}", i * 100 + j),
+                1 => format!("{}.25", i + j),
+                2 => format!("name_{i}_{j}"),
+                _ => "true".to_string(),
+            };
+            text.push_str(&format!("    k{j:03}: {v}\n"));
+        }
+    }
+    let doc = root(&text);
+    let records: Vec<&Node> = doc
+        .get("catalog")
+        .unwrap()
+        .as_map()
+        .unwrap()
+        .iter()
+        .map(|(_, v)| v)
+        .collect();
+    for pair in records.windows(2).skip(1) {
+        let (a, b) = (pair[0].as_map().unwrap(), pair[1].as_map().unwrap());
+        let unshared = a.iter().zip(b).filter(|(x, y)| !x.0.ptr_eq(&y.0)).count();
+        assert_eq!(unshared, 0);
+    }
+}
