@@ -20,7 +20,7 @@ use crate::yaml::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value};
 const MAX_DEPTH: usize = 64;
 
 /// The tree with the writing hints of its tags' schemas applied; `root` itself (the same
-/// `Arc`) when no hint changes anything. Shared nodes stay shared.
+/// node, see [`Node::ptr_eq`]) when no hint changes anything. Shared nodes stay shared.
 pub fn apply_style_hints(root: &Node, standard: &str) -> Node {
     apply_style_hints_except(root, standard, &NodeIds::default())
 }

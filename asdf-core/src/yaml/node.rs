@@ -490,7 +490,8 @@ impl TreePath<'_> {
 
 impl Node {
     /// Visits every node depth-first (pre-order) like [`Node::walk`], with the path built
-    /// only on demand. (A tree of `Arc` handles cannot hold a cycle, so none is checked for.)
+    /// only on demand. (A tree of reference-counted handles cannot hold a cycle, so none is
+    /// checked for.)
     pub(crate) fn walk_lazy<'a>(&'a self, f: &mut impl FnMut(&TreePath<'a>, &'a Node)) {
         let mut path = TreePath { segs: Vec::new() };
         self.walk_lazy_inner(&mut path, f);
