@@ -18,39 +18,17 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import asdf
 import numpy as np
 
-if asdf.__version__ != "6.0.0":
-    sys.exit(f"pinned to asdf 6.0.0, found {asdf.__version__}")
-
-DIR = Path(__file__).resolve().parent.parent.parent / "target" / "bench-data"
+from pybench import DIR, time_stats
 
 
 def median_time(runs, fn):
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def time_stats(runs, fn):
-    """(median, fastest, slowest) of `runs` timed calls after one warm-up."""
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), min(times), max(times)
+    return time_stats(runs, fn)[0]
 
 
 def fresh_stats(runs, fn):

@@ -15,19 +15,14 @@ import argparse
 import io
 import json
 import statistics
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import asdf
 import asdf.schema
 import asdf.yamlutil
 
-if asdf.__version__ != "6.0.0":
-    sys.exit(f"pinned to asdf 6.0.0, found {asdf.__version__}")
-
-DIR = Path(__file__).resolve().parent.parent.parent / "target" / "bench-data"
+from pybench import DIR
 
 
 def main():

@@ -24,15 +24,11 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import asdf
 import numpy as np
 
-if asdf.__version__ != "6.0.0":
-    sys.exit(f"pinned to asdf 6.0.0, found {asdf.__version__}")
-
-DIR = Path(__file__).resolve().parent.parent.parent / "target" / "bench-data"
+from pybench import DIR
 
 
 def clear(path):

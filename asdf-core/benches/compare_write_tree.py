@@ -12,29 +12,13 @@ ratio column is python time / Rust time.
 import argparse
 import json
 import os
-import statistics
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import asdf
 import numpy as np
 
-if asdf.__version__ != "6.0.0":
-    sys.exit(f"pinned to asdf 6.0.0, found {asdf.__version__}")
-
-DIR = Path(__file__).resolve().parent.parent.parent / "target" / "bench-data"
-
-
-def timed(runs, fn):
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), min(times), max(times)
+from pybench import DIR, time_stats
 
 
 def write(tree, path):
@@ -55,8 +39,8 @@ def main():
     arrays = {f"a{i}": np.arange(i * 10, i * 10 + 10, dtype="f8") for i in range(10_000)}
     scalars = {f"k{i}": i * 0.25 for i in range(200_000)}
     py = {
-        "small_arrays_file": timed(args.runs, lambda: write(arrays, path)),
-        "scalar_tree_file": timed(args.runs, lambda: write(scalars, path)),
+        "small_arrays_file": time_stats(args.runs, lambda: write(arrays, path)),
+        "scalar_tree_file": time_stats(args.runs, lambda: write(scalars, path)),
     }
     path.unlink(missing_ok=True)
     print(f"{'workload':<24}{'python ms':>12}{'rust ms':>10}{'python/rust':>13}")

@@ -548,31 +548,7 @@ mod tests {
         assert_eq!(f.array::<f64>("/data").unwrap(), a.into_dyn());
     }
 
-    /// A sink that fails once `budget` bytes are written.
-    struct Failing {
-        inner: std::io::Cursor<Vec<u8>>,
-        budget: usize,
-    }
-
-    impl Write for Failing {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            if self.budget == 0 {
-                return Err(std::io::Error::other("injected failure"));
-            }
-            let n = buf.len().min(self.budget);
-            self.budget -= n;
-            self.inner.write(buf.get(..n).unwrap_or_default())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Seek for Failing {
-        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-            self.inner.seek(pos)
-        }
-    }
+    use crate::write::test_sink::Failing;
 
     #[test]
     fn failing_sink_stops_the_pipelines() {

@@ -46,6 +46,38 @@ mod path;
 mod prepare;
 mod typed;
 
+#[cfg(test)]
+mod test_sink {
+    use std::io::{Seek, SeekFrom, Write};
+
+    /// A sink that fails every write once `budget` bytes are written (failure injection).
+    pub(super) struct Failing<W> {
+        pub(super) inner: W,
+        pub(super) budget: usize,
+    }
+
+    impl<W: Write> Write for Failing<W> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.budget == 0 {
+                return Err(std::io::Error::other("injected failure"));
+            }
+            let n = buf.len().min(self.budget);
+            let n = self.inner.write(buf.get(..n).unwrap_or_default())?;
+            self.budget -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.inner.flush()
+        }
+    }
+
+    impl<W: Seek> Seek for Failing<W> {
+        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+            self.inner.seek(pos)
+        }
+    }
+}
+
 use std::collections::HashMap;
 use std::io::{Cursor, Seek, Write};
 use std::path::{Path, PathBuf};

@@ -311,32 +311,7 @@ mod tests {
     use super::*;
     use crate::yaml::Value;
 
-    /// Fails every write after `budget` bytes.
-    struct Failing {
-        inner: File,
-        budget: usize,
-    }
-
-    impl Write for Failing {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            if self.budget == 0 {
-                return Err(std::io::Error::other("injected failure"));
-            }
-            let n = buf.len().min(self.budget);
-            let n = self.inner.write(buf.get(..n).unwrap_or_default())?;
-            self.budget -= n;
-            Ok(n)
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            self.inner.flush()
-        }
-    }
-
-    impl Seek for Failing {
-        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-            self.inner.seek(pos)
-        }
-    }
+    use crate::write::test_sink::Failing;
 
     fn tmpdir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("asdf-write-{name}-{}", std::process::id()));

@@ -30,9 +30,10 @@ impl FastHasher {
 impl Hasher for FastHasher {
     #[inline]
     fn finish(&self) -> u64 {
-        // The multiply carries low input bits only upwards, so texts sharing their first
-        // bytes (`k000`, `k001`, ...) would share the low bits that pick a bucket: fold the
-        // high bits down and mix once more (a murmur-style finaliser).
+        // Fold the high bits down (hashbrown takes buckets from the low bits) and mix once
+        // more (a murmur-style finaliser): the parser's scalar cache takes a slot, two
+        // `seen` places and a tag from different bit ranges of one hash, which the
+        // multiply-rotate state alone leaves correlated.
         let x = self.0 ^ (self.0 >> 32);
         let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         x ^ (x >> 29)

@@ -82,7 +82,9 @@ pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document
     // hook aborts), such text is refused before the parser sees it.
     if cfg!(any(panic = "abort", fuzzing)) {
         if let Some(offset) = tag_before_flow_comma(text) {
-            return Err(tag_comma_error(text, offset));
+            let message = "a tag directly followed by ',' in a flow collection (write a \
+                           space before the ',')";
+            return Err(syntax_at(text, offset, message.into()));
         }
     }
     // libyaml-safer 0.3 still has a few panics on malformed input; turn them into errors.
@@ -160,22 +162,6 @@ fn tag_before_flow_comma(text: &[u8]) -> Option<usize> {
         i += 1;
     }
     None
-}
-
-fn tag_comma_error(text: &[u8], offset: usize) -> YamlError {
-    let before = text.get(..offset).unwrap_or_default();
-    let line_start = before
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(0, |p| p + 1);
-    YamlError::Syntax {
-        message: "a tag directly followed by ',' in a flow collection (write a space before \
-                  the ',')"
-            .into(),
-        line: before.iter().filter(|&&c| c == b'\n').count() as u64 + 1,
-        column: (offset - line_start) as u64 + 1,
-        offset: offset as u64,
-    }
 }
 
 fn parse_events(
@@ -277,25 +263,27 @@ fn syntax_error(e: &libyaml_safer::Error, text: &[u8]) -> YamlError {
             column: m.column.saturating_add(1),
             offset: m.index,
         },
-        None => {
-            // Reader errors carry no mark: find the refused character ourselves.
-            let offset = first_unprintable(text).unwrap_or(0);
-            let before = text.get(..offset).unwrap_or_default();
-            let line = before.iter().filter(|&&c| c == b'\n').count() as u64 + 1;
-            let line_start = before
-                .iter()
-                .rposition(|&c| c == b'\n')
-                .map_or(0, |p| p + 1);
-            let column = std::str::from_utf8(&before[line_start..]).map_or(0, |s| s.chars().count())
-                as u64
-                + 1;
-            YamlError::Syntax {
-                message,
-                line,
-                column,
-                offset: offset as u64,
-            }
-        }
+        // Reader errors carry no mark: find the refused character ourselves.
+        None => syntax_at(text, first_unprintable(text).unwrap_or(0), message),
+    }
+}
+
+/// A syntax error at byte `offset` of `text`, with its line and column (in characters).
+fn syntax_at(text: &[u8], offset: usize, message: String) -> YamlError {
+    let before = text.get(..offset).unwrap_or_default();
+    let line = before.iter().filter(|&&c| c == b'\n').count() as u64 + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = std::str::from_utf8(before.get(line_start..).unwrap_or_default())
+        .map_or(0, |s| s.chars().count()) as u64
+        + 1;
+    YamlError::Syntax {
+        message,
+        line,
+        column,
+        offset: offset as u64,
     }
 }
 
@@ -380,6 +368,7 @@ pub(super) struct Builder<'l> {
 /// was built by the [`Builder`] that owns this cache, and the builder holds every handle to
 /// its nodes (cache, open collections, anchors) on its own thread until the parse returns
 /// the finished tree, when the cache is dropped.
+#[derive(Default)]
 struct ScalarCache {
     slots: Vec<Slot>,
     /// Hash tags of texts that missed, each at two places chosen by other bits of its hash
@@ -534,11 +523,7 @@ impl<'l> Builder<'l> {
             anchors: HashMap::new(),
             alias_used: 0,
             root: None,
-            cache: ScalarCache {
-                slots: Vec::new(),
-                seen: Vec::new(),
-                mask: 0,
-            },
+            cache: ScalarCache::default(),
             keys: KeyMemo::default(),
             tags: HashSet::new(),
             arena: Arena::default(),
