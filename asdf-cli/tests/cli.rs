@@ -306,26 +306,15 @@ fn conversions_refuse_bad_requests() {
 
 // ---- asdftool validate ----
 
-fn reference_files() -> Vec<PathBuf> {
-    let Some(root) = common::repo_root()
-        .ancestors()
-        .map(|a| a.join("shared").join("asdf-reference-files"))
-        .find(|p| p.is_dir())
-    else {
-        return Vec::new();
-    };
-    let mut files = Vec::new();
-    for v in std::fs::read_dir(root).unwrap().flatten() {
-        if v.path().is_dir() {
-            for f in std::fs::read_dir(v.path()).unwrap().flatten() {
-                if f.path().extension().is_some_and(|e| e == "asdf") {
-                    files.push(f.path());
-                }
-            }
-        }
-    }
-    files.sort();
-    files
+/// The `.asdf` files of the reference suite (`None`: skipped, see asdf-test-data).
+fn reference_files() -> Option<Vec<PathBuf>> {
+    let files = asdf_test_data::reference_files()?;
+    Some(
+        files
+            .into_iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "asdf"))
+            .collect(),
+    )
 }
 
 fn validate_scratch(name: &str) -> PathBuf {
@@ -340,11 +329,10 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn validate_accepts_every_reference_file() {
-    let files = reference_files();
-    if files.is_empty() {
-        assert!(std::env::var_os("ASDF_ALLOW_MISSING_REFERENCE").is_some());
+    let Some(files) = reference_files() else {
         return;
-    }
+    };
+    assert_eq!(files.len(), 112, "reference .asdf files");
     let mut failures = Vec::new();
     for f in &files {
         let out = asdftool(&["validate", f.to_str().unwrap()]);
@@ -455,10 +443,7 @@ fn validate_with_a_schema_file_or_uri() {
 
 #[test]
 fn validate_checks_checksums_unless_told_not_to() {
-    let Some(src) = reference_files()
-        .into_iter()
-        .find(|f| f.ends_with("1.6.0/basic.asdf"))
-    else {
+    let Some(src) = asdf_test_data::require("reference-files/1.6.0/basic.asdf") else {
         return;
     };
     let dir = validate_scratch("checksum");

@@ -17,9 +17,7 @@ fn layout(name: &str) -> std::path::PathBuf {
 }
 
 fn reference_dir() -> std::path::PathBuf {
-    std::env::var_os("ASDF_REFERENCE_FILES")
-        .map(Into::into)
-        .unwrap_or_else(|| common::repo_root().join("../shared/asdf-reference-files"))
+    common::data_dir(asdf_test_data::REFERENCE_FILES)
 }
 
 fn arange_i32(n: i32) -> ArrayD<i32> {

@@ -17,21 +17,26 @@ use serde_json::Value;
 
 const IGNORE: [&str; 2] = ["/tree/value/asdf_library", "/tree/value/history"];
 
-fn reference_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("ASDF_REFERENCE_FILES") {
-        let dir = PathBuf::from(dir);
-        return dir.is_dir().then_some(dir);
-    }
-    common::repo_root()
-        .ancestors()
-        .map(|a| a.join("shared").join("asdf-reference-files"))
-        .find(|p| p.is_dir())
-}
+/// `.asdf` files in the three corpora (112 reference files, 60 fixtures, 32 layouts).
+const CORPUS_FILES: usize = 112 + 60 + 32;
+
+/// Corpus files whose block bytes are damaged on purpose (by their name in `corpus()`): they
+/// open, and reading their arrays with checksums verified fails.
+const DAMAGED: &[&str] = &[
+    "layouts_checksum_wrong_asdf",
+    "layouts_checksum_wrong_zlib_asdf",
+];
+
+/// Corpus files without a tree: nothing to write.
+const TREELESS: &[&str] = &["layouts_blocks_no_tree_asdf", "layouts_header_only_asdf"];
+
+/// Round trips `corpus_round_trips` runs: every other file, in every variant that applies.
+const ROUND_TRIPS: usize = 1942;
 
 /// Every `.asdf` file of the corpora, with a short name.
 fn corpus() -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
-    if let Some(dir) = reference_dir() {
+    if let Some(dir) = asdf_test_data::require_dir(asdf_test_data::REFERENCE_FILES) {
         for f in common::files_with_suffix(&dir, &[".asdf"]) {
             let rel = f
                 .strip_prefix(&dir)
@@ -306,19 +311,32 @@ fn recursive_trees_round_trip_and_dangling_ones_are_errors() {
 #[test]
 fn corpus_round_trips() {
     let files = corpus();
-    assert!(files.len() > 50, "corpus too small: {}", files.len());
+    let only = std::env::var_os("ASDF_WRITE_ONLY").is_some();
+    if !only {
+        assert_eq!(files.len(), CORPUS_FILES, "files in the corpus");
+    }
     let dir = out_dir().unwrap_or_else(scratch_dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
     let mut checked = 0;
     for (name, path) in &files {
-        // files our reader rejects (malformed layouts) are the reader's business
-        let Ok(file) = AsdfFile::options().verify_checksums(true).open(path) else {
+        let file = AsdfFile::options()
+            .verify_checksums(true)
+            .open(path)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let base = name.as_str();
+        if DAMAGED.contains(&base) {
+            let err = canonical(&file).expect_err(name);
+            assert!(err.contains("checksum mismatch"), "{name}: {err}");
             continue;
-        };
-        // a file without a tree cannot be written without one
-        if file.tree().is_null() || canonical(&file).is_err() {
+        }
+        if TREELESS.contains(&base) {
+            // a file without a tree has nothing to write
+            assert!(file.tree().is_null(), "{name}: has a tree");
             continue;
+        }
+        if let Err(e) = canonical(&file) {
+            panic!("{name}: canonical: {e}");
         }
         for v in variants() {
             // every codec gives the same tree; without blocks one variant says it all
@@ -337,6 +355,9 @@ fn corpus_round_trips() {
         eprintln!("FAIL {f}");
     }
     eprintln!("{checked} round trips, {} failed", failures.len());
+    if !only {
+        assert_eq!(checked, ROUND_TRIPS, "round trips run");
+    }
     // the scratch directory holds the files kept out of the python check
     let _ = std::fs::remove_dir_all(scratch_dir());
     assert!(

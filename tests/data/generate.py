@@ -9,8 +9,7 @@ Run with the pinned oracle environment:
 
 Every fixture ``NAME.asdf`` is written by python asdf 6.0.0 (or, for a few, written by hand as
 YAML text that python asdf then opens), and gets a sidecar ``NAME.expect.json`` produced by
-``dump_expect.py`` (the canonical-JSON oracle, see ``FORMAT.md``).  ``dump_expect.py`` is found
-through ``$ASDF_CONFORMANCE_DIR`` or a ``shared/conformance`` directory above this repository.
+``tests/oracle/canonical.py`` (the canonical-JSON oracle, see ``docs/canonical.md``).
 
 The output is deterministic (fixed seeds, no timestamps in history), so re-running the script on
 the same versions reproduces the committed files.
@@ -63,19 +62,12 @@ def check_versions() -> None:
                      "(asdf-compression extension missing?)")
 
 
-def find_dump_expect():
-    candidates = []
-    if os.environ.get("ASDF_CONFORMANCE_DIR"):
-        candidates.append(Path(os.environ["ASDF_CONFORMANCE_DIR"]))
-    for parent in HERE.parents:
-        candidates.append(parent / "shared" / "conformance")
-    for c in candidates:
-        if (c / "dump_expect.py").is_file():
-            sys.path.insert(0, str(c))
-            import dump_expect  # noqa: E402
+def load_canonical():
+    """tests/oracle/canonical.py, the project's canonical-JSON dumper."""
+    sys.path.insert(0, str(HERE.parent / "oracle"))
+    import canonical  # noqa: E402
 
-            return dump_expect
-    sys.exit("refusing to run: dump_expect.py not found (set ASDF_CONFORMANCE_DIR)")
+    return canonical
 
 
 # ---------------------------------------------------------------------------
@@ -494,7 +486,7 @@ def main() -> None:
         os.execve(sys.executable, [sys.executable, *sys.argv], env)
     print("generate.py: checking versions")
     check_versions()
-    dump_expect = find_dump_expect()
+    canonical = load_canonical()
     import numpy as np
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -514,11 +506,11 @@ def main() -> None:
             print(f"  {name:45} {p.stat().st_size:9d} bytes (no sidecar: python cannot read it)")
             continue
         try:
-            doc = dump_expect.canonical_document(str(p))
+            doc = canonical.document(p)
         except Exception as exc:  # noqa: BLE001
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
             continue
-        (OUT / (p.stem + ".expect.json")).write_text(dump_expect.to_json(doc), encoding="utf-8")
+        (OUT / (p.stem + ".expect.json")).write_text(canonical.to_text(doc), encoding="utf-8")
         print(f"  {name:45} {p.stat().st_size:9d} bytes")
     print(f"{len(set(WRITTEN))} fixtures, {total} bytes")
     if failures:

@@ -2,17 +2,17 @@
 """Hand-assemble ASDF files with unusual (but legal, or deliberately damaged) layouts.
 
 Pure python, standard library only.  Writes tests/data/layouts/NAME.asdf and, for each file,
-NAME.expect.json (canonical JSON, see shared/conformance/FORMAT.md):
+NAME.expect.json (canonical JSON, see docs/canonical.md):
 
-* Files python asdf 6.0.0 can read get their sidecar from dump_expect.py when run with
-  ``--oracle /path/to/.venv-oracle/bin/python`` (the sidecars are committed, so the oracle is
+* Files python asdf 6.0.0 can read get their sidecar from tests/oracle/canonical.py when run with
+  ``--oracle .venv-oracle/bin/python`` (the sidecars are committed, so the oracle is
   only needed to regenerate them).
 * Files python asdf cannot read (or reads differently from what the standard says) get a
   hand-written expectation, defined in ``HAND`` below; HAND_WRITTEN.md lists them and says why.
   With ``--oracle``, every hand-written expectation for a file python *can* read is also checked
   against the oracle, which verifies this script's own canonical hashing.
 
-    python3 tests/data/make_layouts.py [--oracle PYTHON] [--dump-expect PATH]
+    python3 tests/data/make_layouts.py [--oracle PYTHON]
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import argparse
 import bz2
 import hashlib
 import json
-import os
 import struct
 import subprocess
 import sys
@@ -457,7 +456,8 @@ def build() -> None:
 HAND_ONLY_NOTE = """# Hand-written expectations in tests/data/layouts
 
 Every `NAME.asdf` here was assembled byte by byte by `make_layouts.py` (stdlib only).
-Sidecars come from python asdf 6.0.0 through `dump_expect.py` where python asdf reads the file;
+Sidecars come from python asdf 6.0.0 through `tests/oracle/canonical.py` where python asdf reads
+the file;
 `make_layouts.py --oracle PYTHON` also checks every hand-written expectation against the oracle
 when python can read the file, so the hand-written hashes and values are verified.
 
@@ -470,16 +470,7 @@ The following sidecars are hand-written only (python asdf 6.0.0 cannot produce t
 # main
 # ---------------------------------------------------------------------------
 
-def find_dump_expect(explicit: str | None) -> Path | None:
-    if explicit:
-        return Path(explicit)
-    if os.environ.get("ASDF_CONFORMANCE_DIR"):
-        return Path(os.environ["ASDF_CONFORMANCE_DIR"]) / "dump_expect.py"
-    for parent in HERE.parents:
-        c = parent / "shared" / "conformance" / "dump_expect.py"
-        if c.is_file():
-            return c
-    return None
+CANONICAL = HERE.parent / "oracle" / "canonical.py"
 
 
 def to_json(d: dict) -> str:
@@ -509,7 +500,6 @@ def semantically_equal(a, b) -> bool:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--oracle", help="python interpreter with asdf==6.0.0 (for sidecars)")
-    ap.add_argument("--dump-expect", help="path of dump_expect.py")
     args = ap.parse_args()
 
     build()
@@ -519,17 +509,14 @@ def main() -> int:
     for name, data in LAYOUTS.items():
         (OUT / f"{name}.asdf").write_bytes(data)
 
-    dump = find_dump_expect(args.dump_expect)
     problems = []
     python_unreadable = {}
     if args.oracle:
-        if dump is None or not dump.is_file():
-            sys.exit("dump_expect.py not found (use --dump-expect)")
         for old in OUT.glob("*.expect.json"):
             old.unlink()
         for name in LAYOUTS:
             p = OUT / f"{name}.asdf"
-            r = subprocess.run([args.oracle, str(dump), str(p)], capture_output=True, text=True)
+            r = subprocess.run([args.oracle, str(CANONICAL), "dump", str(p)], capture_output=True, text=True)
             if r.returncode != 0:
                 err = (r.stderr.strip().splitlines() or ["?"])[-1]
                 python_unreadable[name] = err

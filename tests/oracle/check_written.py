@@ -2,7 +2,7 @@
 """Check files written by asdf-rs with python asdf (the oracle).
 
 Usage:
-    python tests/oracle/check_written.py DIR [--conformance DIR] [-j N]
+    .venv-oracle/bin/python tests/oracle/check_written.py DIR [-j N]
 
 For every ``NAME.asdf`` in DIR that has a ``NAME.rust.json`` beside it (the canonical JSON
 our reader produced for the file, written by ``ASDF_WRITE_OUT=DIR cargo test --test
@@ -12,8 +12,8 @@ write_roundtrip``):
    ``validate_checksums=True``, every array loaded, and every warning an error, except
    ``AsdfConversionWarning`` about tags that are not recognized (trees may carry unknown
    tags on purpose);
-2. compute its canonical JSON with ``shared/conformance/dump_expect.py`` and compare it with
-   ``NAME.rust.json`` using ``compare_expect.py`` (no path ignored).
+2. compute its canonical JSON with ``tests/oracle/canonical.py`` (docs/canonical.md) and
+   compare it with ``NAME.rust.json`` (no path ignored).
 
 ``.asdf`` files without a ``.rust.json`` (the external block files ``NAME0000.asdf`` of
 exploded files) are opened and validated the same way, without a canonical comparison.
@@ -33,27 +33,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 
-def find_conformance(explicit: str | None) -> Path:
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get("ASDF_CONFORMANCE_DIR")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "shared" / "conformance"
-        if (cand / "dump_expect.py").is_file():
-            return cand
-    raise SystemExit("cannot find shared/conformance (set ASDF_CONFORMANCE_DIR)")
-
-
-_CONFORMANCE: Path | None = None
-
-
-def _init(conformance: str) -> None:
-    global _CONFORMANCE
-    _CONFORMANCE = Path(conformance)
-    sys.path.insert(0, conformance)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import canonical  # noqa: E402  (tests/oracle/canonical.py)
 
 
 def _load_all(node, seen=None) -> None:
@@ -103,13 +84,9 @@ def check_one(path_str: str) -> tuple[str, str | None]:
     if not side.is_file():
         return path.name, None
     try:
-        import compare_expect
-        import dump_expect
-
         expected = json.loads(side.read_text(encoding="utf-8"))
-        actual = json.loads(dump_expect.to_json(dump_expect.canonical_document(path_str)))
-        diffs: list[str] = []
-        compare_expect.compare(expected, actual, "", diffs, set())
+        actual = json.loads(canonical.to_text(canonical.document(path_str)))
+        diffs = canonical.differences(expected, actual)
         if diffs:
             return path.name, f"{len(diffs)} difference(s): " + "; ".join(diffs[:5])
     except Exception as e:  # noqa: BLE001
@@ -120,16 +97,15 @@ def check_one(path_str: str) -> tuple[str, str | None]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
-    ap.add_argument("--conformance", help="shared/conformance directory")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args(argv)
-    conformance = find_conformance(args.conformance)
+    canonical.check_oracle_version()
     files = sorted(str(p) for p in Path(args.dir).glob("*.asdf"))
     if not files:
         print(f"no .asdf files in {args.dir}")
         return 1
     passed = failed = 0
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_init, initargs=(str(conformance),)) as ex:
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         for name, err in ex.map(check_one, files, chunksize=8):
             if err is None:
                 passed += 1

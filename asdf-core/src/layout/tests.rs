@@ -639,17 +639,9 @@ fn time_ten_thousand_blocks() {
 
 #[test]
 fn reference_files() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/asdf-reference-files");
-    let dir = if dir.exists() {
-        dir
-    } else {
-        std::path::PathBuf::from("/work/shared/asdf-reference-files")
-    };
-    if !dir.exists() {
-        eprintln!("reference files not found, skipped");
+    let Some(dir) = asdf_test_data::require_dir(asdf_test_data::REFERENCE_FILES) else {
         return;
-    }
+    };
     let mut count = 0;
     for ver in std::fs::read_dir(&dir).unwrap() {
         let ver = ver.unwrap().path();
@@ -697,7 +689,7 @@ fn reference_files() {
             count += 1;
         }
     }
-    assert!(count > 100, "{count} files");
+    assert_eq!(count, asdf_test_data::REFERENCE_FILE_COUNT);
 }
 
 mod fuzz {

@@ -253,52 +253,20 @@ fn compare_at(a: &Value, b: &Value, path: &str, diffs: &mut Vec<String>, ignore:
     }
 }
 
+#[allow(unused_imports)] // each test crate uses its own part of this module
+pub use asdf_test_data::{files_with_suffix, sidecar_of};
+
 /// The repository root (the workspace directory).
 pub fn repo_root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    std::fs::canonicalize(&root).unwrap_or(root)
+    asdf_test_data::repository_dir()
 }
 
-/// `tests/data/<sub>` under the repository root.
+/// A folder of the test data (`tests/data/<sub>`, or under `$ASDF_TEST_DATA`); absent, the test
+/// fails with the locator's message saying how to get it.
 pub fn data_dir(sub: &str) -> PathBuf {
-    repo_root().join("tests").join("data").join(sub)
-}
-
-/// Every file under `dir` (recursively), sorted, whose name ends with one of `suffixes`.
-pub fn files_with_suffix(dir: &Path, suffixes: &[&str]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
-                if suffixes.iter().any(|s| name.ends_with(s)) {
-                    out.push(p);
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The sidecar of a corpus file: `NAME.expect.json` for `NAME.asdf`,
-/// `NAME.yaml.expect.json` for `NAME.yaml`.
-pub fn sidecar_of(path: &Path) -> Option<PathBuf> {
-    let name = path.file_name()?.to_str()?;
-    let side = if let Some(stem) = name.strip_suffix(".asdf") {
-        format!("{stem}.expect.json")
-    } else if name.ends_with(".yaml") {
-        format!("{name}.expect.json")
-    } else {
-        return None;
-    };
-    Some(path.with_file_name(side))
+    asdf_test_data::require_dir(sub).unwrap_or_else(|| {
+        panic!("tests/data/{sub} is absent, and this test has no way to run without it")
+    })
 }
 
 /// Parses JSON text into a value (numbers keep their text).
