@@ -2,7 +2,7 @@
 """Checks that python asdf 6.0.0 rejects (and accepts) the crafted trees of
 `schema_validate.rs`, so the Rust expectations follow the reference implementation.
 
-    /work/main/.venv-oracle/bin/python asdf-core/tests/schema_validate_python.py
+    .venv-oracle/bin/python asdf-core/tests/schema_validate_python.py   # from the repository root
 
 Each tree is loaded as python asdf loads a file's tree (`asdf.yamlutil.load_tree`, tags kept,
 no conversion) and validated with `asdf.schema.validate` for ASDF Standard 1.6.0, as

@@ -42,4 +42,5 @@ af.set_array_compression(af["err"], "lz4")
 af.set_array_storage(af["wavelengths_um"], "inline")
 af.write_to("examples/data/observation.asdf")
 print("wrote examples/data/observation.asdf")
-# Its canonical content: ../shared/conformance/dump_expect.py examples/data/observation.asdf -o examples/data/observation.expect.json
+# Its canonical content (docs/canonical.md), from the repository root:
+# .venv-oracle/bin/python tests/oracle/canonical.py dump examples/data/observation.asdf -o examples/data/observation.expect.json

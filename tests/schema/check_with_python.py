@@ -3,7 +3,7 @@
 
 Run from the repository root with the oracle's python (asdf 6.0.0, asdf-standard 1.x):
 
-    /work/main/.venv-oracle/bin/python tests/schema/check_with_python.py
+    .venv-oracle/bin/python tests/schema/check_with_python.py   # from the repository root
 
 Exit status 0 when every check agrees, 1 otherwise; a summary is printed either way
 (`-v` also prints each case with python's first error message).

@@ -380,8 +380,8 @@ fn write_for_python_oracle() {
     eprintln!("{}", dir.display());
 }
 
-/// Decode throughput of the stored files python wrote (`/tmp/asdf-codec-bench/floats.*`,
-/// see the codec report); run with `--release --features dev-tools -- --nocapture`.
+/// Decode throughput of the stored files python wrote (`floats.*` in the folder
+/// `asdf-codec-bench` of the system's temporary directory); run with `--release --features dev-tools -- --nocapture`.
 #[test]
 #[cfg(feature = "dev-tools")]
 fn time_decode() {
@@ -515,7 +515,7 @@ fn check_python_files() {
 }
 
 /// Writes one small file per codec with our block header, block index and encoder into
-/// `/tmp/asdf-rs-written/`, for python asdf to open with checksum validation.
+/// `asdf-rs-written` in the system's temporary directory, for python asdf to open with checksum validation.
 #[test]
 #[cfg(feature = "dev-tools")]
 fn write_files_for_python() {

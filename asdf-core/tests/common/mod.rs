@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: the canonical-JSON comparer and corpus discovery.
 //!
-//! The comparer follows `shared/conformance/compare_expect.py`: values are compared, not text;
+//! The comparer follows docs/canonical.md (as `tests/oracle/canonical.py compare` does): values
+//! are compared, not text;
 //! integers and floats are different types (`1` is not `1.0`); floats compare as `f64` and
 //! `-0.0` differs from `0.0`; objects compare key by key, arrays element by element; the items
 //! of `{"$map": [...]}` and `{"$set": [...]}` compare as unordered collections.

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """Generate `reference_arrays.json`, the array-layer oracle fixture.
 
-Pinned: python asdf==6.0.0 (with its numpy). Run from anywhere:
+Pinned: python asdf==6.0.0 (with its numpy). From the repository root:
 
-    /work/main/.venv-oracle/bin/python asdf-core/src/array/testdata/generate.py \
-        /work/shared/asdf-reference-files asdf-core/src/array/testdata/reference_arrays.json
+    .venv-oracle/bin/python asdf-core/src/array/testdata/generate.py \
+        [REFERENCE_FILES_DIR] [asdf-core/src/array/testdata/reference_arrays.json]
+
+(defaults: the reference files found by tests/testdata.py, and the fixture beside this script)
 
 Every case is {"name", "node", "block", "expect"}:
-* node: the raw ndarray node in the canonical-JSON encoding of ../../../../shared FORMAT.md §2
+* node: the raw ndarray node in the canonical-JSON encoding of docs/canonical.md (nodes)
   ({"$tag": .., "value": ..}, {"$float": "nan"}, ints vs floats kept apart), without its
   own ndarray tag;
 * block: lowercase hex of the (decompressed) bytes of the block the node's `source` names,
   or null for inline arrays;
-* expect: {"dtype", "shape", "sha256"} exactly as dump_expect.py computes them, or
+* expect: {"dtype", "shape", "sha256"} exactly as tests/oracle/canonical.py computes them, or
   {"error": true} when python asdf refuses the array.
 
 Two groups: every ndarray in the official reference files (all versions, .asdf and .yaml),
@@ -29,8 +31,11 @@ import warnings
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, "/work/shared/conformance")
-import dump_expect as de  # noqa: E402
+REPOSITORY = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
+sys.path.insert(0, os.path.join(REPOSITORY, "tests"))
+sys.path.insert(0, os.path.join(REPOSITORY, "tests", "oracle"))
+import canonical  # noqa: E402  (tests/oracle/canonical.py)
+import testdata  # noqa: E402  (tests/testdata.py)
 
 import asdf  # noqa: E402
 from asdf.tagged import Tagged  # noqa: E402
@@ -51,11 +56,11 @@ def raw(node):
         return {k: raw(v) for k, v in node.items()}
     if isinstance(node, (list, tuple)):
         return [raw(x) for x in node]
-    return de.canon(node, None)
+    return canonical.Canonical(None).value(node)
 
 
 def walk(node, path, out):
-    if isinstance(node, Tagged) and node._tag.startswith(de.NDARRAY_TAG_PREFIX):
+    if isinstance(node, Tagged) and node._tag.startswith(canonical.NDARRAY_PREFIX):
         out.append((path, node))
         if isinstance(node, dict) and "mask" in node:
             walk(node["mask"], path + "/mask", out)
@@ -96,7 +101,7 @@ def reference_cases(root):
                     walk(af.tree, "", found)
                     for path, node in found:
                         try:
-                            expect = de.ndarray_json(node, af, ())
+                            expect = canonical.Canonical(af).ndarray(node)["$ndarray"]
                             expect.pop("mask", None)
                         except Exception as e:  # noqa: BLE001
                             expect = {"error": True, "python": f"{type(e).__name__}: {e}"}
@@ -114,9 +119,9 @@ def reference_cases(root):
 def expect_of(arr):
     data = np.ma.getdata(arr)
     return {
-        "dtype": de.dtype_json(data.dtype),
+        "dtype": canonical.dtype_text(data.dtype),
         "shape": [int(s) for s in data.shape],
-        "sha256": hashlib.sha256(de.canonical_bytes(data)).hexdigest(),
+        "sha256": canonical.value_hash(data),
     }
 
 
@@ -297,7 +302,8 @@ _orig_inline = inline_data_asarray
 
 
 def main():
-    root, out = sys.argv[1], sys.argv[2]
+    root = sys.argv[1] if len(sys.argv) > 1 else str(testdata.require_dir(testdata.REFERENCE_FILES))
+    out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "reference_arrays.json")
     cases, seen = [], set()
     for c in reference_cases(root) + synthetic_cases():
         key = json.dumps([c["node"], c["block"], c["expect"]], sort_keys=True)
