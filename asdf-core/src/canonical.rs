@@ -1,5 +1,5 @@
-//! The `asdf-canonical/1` JSON form of a file's logical content (see the project's
-//! conformance `FORMAT.md`): the tree with its tags, and every ndarray as dtype, shape and
+//! The `asdf-canonical/1` JSON form of a file's logical content (specified in the
+//! repository's `docs/canonical.md`): the tree with its tags, and every ndarray as dtype, shape and
 //! the SHA-256 of its values. Layout (compression, block order, inline or external storage,
 //! anchors, YAML style) does not show.
 //!
