@@ -124,9 +124,16 @@ pub enum Error {
         /// The value found.
         found: u64,
     },
-    /// The tree does not validate against its schemas (one line per problem).
+    /// The tree does not validate against its schemas (one line per problem). The problems are
+    /// in the message, not also in `source()`, so a printed error chain lists each once.
     #[error("the tree does not validate:\n{0}")]
-    Validation(#[from] crate::schema::ValidationErrors),
+    Validation(crate::schema::ValidationErrors),
+}
+
+impl From<crate::schema::ValidationErrors> for Error {
+    fn from(errors: crate::schema::ValidationErrors) -> Self {
+        Error::Validation(errors)
+    }
 }
 
 impl Error {
@@ -148,4 +155,29 @@ pub fn display_chain(err: &(dyn std::error::Error + 'static)) -> String {
         cur = e.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{Node, Value};
+
+    #[test]
+    fn validation_problems_appear_once_in_a_printed_chain() {
+        // core/software requires `name` and `version`: two problems
+        let node = Node::tagged(
+            "tag:stsci.edu:asdf/core/software-1.0.0",
+            Value::Map(vec![(Node::str("author"), Node::str("me"))]),
+        );
+        let errors = crate::schema::validate_tree(&node, "1.6.0").unwrap_err();
+        assert_eq!(errors.len(), 2, "{errors}");
+        let err = Error::from(errors);
+        assert!(matches!(err, Error::Validation(_)));
+        let chain = display_chain(&err);
+        for problem in ["name", "version"] {
+            let lines = chain.lines().filter(|l| l.contains(problem)).count();
+            assert_eq!(lines, 1, "{problem} in:\n{chain}");
+        }
+        assert!(chain.starts_with("the tree does not validate:\n"), "{chain}");
+    }
 }
