@@ -178,6 +178,9 @@ mod tests {
             let lines = chain.lines().filter(|l| l.contains(problem)).count();
             assert_eq!(lines, 1, "{problem} in:\n{chain}");
         }
-        assert!(chain.starts_with("the tree does not validate:\n"), "{chain}");
+        assert!(
+            chain.starts_with("the tree does not validate:\n"),
+            "{chain}"
+        );
     }
 }
