@@ -20,10 +20,10 @@ use crate::layout::{self, BlockHeader, Layout, LayoutLimits, ReadAt};
 use crate::yaml::{self, Document, Node, Value, YamlLimits};
 use crate::{Error, Result};
 
-mod fast;
+mod direct_read;
 mod journal;
 mod refs;
-mod typed;
+mod read_as;
 
 pub use journal::journal_path;
 
@@ -631,11 +631,11 @@ impl AsdfFile {
         if h.data_size > self.options.max_block_bytes {
             return Ok(None); // the general path reports the limit
         }
-        let Some(plan) = fast::contiguous_plan::<T>(&meta, h.data_size)? else {
+        let Some(plan) = direct_read::contiguous_plan::<T>(&meta, h.data_size)? else {
             return Ok(None);
         };
         let elements = |n: usize| {
-            fast::zeroed_vec::<T>(n).ok_or_else(|| self.limit("array elements", n as u64))
+            direct_read::zeroed_vec::<T>(n).ok_or_else(|| self.limit("array elements", n as u64))
         };
         let out: Vec<T> = match compression {
             None => {
@@ -644,7 +644,7 @@ impl AsdfFile {
                     .checked_add(plan.byte_offset)
                     .ok_or_else(|| self.limit("array offset", plan.byte_offset))?;
                 let mut out = elements(plan.len)?;
-                fast::read_elements(&*self.source, &mut out, start)
+                direct_read::read_elements(&*self.source, &mut out, start)
                     .map_err(|e| Error::io(self.path.as_deref(), e))?;
                 out
             }
@@ -657,7 +657,7 @@ impl AsdfFile {
                 }
                 let stored = self.stored_bytes(h)?;
                 let mut out = elements(plan.len)?;
-                codec::decode_into(c, stored.as_slice(), fast::as_bytes_mut(&mut out)).map_err(
+                codec::decode_into(c, stored.as_slice(), direct_read::as_bytes_mut(&mut out)).map_err(
                     |source| Error::Codec {
                         block: h.index,
                         offset: h.offset,
@@ -665,7 +665,7 @@ impl AsdfFile {
                     },
                 )?;
                 if self.options.verify_checksums && h.has_checksum() {
-                    self.check_md5(h, stored.as_slice(), Some(fast::as_bytes(&out)))?;
+                    self.check_md5(h, stored.as_slice(), Some(direct_read::as_bytes(&out)))?;
                 }
                 out
             }

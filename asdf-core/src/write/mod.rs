@@ -40,11 +40,12 @@
 //! chunks are written and hashed. Writing to a path asks the kernel to write back the data
 //! as it goes, so that the closing fsync is short.
 
+mod add_value;
+mod atomic;
 mod blocks;
 mod nodes;
-mod path;
 mod prepare;
-mod typed;
+mod update;
 
 #[cfg(test)]
 mod test_sink {
@@ -88,7 +89,7 @@ use crate::yaml::{EmitError, Node, Value};
 use crate::AsdfFile;
 
 pub use crate::array::{ArrayOptions, CompressionChoice, Storage, WriteArray};
-pub use path::{recover, update, UpdateKind};
+pub use update::{recover, update, UpdateKind};
 
 /// Version of the ASDF standard a file is written for; it selects the tags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -631,7 +632,7 @@ impl<'a> Writer<'a> {
         root: &Node,
         path: impl AsRef<Path>,
     ) -> Result<WriteSummary, WriteError> {
-        path::write_to_path(self, root, path.as_ref(), &mut path::buffered)
+        atomic::write_to_path(self, root, path.as_ref(), &mut atomic::buffered)
     }
 }
 

@@ -319,7 +319,7 @@ fn uri_char(c: u8) -> bool {
 /// Characters kept as they are in a shorthand tag's suffix.
 fn suffix_char(c: u8) -> bool {
     // the characters the scanner reads in a tag's suffix
-    super::fast::is_uri(c)
+    super::fast_parse::is_uri(c)
 }
 
 fn check_handles(given: &[(String, String)]) -> Result<Vec<Handle>, EmitError> {

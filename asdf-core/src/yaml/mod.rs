@@ -7,7 +7,7 @@
 //! [`resolve_plain`] exactly as python asdf (PyYAML `SafeLoader`) does.
 //!
 //! libyaml-safer reads only 10–20 MB/s, so the common subset of YAML that ASDF writers
-//! produce goes through a hand-written fast path (`fast.rs`) feeding the same node builder;
+//! produce goes through a hand-written fast path (`fast_parse.rs`) feeding the same node builder;
 //! whatever it does not handle with certainty, and every error, is parsed by libyaml-safer.
 //! Tests check that both paths build identical trees.
 //!
@@ -25,7 +25,7 @@
 
 mod bigint;
 mod emit;
-mod fast;
+mod fast_parse;
 pub(crate) mod hash;
 mod keys;
 mod node;
@@ -176,4 +176,4 @@ pub enum YamlError {
 mod oracle_tests;
 
 #[cfg(test)]
-mod fast_tests;
+mod fast_parse_tests;

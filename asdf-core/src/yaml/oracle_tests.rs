@@ -201,7 +201,7 @@ fn differential_dump() {
     let mut out = String::new();
     let mut fast = 0;
     for case in input.split(|&b| b == 0) {
-        let took_fast = match super::fast_tests::check_paths(case) {
+        let took_fast = match super::fast_parse_tests::check_paths(case) {
             Err(e) => panic!("fast and libyaml paths disagree: {e}"),
             Ok(took) => took,
         };

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle as LyStyle, SequenceStyle};
 
-use super::fast;
+use super::fast_parse;
 use super::hash::FastBuild;
 use super::keys::KeyMemo;
 use super::node::{CollectionStyle, Node, NodeData, ScalarStyle, Style, Value, YAML_TAG_PREFIX};
@@ -46,7 +46,7 @@ pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
     let s = std::str::from_utf8(text).map_err(|e| YamlError::NotUtf8 {
         offset: e.valid_up_to() as u64,
     })?;
-    if let Some(doc) = fast::parse_fast(s, limits) {
+    if let Some(doc) = fast_parse::parse_fast(s, limits) {
         return Ok(doc);
     }
     parse_libyaml(text, limits)

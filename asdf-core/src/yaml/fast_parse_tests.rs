@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::fast::parse_fast;
+use super::fast_parse::parse_fast;
 use super::parse::parse_libyaml;
 use super::*;
 

@@ -1,0 +1,194 @@
+//! Writing to paths without ever losing data: the content goes to a temporary file beside the
+//! target, is synced, renamed over the target, and the directory is synced; on any failure the
+//! temporary file is removed and the target is untouched.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::blocks::{write_file, Writeback};
+use super::prepare::{self, Plan};
+use super::{WriteError, WriteSummary, Writer};
+use crate::yaml::Node;
+
+/// A writable, seekable sink (the file, possibly wrapped).
+pub(crate) trait WriteSeek: Write + Seek {}
+impl<T: Write + Seek> WriteSeek for T {}
+
+/// Wraps the temporary file before writing (tests inject failures here).
+pub(crate) type Wrap<'x> = dyn FnMut(File) -> Box<dyn WriteSeek> + 'x;
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn temp_path(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()))
+}
+
+pub(super) fn sync_dir(path: &Path) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    // Directories cannot be opened for syncing everywhere; the rename is done either way.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Writes `path` through a temporary file: `f` writes the content; on success the file is
+/// synced and renamed over `path`, on failure the temporary file is removed and `path` is
+/// untouched.
+pub(crate) fn atomic_write(
+    path: &Path,
+    wrap: &mut Wrap<'_>,
+    f: impl FnOnce(&mut dyn WriteSeek, &mut Writeback<'_>) -> Result<(), WriteError>,
+) -> Result<(), WriteError> {
+    let tmp = temp_path(path);
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    let sync = file.try_clone();
+    let result = (|| {
+        let sync = sync?;
+        let mut w = wrap(file);
+        f(&mut *w, &mut Writeback::file(&sync))?;
+        w.flush()?;
+        drop(w);
+        sync.sync_all()?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e.into());
+    }
+    sync_dir(path);
+    Ok(())
+}
+
+pub(crate) fn buffered(f: File) -> Box<dyn WriteSeek> {
+    Box::new(BufWriter::with_capacity(1 << 20, f))
+}
+
+pub(crate) fn write_to_path(
+    writer: &Writer<'_>,
+    root: &Node,
+    path: &Path,
+    wrap: &mut Wrap<'_>,
+) -> Result<WriteSummary, WriteError> {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "data".into());
+    let Plan {
+        root,
+        tag_handles,
+        blocks,
+        externals,
+        streamed,
+    } = prepare::plan(writer, root, Some(&stem))?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut external_files = Vec::new();
+    if !externals.is_empty() {
+        let ext_writer = Writer::new(writer.opts.clone());
+        for (name, job) in externals {
+            let mut p = prepare::plan(&ext_writer, &super::empty_root(), None)?;
+            p.blocks.push(job);
+            let ext_path = dir.join(&name);
+            atomic_write(&ext_path, &mut |f| wrap(f), |w, wb| {
+                write_file(&writer.opts, &p, &mut BoxedSink(w), wb).map(|_| ())
+            })?;
+            external_files.push(ext_path);
+        }
+    }
+    let plan = Plan {
+        root,
+        tag_handles,
+        blocks,
+        externals: Vec::new(),
+        streamed,
+    };
+    let mut summary = WriteSummary::default();
+    atomic_write(path, wrap, |w, wb| {
+        let (len, offsets) = write_file(&writer.opts, &plan, &mut BoxedSink(w), wb)?;
+        summary.len = len;
+        summary.block_offsets = offsets;
+        Ok(())
+    })?;
+    summary.external_files = external_files;
+    Ok(summary)
+}
+
+/// `&mut dyn WriteSeek` as a sized `Write + Seek`.
+struct BoxedSink<'x>(&'x mut dyn WriteSeek);
+
+impl Write for BoxedSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Seek for BoxedSink<'_> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::WriteOptions;
+    use crate::yaml::Value;
+    use crate::AsdfFile;
+
+    use crate::write::test_sink::Failing;
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("asdf-write-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn failed_write_leaves_original_intact() {
+        let dir = tmpdir("fail");
+        let path = dir.join("f.asdf");
+        let data: Vec<f64> = (0..100_000).map(f64::from).collect();
+        let arr = ndarray::Array1::from(data);
+        let mut w = Writer::new(WriteOptions::default());
+        let n = w.add_array(&arr);
+        let root = Node::new(Value::Map(vec![(Node::str("x"), n)]));
+        w.write_to_path(&root, &path).unwrap();
+        let original = fs::read(&path).unwrap();
+        for budget in [0, 10, 500, 5000, 700_000] {
+            let r = write_to_path(&w, &root, &path, &mut |f| {
+                Box::new(Failing { inner: f, budget })
+            });
+            assert!(matches!(r, Err(WriteError::Io(_))), "budget {budget}");
+            assert_eq!(fs::read(&path).unwrap(), original);
+            let leftovers: Vec<_> = fs::read_dir(&dir).unwrap().collect();
+            assert_eq!(leftovers.len(), 1, "temporary file removed");
+        }
+        let f = AsdfFile::open(&path).unwrap();
+        assert_eq!(f.array::<f64>("/x").unwrap(), arr.into_dyn());
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

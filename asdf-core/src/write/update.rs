@@ -1,0 +1,168 @@
+//! Replacing the tree of an existing file: in place (journaled) when the blocks stay and the
+//! tree fits before the first block, else a whole rewrite through [`super::atomic`].
+
+use std::fs::{self, File};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
+
+use super::atomic::{buffered, sync_dir, write_to_path};
+use super::blocks::head_text;
+use super::prepare::{self, Plan};
+use super::{WriteError, WriteOptions, Writer};
+use crate::file::journal_path;
+use crate::yaml::Node;
+use crate::AsdfFile;
+
+/// How [`update`] wrote the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpdateKind {
+    /// The new tree fit before the first block and was written in place; blocks untouched.
+    InPlace,
+    /// The file was rewritten through a temporary file.
+    Rewritten,
+}
+
+/// Replaces the tree of the ASDF file at `path` with `root` (a tree read from that file,
+/// edited; its ndarray nodes keep referring to the file's blocks).
+///
+/// When the blocks stay as they are (same arrays, same compression) and the new tree fits
+/// in the space before the first block, only the tree is rewritten, in place, padded with
+/// zero bytes up to the first block. Otherwise the whole file is rewritten through a
+/// temporary file and renamed, so the original stays intact on any failure.
+///
+/// Pass `WriteOptions::default().compression(`[`CompressionChoice::Input`]`)` to keep compressed
+/// blocks as they are (with the default, no compression, they are decompressed and the file
+/// is rewritten).
+///
+/// The in-place write is journaled: the old head (everything before the first block) is
+/// first saved, synced, beside the file (`.NAME.asdf-journal`); then the new head is written
+/// and synced; then the journal is removed. If writing the new head fails, the old head is
+/// written back. If the process dies in between, the next [`update`] (or [`recover`]) of the
+/// file puts the old head back from the journal before doing anything else. While a journal
+/// exists, [`AsdfFile::open`] reads the old head from it, so the file always opens (old
+/// content); readers that do not know the journal can see a torn tree in that crash window.
+///
+/// [`CompressionChoice::Input`]: super::CompressionChoice::Input
+pub fn update(
+    path: impl AsRef<Path>,
+    root: &Node,
+    opts: WriteOptions,
+) -> Result<UpdateKind, WriteError> {
+    let path = path.as_ref();
+    recover(path)?;
+    // mapped: uncompressed blocks are not read when only the tree changes
+    let file = AsdfFile::options()
+        .mmap(true)
+        .open(path)
+        .map_err(|e| WriteError::Source {
+            path: String::new(),
+            source: Box::new(e),
+        })?;
+    let kind = {
+        let writer = Writer::from_file(&file, opts);
+        let plan = prepare::plan(&writer, root, None);
+        let in_place = match &plan {
+            Ok(p) => in_place_text(&file, &writer, p)?,
+            Err(_) => None,
+        };
+        match in_place {
+            Some((text, first)) => {
+                drop(plan);
+                drop(writer);
+                write_in_place(path, &text, first)?;
+                UpdateKind::InPlace
+            }
+            None => {
+                drop(plan);
+                write_to_path(&writer, root, path, &mut buffered)?;
+                UpdateKind::Rewritten
+            }
+        }
+    };
+    Ok(kind)
+}
+
+/// The new head text and the first block's offset, when the plan keeps every block of the
+/// file where it is and the text fits.
+fn in_place_text(
+    file: &AsdfFile,
+    writer: &Writer<'_>,
+    plan: &Plan<'_>,
+) -> Result<Option<(String, u64)>, WriteError> {
+    let old = file.blocks();
+    if !plan.externals.is_empty() || plan.streamed || plan.blocks.len() != old.len() {
+        return Ok(None);
+    }
+    let Some(first) = old.first().map(|b| b.offset) else {
+        return Ok(None);
+    };
+    for (i, (job, hdr)) in plan.blocks.iter().zip(old).enumerate() {
+        let same_codec = job.compression.map(|c| c.label()) == hdr.compression_label();
+        let same_data = job.origin == Some(i);
+        if !same_codec || !same_data || hdr.is_streamed() {
+            return Ok(None);
+        }
+    }
+    let text = head_text(&writer.opts, plan)?;
+    Ok((text.len() as u64 <= first).then_some((text, first)))
+}
+
+/// Finishes an interrupted in-place [`update`] of `path`: when a journal from one exists, the
+/// old head it holds is written back (synced) and the journal removed. Returns whether a
+/// journal was found. [`update`] calls this first.
+pub fn recover(path: impl AsRef<Path>) -> Result<bool, WriteError> {
+    let path = path.as_ref();
+    let journal = journal_path(path);
+    let head = match fs::read(&journal) {
+        Ok(h) => h,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
+    let mut f = fs::OpenOptions::new().write(true).open(path)?;
+    f.seek(SeekFrom::Start(0))?;
+    f.write_all(&head)?;
+    f.sync_all()?;
+    fs::remove_file(&journal)?;
+    sync_dir(path);
+    Ok(true)
+}
+
+fn write_in_place(path: &Path, text: &str, first: u64) -> Result<(), WriteError> {
+    let first = usize::try_from(first).map_err(|_| WriteError::TooLarge { what: "tree" })?;
+    let mut f = fs::OpenOptions::new().read(true).write(true).open(path)?;
+    // 1. Save the old head, durably, before touching the file.
+    let mut old = vec![0u8; first];
+    std::io::Read::read_exact(&mut f, &mut old)?;
+    let journal = journal_path(path);
+    {
+        let mut j = File::create(&journal)?;
+        j.write_all(&old)?;
+        j.sync_all()?;
+    }
+    sync_dir(path);
+    // 2. The new head, padded with zero bytes up to the first block.
+    let mut buf = Vec::with_capacity(first);
+    buf.extend_from_slice(text.as_bytes());
+    buf.resize(first, 0);
+    let written = write_head(&mut f, &buf);
+    if let Err(e) = written {
+        // Put the old head back; keep the journal if even that fails.
+        if write_head(&mut f, &old).is_ok() {
+            let _ = fs::remove_file(&journal);
+            sync_dir(path);
+        }
+        return Err(e);
+    }
+    // 3. Done: the journal goes.
+    fs::remove_file(&journal)?;
+    sync_dir(path);
+    Ok(())
+}
+
+fn write_head(f: &mut File, head: &[u8]) -> Result<(), WriteError> {
+    f.seek(SeekFrom::Start(0))?;
+    f.write_all(head)?;
+    f.sync_all()?;
+    Ok(())
+}
