@@ -105,6 +105,18 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// An external array source or a `$ref` names a file that the open options'
+    /// [`ExternalPolicy`](crate::ExternalPolicy) does not admit (outside the allowed folders,
+    /// an absolute path, a URL). The file was not opened.
+    #[error("{path}: refused to open {reference:?}: {reason}")]
+    ExternalRefused {
+        /// Tree path of the referring node.
+        path: String,
+        /// The URI as written in the tree.
+        reference: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// An error inside an external file referred to by this one.
     #[error("in external file {}", file.display())]
     External {

@@ -49,5 +49,5 @@ pub mod yaml;
 pub use asdf_derive::AsdfType;
 pub use convert::{AsdfType, FromAsdf, ToAsdf};
 pub use error::{display_chain, Error, Result};
-pub use file::{AsdfFile, OpenOptions};
+pub use file::{AsdfFile, ExternalPolicy, OpenOptions};
 pub use yaml::{Integer, Node, Value};

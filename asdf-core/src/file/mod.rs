@@ -20,14 +20,18 @@ use crate::layout::{self, BlockHeader, Layout, LayoutLimits, ReadAt};
 use crate::yaml::{self, Document, Node, Value, YamlLimits};
 use crate::{Error, Result};
 
+mod confine;
 mod direct_read;
 mod journal;
-mod refs;
 mod read_as;
+mod refs;
 
 pub use journal::journal_path;
 
+pub use confine::ExternalPolicy;
 pub use refs::RefTarget;
+
+use confine::Confinement;
 
 /// Options for opening a file; start from [`AsdfFile::options`].
 ///
@@ -45,6 +49,7 @@ pub struct OpenOptions {
     yaml_limits: YamlLimits,
     layout_limits: LayoutLimits,
     validate: bool,
+    external: ExternalPolicy,
 }
 
 impl Default for OpenOptions {
@@ -57,6 +62,7 @@ impl Default for OpenOptions {
             yaml_limits: YamlLimits::default(),
             layout_limits: LayoutLimits::default(),
             validate: false,
+            external: ExternalPolicy::SameFolder,
         }
     }
 }
@@ -103,6 +109,23 @@ impl OpenOptions {
     /// See [`AsdfFile::validate`].
     pub fn validate(mut self, on: bool) -> Self {
         self.validate = on;
+        self
+    }
+
+    /// Which other files external array sources and `$ref`s may lead to (default
+    /// [`ExternalPolicy::SameFolder`]: the folder of the file being opened and its
+    /// subfolders, after `..` and symbolic links are resolved). Anything else fails with
+    /// [`Error::ExternalRefused`] when the array or reference is read.
+    ///
+    /// ```no_run
+    /// use asdf_core::{AsdfFile, ExternalPolicy};
+    /// let file = AsdfFile::options()
+    ///     .external_policy(ExternalPolicy::Roots(vec!["/data/archive".into()]))
+    ///     .open("/data/archive/run1/obs.asdf")?;
+    /// # Ok::<(), asdf_core::Error>(())
+    /// ```
+    pub fn external_policy(mut self, policy: ExternalPolicy) -> Self {
+        self.external = policy;
         self
     }
 
@@ -166,6 +189,7 @@ pub struct AsdfFile {
     doc: Document,
     blocks: Vec<OnceLock<BlockBytes>>,
     external: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
+    confinement: Confinement,
     options: OpenOptions,
 }
 
@@ -222,6 +246,7 @@ impl AsdfFile {
             yaml::parse(&tree_bytes, &options.yaml_limits)?
         };
         let blocks = (0..layout.blocks.len()).map(|_| OnceLock::new()).collect();
+        let confinement = Confinement::new(&options.external, &base_dir);
         let file = AsdfFile {
             path,
             base_dir,
@@ -231,6 +256,7 @@ impl AsdfFile {
             doc,
             blocks,
             external: Mutex::new(HashMap::new()),
+            confinement,
             options,
         };
         if file.options.validate {
@@ -494,18 +520,19 @@ impl AsdfFile {
             })
     }
 
-    /// Opens (once) an external ASDF file named by a relative URI.
+    /// Opens (once) the external ASDF file a URI names, if the open options'
+    /// [`ExternalPolicy`] admits it. It is opened with the same options, confined to the same
+    /// folders as this file.
     pub(crate) fn external_file(&self, uri: &str, path: &str) -> Result<Arc<AsdfFile>> {
-        let rel = refs::uri_to_relative_path(uri).ok_or_else(|| Error::Reference {
-            path: path.to_string(),
-            reference: uri.to_string(),
-            reason: "only relative file URIs are supported".into(),
-        })?;
-        let full = self.base_dir.join(rel);
+        let full = self.confinement.check(&self.base_dir, uri, path)?;
         if let Some(f) = self.lock_external().get(&full) {
             return Ok(f.clone());
         }
-        let opened = self.options.open(&full).map_err(|e| Error::External {
+        let options = self
+            .options
+            .clone()
+            .external_policy(self.confinement.as_policy());
+        let opened = options.open(&full).map_err(|e| Error::External {
             file: full.clone(),
             source: Box::new(e),
         })?;
@@ -657,13 +684,12 @@ impl AsdfFile {
                 }
                 let stored = self.stored_bytes(h)?;
                 let mut out = elements(plan.len)?;
-                codec::decode_into(c, stored.as_slice(), direct_read::as_bytes_mut(&mut out)).map_err(
-                    |source| Error::Codec {
+                codec::decode_into(c, stored.as_slice(), direct_read::as_bytes_mut(&mut out))
+                    .map_err(|source| Error::Codec {
                         block: h.index,
                         offset: h.offset,
                         source,
-                    },
-                )?;
+                    })?;
                 if self.options.verify_checksums && h.has_checksum() {
                     self.check_md5(h, stored.as_slice(), Some(direct_read::as_bytes(&out)))?;
                 }

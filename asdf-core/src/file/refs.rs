@@ -1,6 +1,5 @@
 //! `$ref` resolution (JSON pointers within the file and into other files) and relative URIs.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::AsdfFile;
@@ -20,18 +19,8 @@ pub struct RefTarget {
 /// Most `$ref` hops followed before giving up (guards against reference cycles).
 const MAX_HOPS: usize = 64;
 
-/// A relative URI (`data0000.asdf`, `sub/dir/x.asdf`, `file:x.asdf`) as a relative path;
-/// `None` for absolute URIs with another scheme or a path escaping upwards is allowed.
-pub(crate) fn uri_to_relative_path(uri: &str) -> Option<PathBuf> {
-    let uri = uri.split('#').next().unwrap_or("");
-    let uri = uri.strip_prefix("file:").unwrap_or(uri);
-    if uri.is_empty() || uri.contains("://") {
-        return None;
-    }
-    Some(PathBuf::from(percent_decode(uri)?))
-}
-
-fn percent_decode(s: &str) -> Option<String> {
+/// `%XX` sequences decoded; `None` when one is malformed or the result is not UTF-8.
+pub(super) fn percent_decode(s: &str) -> Option<String> {
     if !s.contains('%') {
         return Some(s.to_string());
     }
@@ -81,7 +70,7 @@ pub(super) fn resolve(file: &AsdfFile, node: &Node, path: &str) -> Result<RefTar
         let pointer = percent_decode(fragment).ok_or_else(|| err("bad percent-encoding"))?;
         if !doc.is_empty() {
             let holder = current_file.as_deref().unwrap_or(file);
-            current_file = Some(holder.external_file(doc, &current_path)?);
+            current_file = Some(holder.external_file(&uri, &current_path)?);
         }
         let holder = current_file.as_deref().unwrap_or(file);
         let target = holder
@@ -97,24 +86,4 @@ pub(super) fn resolve(file: &AsdfFile, node: &Node, path: &str) -> Result<RefTar
         reference: ref_uri(node).unwrap_or_default().to_string(),
         reason: format!("more than {MAX_HOPS} hops (a reference cycle?)"),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_uris_become_paths() {
-        assert_eq!(
-            uri_to_relative_path("exploded0000.asdf"),
-            Some(PathBuf::from("exploded0000.asdf"))
-        );
-        assert_eq!(
-            uri_to_relative_path("file:a%20b.asdf#/x"),
-            Some(PathBuf::from("a b.asdf"))
-        );
-        assert_eq!(uri_to_relative_path("http://example.org/x.asdf"), None);
-        assert_eq!(uri_to_relative_path("#/local"), None);
-        assert_eq!(uri_to_relative_path("bad%zz"), None);
-    }
 }
