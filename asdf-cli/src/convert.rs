@@ -5,7 +5,6 @@ use std::path::Path;
 
 use asdf_core::codec::Compression;
 use asdf_core::write::{CompressionChoice, Storage, WriteOptions, Writer};
-use asdf_core::AsdfFile;
 
 /// What a conversion does to the arrays.
 pub enum Mode {
@@ -32,7 +31,12 @@ fn compression(name: &str) -> Result<CompressionChoice, String> {
         })
 }
 
-pub fn run(input: &Path, output: &Path, mode: Mode) -> Result<String, String> {
+pub fn run(
+    access: &crate::Access,
+    input: &Path,
+    output: &Path,
+    mode: Mode,
+) -> Result<String, String> {
     if same_file(input, output) {
         return Err(format!(
             "{}: the output would replace the input; choose another output path",
@@ -56,8 +60,7 @@ pub fn run(input: &Path, output: &Path, mode: Mode) -> Result<String, String> {
             .compression(CompressionChoice::Input),
         Mode::ToYaml => WriteOptions::new().storage(Storage::Inline),
     };
-    let file =
-        AsdfFile::open(input).map_err(|e| format!("{}: {}", input.display(), crate::chain(&e)))?;
+    let file = access.open(input)?;
     let writer = Writer::from_file(&file, opts);
     let summary = writer
         .write_to_path(file.tree(), output)

@@ -10,9 +10,13 @@ use asdf_core::{AsdfFile, Node, Value};
 /// Longest scalar text shown before it is cut.
 const MAX_SCALAR: usize = 60;
 
-pub fn run(path: &Path, blocks: bool, max_rows: usize) -> Result<String, String> {
-    let file =
-        AsdfFile::open(path).map_err(|e| format!("{}: {}", path.display(), crate::chain(&e)))?;
+pub fn run(
+    access: &crate::Access,
+    path: &Path,
+    blocks: bool,
+    max_rows: usize,
+) -> Result<String, String> {
+    let file = access.open(path)?;
     let mut out = String::new();
     let h = file.header();
     let _ = writeln!(

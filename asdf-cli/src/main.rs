@@ -10,12 +10,17 @@
 //! asdftool validate FILE [--schema URI_OR_PATH] [--no-checksums]
 //!                                    tree against its schemas, block checksums
 //! ```
+//!
+//! Every command that reads follows external array sources and `$ref`s to other files only
+//! inside the input file's folder; `--external none|same-folder|any` and `--allow-dir DIR`
+//! (repeatable) change that.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use asdf_core::{AsdfFile, ExternalPolicy};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod convert;
 mod info;
@@ -30,6 +35,54 @@ mod validate;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    access: Access,
+}
+
+/// Which other files a file being read may lead to (external array sources, `$ref`s).
+#[derive(Args, Clone, Debug)]
+pub(crate) struct Access {
+    /// Other files that external array sources and `$ref`s may open: none, those inside the
+    /// input file's folder (and its subfolders, after `..` and symbolic links are resolved),
+    /// or any local path (only for files you trust).
+    #[arg(long, global = true, value_enum, default_value_t = External::SameFolder)]
+    external: External,
+    /// Also allow files inside this folder (repeatable; with --external same-folder).
+    #[arg(long = "allow-dir", global = true, value_name = "DIR")]
+    allow_dirs: Vec<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum External {
+    None,
+    SameFolder,
+    Any,
+}
+
+impl Access {
+    /// Opens `path` under this policy; errors as one line naming the file.
+    pub(crate) fn open(&self, path: &Path) -> Result<AsdfFile, String> {
+        let policy = match self.external {
+            External::None => ExternalPolicy::None,
+            External::Any => ExternalPolicy::AnyPath,
+            External::SameFolder if self.allow_dirs.is_empty() => ExternalPolicy::SameFolder,
+            External::SameFolder => {
+                let folder = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                ExternalPolicy::Roots(
+                    std::iter::once(folder)
+                        .chain(self.allow_dirs.iter().cloned())
+                        .collect(),
+                )
+            }
+        };
+        AsdfFile::options()
+            .external_policy(policy)
+            .open(path)
+            .map_err(|e| format!("{}: {}", path.display(), chain(&e)))
+    }
 }
 
 #[derive(Subcommand)]
@@ -104,27 +157,36 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let access = &cli.access;
     let result = match cli.command {
         Command::Info {
             file,
             blocks,
             max_rows,
-        } => info::run(&file, blocks, max_rows),
-        Command::Canonical { file } => asdf_core::canonical::document_json(&file)
-            .map_err(|e| format!("{}: {}", file.display(), chain(&e))),
+        } => info::run(access, &file, blocks, max_rows),
+        Command::Canonical { file } => access.open(&file).and_then(|f| {
+            asdf_core::canonical::to_json(&f)
+                .map_err(|e| format!("{}: {}", file.display(), chain(&e)))
+        }),
         Command::Defragment {
             input,
             output,
             compress,
-        } => convert::run(&input, &output, convert::Mode::Defragment(compress)),
-        Command::Explode { input, output } => convert::run(&input, &output, convert::Mode::Explode),
-        Command::Implode { input, output } => convert::run(&input, &output, convert::Mode::Implode),
-        Command::ToYaml { input, output } => convert::run(&input, &output, convert::Mode::ToYaml),
+        } => convert::run(access, &input, &output, convert::Mode::Defragment(compress)),
+        Command::Explode { input, output } => {
+            convert::run(access, &input, &output, convert::Mode::Explode)
+        }
+        Command::Implode { input, output } => {
+            convert::run(access, &input, &output, convert::Mode::Implode)
+        }
+        Command::ToYaml { input, output } => {
+            convert::run(access, &input, &output, convert::Mode::ToYaml)
+        }
         Command::Validate {
             file,
             schema,
             no_checksums,
-        } => validate::run(&file, schema.as_deref(), !no_checksums),
+        } => validate::run(access, &file, schema.as_deref(), !no_checksums),
     };
     match result {
         Ok(text) => {

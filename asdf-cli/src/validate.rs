@@ -5,12 +5,16 @@
 use std::path::Path;
 
 use asdf_core::schema::{self, ValidationErrors};
-use asdf_core::AsdfFile;
 
 use crate::chain;
 
 /// Validates `file`; `Ok` carries the OK line, `Err` the report (one problem per line).
-pub fn run(file: &Path, extra_schema: Option<&str>, checksums: bool) -> Result<String, String> {
+pub fn run(
+    access: &crate::Access,
+    file: &Path,
+    extra_schema: Option<&str>,
+    checksums: bool,
+) -> Result<String, String> {
     let name = file.display();
     // The schema given on the command line: a file path, else a registered or bundled URI.
     let extra = match extra_schema {
@@ -23,7 +27,7 @@ pub fn run(file: &Path, extra_schema: Option<&str>, checksums: bool) -> Result<S
             Some(s.to_string())
         }
     };
-    let af = AsdfFile::open(file).map_err(|e| format!("{name}: {}", chain(&e)))?;
+    let af = access.open(file)?;
     let mut problems: Vec<String> = Vec::new();
     let mut add = |r: Result<(), ValidationErrors>| {
         if let Err(e) = r {

@@ -484,3 +484,80 @@ a: &x !core/ndarray-1.1.0 {data: [[1], [2, 3]], datatype: [{datatype: int8}]}\nb
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- which other files a read may open ----
+
+#[test]
+fn external_files_stay_in_the_input_folder_unless_allowed() {
+    // external0000.asdf holds arange(10, f8) in block 0 (written by python asdf; its sidecar
+    // gives the hash). inner/main.asdf points at a copy one folder up with `../`.
+    let Some(block_file) = asdf_test_data::require("fixtures/external0000.asdf") else {
+        return;
+    };
+    let sidecar = asdf_test_data::path("fixtures/external.expect.json");
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sidecar).unwrap()).unwrap();
+    let expected_sha = &sidecar["tree"]["value"]["a"]["$ndarray"]["sha256"];
+    assert!(expected_sha.is_string(), "{sidecar}");
+
+    let top = scratch("external");
+    let inner = top.join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::copy(&block_file, top.join("outside.asdf")).unwrap();
+    std::fs::copy(&block_file, inner.join("near.asdf")).unwrap();
+    let tree = |source: &str| {
+        format!(
+            "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+             --- !core/asdf-1.1.0\n\
+             x: !core/ndarray-1.0.0 {{source: {source}, datatype: float64, byteorder: little, shape: [10]}}\n...\n"
+        )
+    };
+    let main = inner.join("main.asdf");
+    std::fs::write(&main, tree("../outside.asdf")).unwrap();
+    let main = main.to_str().unwrap();
+
+    let out = asdftool(&["canonical", main]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("/x: refused to open \"../outside.asdf\""),
+        "{}",
+        stderr(&out)
+    );
+    let out = asdftool(&[
+        "defragment",
+        main,
+        "-o",
+        top.join("d.asdf").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("refused to open"), "{}", stderr(&out));
+
+    for extra in [
+        vec!["--external", "any"],
+        vec!["--allow-dir", top.to_str().unwrap()],
+    ] {
+        let mut args = vec!["canonical", main];
+        args.extend(extra.iter().copied());
+        let out = asdftool(&args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["tree"]["value"]["x"]["$ndarray"]["sha256"], *expected_sha,
+            "{extra:?}"
+        );
+    }
+
+    // `none` refuses even a neighbour that the default admits.
+    let near = inner.join("near-ref.asdf");
+    std::fs::write(&near, tree("near.asdf")).unwrap();
+    let near = near.to_str().unwrap();
+    assert!(asdftool(&["canonical", near]).status.success());
+    let out = asdftool(&["canonical", "--external", "none", near]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("refused to open \"near.asdf\""),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&top);
+}
