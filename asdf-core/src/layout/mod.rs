@@ -107,6 +107,17 @@ pub enum LayoutError {
         /// Offset where the tree starts.
         offset: u64,
     },
+    /// A file with an `#ASDF` header whose tree has no `...` end marker: it was cut short
+    /// (python asdf refuses such files too). A pure-YAML file without the header needs none.
+    #[error(
+        "yaml tree starting at offset {offset} has no `...` end marker; the file ends at offset {file_len} (truncated?)"
+    )]
+    TruncatedTree {
+        /// Offset where the tree starts.
+        offset: u64,
+        /// The file's length.
+        file_len: u64,
+    },
     /// Expected the block magic `\xd3BLK`.
     #[error("no block magic at offset {offset}")]
     BadBlockMagic {

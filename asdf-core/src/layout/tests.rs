@@ -369,6 +369,30 @@ fn unterminated_tree_before_blocks() {
 }
 
 #[test]
+fn a_headed_tree_without_end_marker_is_truncated() {
+    // Cut at a line boundary: python asdf says "End of YAML marker not found".
+    let f = b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: 1}\nb: [1, 2]\n".to_vec();
+    assert_eq!(
+        read_layout(&f, &lim()),
+        Err(LayoutError::TruncatedTree {
+            offset: 12,
+            file_len: f.len() as u64
+        })
+    );
+    // `..` is not the marker either.
+    let f = b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: 1}\n..".to_vec();
+    assert!(matches!(
+        read_layout(&f, &lim()),
+        Err(LayoutError::TruncatedTree { offset: 12, .. })
+    ));
+    // Without the header it is a plain YAML document, whose marker is optional.
+    let f = b"%YAML 1.1\n--- {a: 1}\n".to_vec();
+    let (l, tree) = read_layout(&f, &lim()).unwrap();
+    assert_eq!(tree, f);
+    assert_eq!(l.tree, Some((0, f.len() as u64)));
+}
+
+#[test]
 fn tree_too_large() {
     let mut f = b"#ASDF 1.0.0\n%YAML 1.1\n---\n".to_vec();
     for _ in 0..2000 {

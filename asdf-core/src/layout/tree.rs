@@ -230,12 +230,19 @@ pub(crate) fn locate(
             EndSearch::NeedMore(resume) => {
                 search = resume;
                 if head.buf.len() as u64 >= file_len {
-                    // No marker at all: the tree runs to the end of the file, unless blocks
-                    // follow, which would make it unterminated.
+                    // No marker at all: blocks after the tree make it unterminated; in a
+                    // file with an `#ASDF` header it was cut short; a pure-YAML file's tree
+                    // runs to the end of the file.
                     let tail = head.buf.get(tree_start..).unwrap_or_default();
                     if tail.windows(4).any(|w| w == BLOCK_MAGIC) {
                         return Err(LayoutError::UnterminatedTree {
                             offset: tree_start as u64,
+                        });
+                    }
+                    if is_asdf {
+                        return Err(LayoutError::TruncatedTree {
+                            offset: tree_start as u64,
+                            file_len,
                         });
                     }
                     break head.buf.len();
