@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use asdf_core::array::{ByteOrder, DType, DynArray, Field, ScalarType};
 use asdf_core::codec::Compression;
 use asdf_core::write::{
-    update, ArrayOptions, CompressionChoice, StandardVersion, Storage, UpdateKind, WriteArray,
-    WriteOptions, Writer,
+    update, update_with, ArrayOptions, CompressionChoice, StandardVersion, Storage, UpdateKind,
+    UpdateMode, WriteArray, WriteOptions, Writer,
 };
 use asdf_core::{AsdfFile, Node, Value};
 use md5::{Digest, Md5};
@@ -478,7 +478,53 @@ thing: !ex!detector-2.1.0 {name: x}\n...\n";
 }
 
 #[test]
-fn update_in_place_when_the_tree_fits_else_rewrite() {
+fn default_update_replaces_the_file_whole() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tmpdir("update-replace");
+    let path = dir.join("u.asdf");
+    let a: Array1<f64> = (0..1000).map(f64::from).collect();
+    let mut w = Writer::new(WriteOptions::default().pad_tree(4096));
+    let n = w.add_array(&a);
+    w.write_to_path(&Node::map(vec![("a", n)]), &path).unwrap();
+    let inode = std::fs::metadata(&path).unwrap().ino();
+    // A reader holding the old file keeps seeing it whole after the update.
+    let mut held = std::fs::File::open(&path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+
+    let a_node = AsdfFile::open(&path).unwrap().get("/a").unwrap().clone();
+    // The tree would fit in place (4096 spare bytes), yet the default replaces the file.
+    let kind = update(
+        &path,
+        &Node::map(vec![("a", a_node), ("note", Node::str("new"))]),
+        WriteOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(kind, UpdateKind::Rewritten);
+    assert_ne!(
+        std::fs::metadata(&path).unwrap().ino(),
+        inode,
+        "a new file was renamed in"
+    );
+    let mut old = Vec::new();
+    std::io::Read::read_to_end(&mut held, &mut old).unwrap();
+    assert_eq!(old, before, "the old file is untouched");
+    let f = AsdfFile::options()
+        .verify_checksums(true)
+        .open(&path)
+        .unwrap();
+    assert_eq!(f.get("/note").unwrap().as_str(), Some("new"));
+    assert_eq!(f.array::<f64>("/a").unwrap(), a.into_dyn());
+    f.verify_checksums().unwrap();
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["u.asdf"], "no temporary file or journal left");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn update_in_place_mode_writes_in_place_when_the_tree_fits_else_rewrites() {
     let dir = tmpdir("update");
     let path = dir.join("u.asdf");
     let a: Array1<f64> = (0..1000).map(f64::from).collect();
@@ -499,10 +545,11 @@ fn update_in_place_when_the_tree_fits_else_rewrite() {
     let file = AsdfFile::open(&path).unwrap();
     let a_node = file.get("/a").unwrap().clone();
     drop(file);
-    let kind = update(
+    let kind = update_with(
         &path,
         &Node::map(vec![("a", a_node.clone()), ("note", Node::str("short"))]),
         WriteOptions::default(),
+        UpdateMode::InPlace,
     )
     .unwrap();
     assert_eq!(kind, UpdateKind::InPlace);
@@ -517,10 +564,11 @@ fn update_in_place_when_the_tree_fits_else_rewrite() {
 
     // longer tree: rewritten through a temporary file
     let long = "x".repeat(5000);
-    let kind = update(
+    let kind = update_with(
         &path,
         &Node::map(vec![("a", a_node), ("note", Node::str(long.clone()))]),
         WriteOptions::default(),
+        UpdateMode::InPlace,
     )
     .unwrap();
     assert_eq!(kind, UpdateKind::Rewritten);
@@ -607,10 +655,11 @@ fn tree_padding_lets_a_larger_tree_fit_in_place() {
     let a_node = file.get("/a").unwrap().clone();
     drop(file);
     let note = "n".repeat(2000);
-    let kind = update(
+    let kind = update_with(
         &path,
         &Node::map(vec![("a", a_node), ("note", Node::str(note.clone()))]),
         WriteOptions::default(),
+        UpdateMode::InPlace,
     )
     .unwrap();
     assert_eq!(kind, UpdateKind::InPlace);
@@ -677,10 +726,11 @@ fn interrupted_in_place_update_is_recovered_from_its_journal() {
         .get("/a")
         .unwrap()
         .clone();
-    let kind = update(
+    let kind = update_with(
         &path,
         &Node::map(vec![("a", a_node), ("v", Node::str("new"))]),
         WriteOptions::default(),
+        UpdateMode::InPlace,
     )
     .unwrap();
     assert_eq!(kind, UpdateKind::InPlace);

@@ -89,7 +89,7 @@ use crate::yaml::{EmitError, Node, Value};
 use crate::AsdfFile;
 
 pub use crate::array::{ArrayOptions, CompressionChoice, Storage, WriteArray};
-pub use update::{recover, update, UpdateKind};
+pub use update::{recover, update, update_with, UpdateKind, UpdateMode};
 
 /// Version of the ASDF standard a file is written for; it selects the tags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -264,7 +264,8 @@ impl WriteOptions {
         self
     }
     /// Spare bytes (zeros) left between the tree and the first block, so that a larger tree
-    /// fits in place on a later [`update`] (default 0; only written when there are blocks).
+    /// fits in place on a later [`update_with`] in [`UpdateMode::InPlace`] (default 0; only
+    /// written when there are blocks).
     pub fn pad_tree(mut self, bytes: usize) -> Self {
         self.pad_tree = bytes;
         self

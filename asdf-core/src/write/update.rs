@@ -13,6 +13,25 @@ use crate::file::journal_path;
 use crate::yaml::Node;
 use crate::AsdfFile;
 
+/// How [`update_with`] may write the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpdateMode {
+    /// Write the whole new file beside the old one, sync it and rename it over the old one
+    /// (the default). At every moment the path holds the old file or the new one, whole, for
+    /// every reader, python asdf and other programs included. Costs a copy of the blocks.
+    #[default]
+    Replace,
+    /// When the blocks stay as they are and the new tree fits before the first block, write
+    /// only the tree, in place; otherwise as [`Replace`](UpdateMode::Replace). Fast for large
+    /// files, but with a window: if the process dies while the new tree is being written, the
+    /// file on disk holds a mix of old and new tree until the next [`update_with`] or
+    /// [`recover`] puts the old tree back. This library's reader sees the old content during
+    /// that window (the old tree is journaled beside the file as `.NAME.asdf-journal`);
+    /// readers that do not know the journal, python asdf included, can see a torn tree.
+    InPlace,
+}
+
 /// How [`update`] wrote the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -24,30 +43,42 @@ pub enum UpdateKind {
 }
 
 /// Replaces the tree of the ASDF file at `path` with `root` (a tree read from that file,
-/// edited; its ndarray nodes keep referring to the file's blocks).
-///
-/// When the blocks stay as they are (same arrays, same compression) and the new tree fits
-/// in the space before the first block, only the tree is rewritten, in place, padded with
-/// zero bytes up to the first block. Otherwise the whole file is rewritten through a
-/// temporary file and renamed, so the original stays intact on any failure.
+/// edited; its ndarray nodes keep referring to the file's blocks), safely for every reader:
+/// [`update_with`] in [`UpdateMode::Replace`]. The whole file is written beside the old one
+/// and renamed over it, so the path always holds the old or the new file, whole.
 ///
 /// Pass `WriteOptions::default().compression(`[`CompressionChoice::Input`]`)` to keep compressed
-/// blocks as they are (with the default, no compression, they are decompressed and the file
-/// is rewritten).
-///
-/// The in-place write is journaled: the old head (everything before the first block) is
-/// first saved, synced, beside the file (`.NAME.asdf-journal`); then the new head is written
-/// and synced; then the journal is removed. If writing the new head fails, the old head is
-/// written back. If the process dies in between, the next [`update`] (or [`recover`]) of the
-/// file puts the old head back from the journal before doing anything else. While a journal
-/// exists, [`AsdfFile::open`] reads the old head from it, so the file always opens (old
-/// content); readers that do not know the journal can see a torn tree in that crash window.
+/// blocks as they are (with the default, no compression, they are decompressed).
 ///
 /// [`CompressionChoice::Input`]: super::CompressionChoice::Input
 pub fn update(
     path: impl AsRef<Path>,
     root: &Node,
     opts: WriteOptions,
+) -> Result<UpdateKind, WriteError> {
+    update_with(path, root, opts, UpdateMode::Replace)
+}
+
+/// Replaces the tree of the ASDF file at `path` with `root`, in the given [`UpdateMode`].
+///
+/// In [`UpdateMode::InPlace`], when the blocks stay as they are (same arrays, same
+/// compression) and the new tree fits in the space before the first block, only the tree is
+/// rewritten, padded with zero bytes up to the first block; otherwise the whole file is
+/// rewritten as in [`UpdateMode::Replace`]. The in-place write is journaled: the old head
+/// (everything before the first block) is first saved, synced, beside the file
+/// (`.NAME.asdf-journal`); then the new head is written and synced; then the journal is
+/// removed. If writing the new head fails, the old head is written back. If the process dies
+/// in between, the next update (or [`recover`]) of the file puts the old head back from the
+/// journal before doing anything else. While a journal exists, [`AsdfFile::open`] reads the
+/// old head from it, so the file always opens with the old content in this library; readers
+/// that do not know the journal can see a torn tree in that window.
+///
+/// Every update, in either mode, first finishes an interrupted in-place update.
+pub fn update_with(
+    path: impl AsRef<Path>,
+    root: &Node,
+    opts: WriteOptions,
+    mode: UpdateMode,
 ) -> Result<UpdateKind, WriteError> {
     let path = path.as_ref();
     recover(path)?;
@@ -59,28 +90,22 @@ pub fn update(
             path: String::new(),
             source: Box::new(e),
         })?;
-    let kind = {
-        let writer = Writer::from_file(&file, opts);
+    let writer = Writer::from_file(&file, opts);
+    if mode == UpdateMode::InPlace {
         let plan = prepare::plan(&writer, root, None);
         let in_place = match &plan {
             Ok(p) => in_place_text(&file, &writer, p)?,
             Err(_) => None,
         };
-        match in_place {
-            Some((text, first)) => {
-                drop(plan);
-                drop(writer);
-                write_in_place(path, &text, first)?;
-                UpdateKind::InPlace
-            }
-            None => {
-                drop(plan);
-                write_to_path(&writer, root, path, &mut buffered)?;
-                UpdateKind::Rewritten
-            }
+        drop(plan);
+        if let Some((text, first)) = in_place {
+            drop(writer);
+            write_in_place(path, &text, first)?;
+            return Ok(UpdateKind::InPlace);
         }
-    };
-    Ok(kind)
+    }
+    write_to_path(&writer, root, path, &mut buffered)?;
+    Ok(UpdateKind::Rewritten)
 }
 
 /// The new head text and the first block's offset, when the plan keeps every block of the
