@@ -1,6 +1,11 @@
 //! Writing to paths without ever losing data: the content goes to a temporary file beside the
 //! target, is synced, renamed over the target, and the directory is synced; on any failure the
 //! temporary file is removed and the target is untouched.
+//!
+//! On Linux the temporary file is anonymous (`O_TMPFILE`) until it is complete: it gets a
+//! name only for the instant between linking it into the folder and renaming it over the
+//! target, so a process killed while writing leaves nothing behind. Where the file system
+//! has no anonymous files, a hidden `.NAME.PID-N.tmp` is used, which a kill can leave.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -42,6 +47,75 @@ pub(super) fn sync_dir(path: &Path) {
     }
 }
 
+/// The temporary file being written.
+enum Temp {
+    /// Not linked into any folder yet (`O_TMPFILE`).
+    Anonymous,
+    /// A hidden file beside the target.
+    Named(PathBuf),
+}
+
+/// Creates the temporary file for a write of `path`.
+fn create_temp(path: &Path) -> std::io::Result<(File, Temp)> {
+    #[cfg(target_os = "linux")]
+    if Path::new("/proc/self/fd").is_dir() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        // File systems without O_TMPFILE refuse it (EOPNOTSUPP, EISDIR, EINVAL): fall back.
+        if let Ok(f) = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o666)
+            .custom_flags(libc::O_TMPFILE)
+            .open(dir)
+        {
+            return Ok((f, Temp::Anonymous));
+        }
+    }
+    let tmp = temp_path(path);
+    let f = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    Ok((f, Temp::Named(tmp)))
+}
+
+/// Gives the anonymous file `file` the name `to`.
+#[cfg(target_os = "linux")]
+fn link_anonymous(file: &File, to: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let to = CString::new(to.as_os_str().as_bytes())?;
+    // SAFETY: linkat reads the two NUL-terminated strings, which live until the call
+    // returns, and touches no other memory of ours. `file` keeps the descriptor that
+    // `/proc/self/fd/N` names open for the call; AT_SYMLINK_FOLLOW links the file that
+    // magic link points to (the anonymous file), as open(2) documents for O_TMPFILE.
+    let r = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_anonymous(_: &File, _: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
 /// Writes `path` through a temporary file: `f` writes the content; on success the file is
 /// synced and renamed over `path`, on failure the temporary file is removed and `path` is
 /// untouched.
@@ -50,11 +124,7 @@ pub(crate) fn atomic_write(
     wrap: &mut Wrap<'_>,
     f: impl FnOnce(&mut dyn WriteSeek, &mut Writeback<'_>) -> Result<(), WriteError>,
 ) -> Result<(), WriteError> {
-    let tmp = temp_path(path);
-    let file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)?;
+    let (file, temp) = create_temp(path)?;
     let sync = file.try_clone();
     let result = (|| {
         let sync = sync?;
@@ -63,12 +133,26 @@ pub(crate) fn atomic_write(
         w.flush()?;
         drop(w);
         sync.sync_all()?;
-        Ok(())
+        Ok(sync)
     })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let sync = match result {
+        Ok(sync) => sync,
+        Err(e) => {
+            if let Temp::Named(tmp) = &temp {
+                let _ = fs::remove_file(tmp);
+            }
+            return Err(e);
+        }
+    };
+    let tmp = match temp {
+        Temp::Named(tmp) => tmp,
+        Temp::Anonymous => {
+            let tmp = temp_path(path);
+            link_anonymous(&sync, &tmp)?;
+            tmp
+        }
+    };
+    drop(sync);
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);
         return Err(e.into());
