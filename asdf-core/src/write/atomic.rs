@@ -5,7 +5,8 @@
 //! On Linux the temporary file is anonymous (`O_TMPFILE`) until it is complete: it gets a
 //! name only for the instant between linking it into the folder and renaming it over the
 //! target, so a process killed while writing leaves nothing behind. Where the file system
-//! has no anonymous files, a hidden `.NAME.PID-N.tmp` is used, which a kill can leave.
+//! has no anonymous files, a hidden `.NAME.PID-N.tmp` is used, which a kill can leave. The
+//! next write of the same path removes such leftovers of processes that no longer run.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -55,8 +56,50 @@ enum Temp {
     Named(PathBuf),
 }
 
+/// Removes temporary files of earlier writes of `path` whose process is gone (killed between
+/// naming its temporary file and renaming it, or writing through a named one): they are
+/// `.NAME.PID-N.tmp` beside the target, and `/proc/PID` tells whether PID still runs.
+#[cfg(target_os = "linux")]
+fn remove_stale_temps(path: &Path) {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let prefix = format!(".{name}.");
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|n| n.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split_once('-').and_then(|(p, n)| {
+            (n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty())
+                .then(|| p.parse::<u32>().ok())
+                .flatten()
+        }) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn remove_stale_temps(_: &Path) {}
+
 /// Creates the temporary file for a write of `path`.
 fn create_temp(path: &Path) -> std::io::Result<(File, Temp)> {
+    remove_stale_temps(path);
     #[cfg(target_os = "linux")]
     if Path::new("/proc/self/fd").is_dir() {
         use std::os::unix::fs::OpenOptionsExt;
@@ -249,6 +292,27 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn leftovers_of_dead_writers_are_removed_by_the_next_write() {
+        let dir = tmpdir("stale");
+        let path = dir.join("f.asdf");
+        // PIDs above the kernel's maximum (2^22) never run; our own PID does.
+        let dead = dir.join(".f.asdf.4194999-3.tmp");
+        let ours = dir.join(format!(".f.asdf.{}-99.tmp", std::process::id()));
+        let other = dir.join(".g.asdf.4194999-3.tmp");
+        let unrelated = dir.join(".f.asdf.notes.tmp");
+        for p in [&dead, &ours, &other, &unrelated] {
+            fs::write(p, b"x").unwrap();
+        }
+        let w = Writer::new(WriteOptions::default());
+        let root = Node::new(Value::Map(vec![(Node::str("a"), Node::str("b"))]));
+        w.write_to_path(&root, &path).unwrap();
+        assert!(!dead.exists(), "a dead writer's temporary file is removed");
+        assert!(ours.exists() && other.exists() && unrelated.exists());
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
