@@ -171,6 +171,54 @@ fn to_json_depth(node: &Node, depth: usize) -> JsonValue {
     }
 }
 
+/// Writes the compact JSON text of `to_json(node)` to `out`, with mapping members in tree
+/// order whatever serde_json's map type; stops early (leaving the text unfinished) once `out`
+/// holds `stop` bytes or more.
+pub fn write_json(node: &Node, out: &mut String, stop: usize) {
+    write_json_depth(node, out, stop, 0);
+}
+
+fn write_json_depth(node: &Node, out: &mut String, stop: usize, depth: usize) {
+    if out.len() >= stop {
+        return;
+    }
+    if depth > 256 {
+        out.push_str("null");
+        return;
+    }
+    match node.value() {
+        Value::Seq(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if out.len() >= stop {
+                    return;
+                }
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_depth(item, out, stop, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Map(entries) => {
+            out.push('{');
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if out.len() >= stop {
+                    return;
+                }
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&JsonValue::String(key_text(k).into_owned()).to_string());
+                out.push(':');
+                write_json_depth(v, out, stop, depth + 1);
+            }
+            out.push('}');
+        }
+        _ => out.push_str(&to_json_depth(node, depth).to_string()),
+    }
+}
+
 impl<'a> JsonNode<'a, AsdfJson> for NodeRef<'a> {
     type Object = ObjRef<'a>;
     type Array = SeqRef<'a>;

@@ -456,8 +456,13 @@ fn show_json(v: &JsonValue) -> String {
             format!("[{}]", parts.join(", "))
         }
         JsonValue::Object(o) => {
-            let parts: Vec<String> = o
-                .iter()
+            // A record field's keys in the order the standard writes them, then any others
+            // (the same whether or not serde_json's `preserve_order` keeps the schema's order).
+            const FIRST: [&str; 4] = ["name", "datatype", "byteorder", "shape"];
+            let known = FIRST.iter().filter_map(|k| o.get_key_value(*k));
+            let others = o.iter().filter(|(k, _)| !FIRST.contains(&k.as_str()));
+            let parts: Vec<String> = known
+                .chain(others)
                 .map(|(k, v)| format!("{k}: {}", show_json(v)))
                 .collect();
             format!("{{{}}}", parts.join(", "))

@@ -602,14 +602,14 @@ impl Collector {
                 }
             }
             // Several candidates: name the one that came closest.
-            let (keyword, mut message) = describe(err);
-            if let Some(hint) = closest(&relevant, base, 0) {
+            let (keyword, mut message) = describe(err, node);
+            if let Some(hint) = closest(&relevant, node, base, 0) {
                 message.push_str(&format!("; closest: {hint}"));
             }
             self.push(path, keyword, message, uri);
             return;
         }
-        let (keyword, message) = describe(err);
+        let (keyword, message) = describe(err, node);
         self.push(path, keyword, message, uri);
     }
 
@@ -629,16 +629,9 @@ fn under_ref(node: &Node, pointer: &str) -> bool {
     }
     let mut cur = node;
     for seg in pointer.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
-        let next = match cur.value() {
-            crate::yaml::Value::Map(entries) => entries
-                .iter()
-                .find(|(k, _)| instance::key_text(k) == seg.as_str())
-                .map(|(_, v)| v),
-            crate::yaml::Value::Seq(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
-            _ => None,
+        let Some(next) = child(cur, seg) else {
+            return false;
         };
-        let Some(next) = next else { return false };
         if is_ref(next) {
             return true;
         }
@@ -647,10 +640,34 @@ fn under_ref(node: &Node, pointer: &str) -> bool {
     false
 }
 
+/// The node at JSON pointer `pointer` below `node` (mapping keys matched by their text, as
+/// the validator names them).
+fn node_at<'a>(node: &'a Node, pointer: &str) -> Option<&'a Node> {
+    pointer
+        .split('/')
+        .skip(1)
+        .try_fold(node, |cur, seg| child(cur, seg))
+}
+
+/// The member or item of `node` that the (escaped) pointer segment `seg` names.
+fn child<'a>(node: &'a Node, seg: &str) -> Option<&'a Node> {
+    let seg = seg.replace("~1", "/").replace("~0", "~");
+    match node.value() {
+        crate::yaml::Value::Map(entries) => entries
+            .iter()
+            .find(|(k, _)| instance::key_text(k) == seg.as_str())
+            .map(|(_, v)| v),
+        crate::yaml::Value::Seq(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+        _ => None,
+    }
+}
+
 /// The first problem of the failed alternative with the fewest problems (ties: the deepest
-/// one), as `path: keyword: message`, descending into nested alternatives.
+/// one), as `path: keyword: message`, descending into nested alternatives. `node` is what
+/// was validated (at tree path `base`).
 fn closest(
     branches: &[&Vec<jsonschema::ValidationError<'static>>],
+    node: &Node,
     base: &str,
     depth: usize,
 ) -> Option<String> {
@@ -677,12 +694,12 @@ fn closest(
             } else {
                 inner
             };
-            if let Some(hint) = closest(&inner, base, depth + 1) {
+            if let Some(hint) = closest(&inner, node, base, depth + 1) {
                 return Some(hint);
             }
         }
     }
-    let (keyword, message) = describe(first);
+    let (keyword, message) = describe(first, node);
     let path = format!("{base}{}", first.instance_path().as_str());
     let path = if path.is_empty() { "/" } else { path.as_str() };
     Some(format!("{path}: {keyword}: {message}"))
@@ -703,8 +720,14 @@ fn is_shallow_type_miss(branch: &[jsonschema::ValidationError<'static>], own: &s
     })
 }
 
-/// A short rendering of a found value.
-fn show(v: &JsonValue) -> String {
+/// Characters of a found sequence or mapping shown in messages.
+const SHOW_CHARS: usize = 40;
+
+/// A short rendering of a found value: scalars as they are, sequences and mappings as the
+/// start of their compact JSON text. `node` is the tree node the value was made from, whose
+/// mapping keys are shown in tree order (a `serde_json::Map` sorts them unless serde_json's
+/// `preserve_order` is on).
+fn show(v: &JsonValue, node: Option<&Node>) -> String {
     let kind = match v {
         JsonValue::Null => return "null".into(),
         JsonValue::Bool(b) => return b.to_string(),
@@ -713,11 +736,22 @@ fn show(v: &JsonValue) -> String {
         JsonValue::Array(_) => "array",
         JsonValue::Object(_) => "object",
     };
-    let text = v.to_string();
-    if text.chars().count() <= 40 {
+    let text = match node {
+        Some(node)
+            if (v.is_array() && node.as_seq().is_some())
+                || (v.is_object() && node.as_map().is_some()) =>
+        {
+            let mut text = String::new();
+            // A char takes at most 4 bytes: this many bytes hold more than SHOW_CHARS chars.
+            instance::write_json(node, &mut text, 4 * (SHOW_CHARS + 1));
+            text
+        }
+        _ => v.to_string(),
+    };
+    if text.chars().count() <= SHOW_CHARS {
         format!("{kind} {text}")
     } else {
-        let cut: String = text.chars().take(37).collect();
+        let cut: String = text.chars().take(SHOW_CHARS - 3).collect();
         format!("{kind} {cut}...")
     }
 }
@@ -739,9 +773,9 @@ fn type_name(kind: &TypeKind) -> String {
     }
 }
 
-/// Keyword and "expected …, found …" message of a jsonschema error.
-fn describe(err: &jsonschema::ValidationError<'_>) -> (String, String) {
-    let found = show(err.instance());
+/// Keyword and "expected …, found …" message of a jsonschema error raised validating `node`.
+fn describe(err: &jsonschema::ValidationError<'_>, node: &Node) -> (String, String) {
+    let found = show(err.instance(), node_at(node, err.instance_path().as_str()));
     let kind = err.kind();
     let (kw, msg) = match kind {
         ValidationErrorKind::Custom { keyword, message } => (keyword.as_str(), message.clone()),

@@ -54,7 +54,9 @@ pub(crate) fn schema_json(uri: &str, yaml: &str) -> Result<JsonValue, SchemaErro
     let mut json = to_json(&doc.root);
     match &mut json {
         JsonValue::Object(map) => {
-            map.shift_remove("$schema");
+            // `retain` keeps the order of the other keys also with serde_json's
+            // `preserve_order` (which a downstream build may enable).
+            map.retain(|k, _| k != "$schema");
         }
         JsonValue::Bool(_) => {}
         _ => {

@@ -399,3 +399,28 @@ fn deep_trees_do_not_overflow_the_stack() {
     let s = "type: array\nitems: {$ref: '#'}";
     let _ = check("deep", s, &data);
 }
+
+/// Messages show mappings in tree order (and record datatypes name first), whatever order
+/// serde_json's map keeps (sorted unless its `preserve_order` feature is on in the build).
+#[test]
+fn messages_keep_the_order_of_mappings() {
+    let s = "anyOf: [{type: string}, {type: integer}]";
+    let node = tree("{zeta: 1, alpha: [2, {y: 3, b: 4}]}");
+    assert_eq!(
+        check("order1", s, &node),
+        Err(vec![
+            "/: anyOf: expected a match with one of the alternatives, found object {\"zeta\":1,\"alpha\":[2,{\"y\":3,\"b\":4}]}"
+                .to_string()
+        ])
+    );
+    let rec = tree(
+        "!core/ndarray-1.1.0 {source: 0, shape: [2], byteorder: big, datatype: [\
+         {name: a, datatype: int16, byteorder: big}]}",
+    );
+    let s = "datatype: [{shape: [2], datatype: int8, name: a}]\nexact_datatype: true";
+    let e = check("order2", s, &rec).unwrap_err();
+    assert!(
+        e[0].starts_with("/: datatype: expected exactly [{name: a, datatype: int8, shape: [2]}]"),
+        "{e:?}"
+    );
+}
