@@ -62,8 +62,26 @@
 //! | struct | [`Value::Map`](crate::Value::Map) with string keys in field order |
 //! | enum | externally tagged as `serde_json` does: a unit variant is its name as a string; other variants a mapping with one key, the name, whose value is the content |
 //!
-//! `serde_json::Value` converts both ways; its numbers keep their value also when serde_json
-//! is built with `arbitrary_precision`.
+//! # `serde_json::Value`
+//!
+//! asdf-core builds serde_json without optional features, but cargo unifies features, so
+//! another crate of a build may turn on serde_json's `arbitrary_precision`. Conversions
+//! behave as follows either way (`preserve_order` only changes the order of an object's
+//! members):
+//!
+//! - [`json_to_node`] converts a `Value` exactly with serde_json's public API: every number
+//!   a `Value` can hold (only `i64`, `u64` and `f64` without `arbitrary_precision`; any
+//!   number text with it) becomes an exact integer or a float.
+//! - [`to_node`] of a `Value` is the same as [`json_to_node`] without `arbitrary_precision`.
+//!   With it, serde_json serializes each number as a private struct (its text under a
+//!   `$serde_json::private::Number` field), which this crate does not decode: `to_node`
+//!   fails on any struct whose name starts with `$` (such names are other formats' private
+//!   representations, never Rust types) instead of writing it as a mapping. The same holds
+//!   for a `Value` inside a serialized type: convert it with [`json_to_node`] first.
+//! - [`from_node`] into a `Value` reads integers within 64 bits and floats (NaN and
+//!   infinities, which JSON cannot hold, become null); an integer beyond 64 bits is an error
+//!   ("JSON number out of range") without `arbitrary_precision` and exact with it, up to
+//!   128 bits. Mapping keys that are not strings read as their text.
 //!
 //! Reading is driven by the node ([`deserialize_any`](serde::Deserializer::deserialize_any)
 //! visits what the node holds). Tags are ignored: the subtree is plain data, and a tagged
@@ -102,6 +120,7 @@
 
 mod de;
 mod error;
+mod json;
 mod ser;
 mod typed;
 
@@ -111,6 +130,7 @@ use serde::{Deserialize, Serialize};
 use crate::yaml::Node;
 
 pub use error::{SerdeError, SerdeErrorKind};
+pub use json::json_to_node;
 pub use ser::{NodeMapSerializer, NodeSeqSerializer, NodeSerializer};
 pub use typed::Serde;
 

@@ -40,7 +40,7 @@ pub(super) fn key_text(k: &Node) -> String {
     }
 }
 
-fn int(v: i128) -> Node {
+pub(super) fn int(v: i128) -> Node {
     Node::new(Value::Int(Integer::Small(v)))
 }
 
@@ -182,7 +182,6 @@ impl ser::Serializer for NodeSerializer {
             entries: Vec::with_capacity(len.unwrap_or(0).min(4096)),
             key: None,
             variant: None,
-            json_number: false,
         })
     }
     fn serialize_struct(
@@ -190,9 +189,10 @@ impl ser::Serializer for NodeSerializer {
         name: &'static str,
         len: usize,
     ) -> Result<NodeMapSerializer, SerdeError> {
-        let mut m = self.serialize_map(Some(len))?;
-        m.json_number = name == JSON_NUMBER_TOKEN;
-        Ok(m)
+        if name.starts_with('$') {
+            return Err(private_struct(name));
+        }
+        self.serialize_map(Some(len))
     }
     fn serialize_struct_variant(
         self,
@@ -205,7 +205,6 @@ impl ser::Serializer for NodeSerializer {
             entries: Vec::with_capacity(len.min(4096)),
             key: None,
             variant: Some(variant),
-            json_number: false,
         })
     }
 }
@@ -291,8 +290,6 @@ pub struct NodeMapSerializer {
     entries: Vec<(Node, Node)>,
     key: Option<Node>,
     variant: Option<&'static str>,
-    /// A `serde_json::Number` serialized with serde_json's `arbitrary_precision` feature.
-    json_number: bool,
 }
 
 impl NodeMapSerializer {
@@ -358,34 +355,20 @@ impl ser::SerializeStruct for NodeMapSerializer {
         self.entry(Node::str(key), value)
     }
     fn end(self) -> Result<Node, SerdeError> {
-        if self.json_number {
-            if let [(_, text)] = self.entries.as_slice() {
-                if let Some(n) = text.as_str().and_then(json_number) {
-                    return Ok(n);
-                }
-            }
-        }
         Ok(self.finish())
     }
 }
 
-/// The struct name under which serde_json's `arbitrary_precision` feature serializes a
-/// `Number` (one field, the number's text).
-const JSON_NUMBER_TOKEN: &str = "$serde_json::private::Number";
-
-/// The node of a JSON number's text: an exact integer, or a float.
-fn json_number(text: &str) -> Option<Node> {
-    if let Ok(v) = text.parse::<i128>() {
-        return Some(int(v));
-    }
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    let canonical = !digits.is_empty()
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && !digits.starts_with('0');
-    if canonical {
-        return Some(Node::new(Value::Int(Integer::Big(text.to_string()))));
-    }
-    text.parse::<f64>().ok().map(|f| Node::new(Value::Float(f)))
+/// The error for a struct whose name starts with `$`: no Rust type has such a name, so it is
+/// another format's private representation (serde_json's numbers with its
+/// `arbitrary_precision` feature and its `RawValue`, toml's datetimes, ...), which would
+/// otherwise become a meaningless one-entry mapping.
+fn private_struct(name: &str) -> SerdeError {
+    SerdeError::custom_msg(format_args!(
+        "`{name}` is another format's private representation, not data \
+         (a serde_json::Value with serde_json's `arbitrary_precision` feature converts with \
+         serde_node::json_to_node)"
+    ))
 }
 
 impl ser::SerializeStructVariant for NodeMapSerializer {

@@ -570,6 +570,14 @@ fn other_enum_representations_and_flatten_round_trip() {
     assert_eq!(from_node::<Flat>(&node).unwrap(), v);
 }
 
+/// Whether serde_json is built with `arbitrary_precision` here. The tests' dev-dependency
+/// turns it on (cargo unifies features, so the library sees it in tests); the library is
+/// built without it, and these tests check the documented behaviour of both.
+fn arbitrary_precision() -> bool {
+    let text = "18446744073709551616";
+    serde_json::from_str::<serde_json::Number>(text).is_ok_and(|n| n.to_string() == text)
+}
+
 #[test]
 fn deserialize_any_visits_128_bit_integers() {
     let node = Node::seq([
@@ -578,13 +586,27 @@ fn deserialize_any_visits_128_bit_integers() {
         big("340282366920938463463374607431768211455"),
         Node::int(-1),
     ]);
+    let read = from_node::<serde_json::Value>(&node);
+    if arbitrary_precision() {
+        assert_eq!(
+            read.unwrap().to_string(),
+            "[-170141183460469231731687303715884105728,\
+             170141183460469231731687303715884105727,\
+             340282366920938463463374607431768211455,-1]"
+        );
+    } else {
+        // Documented: serde_json's own numbers hold 64 bits.
+        let e = read.unwrap_err();
+        assert_eq!(e.path(), "/0");
+        assert!(e.to_string().contains("out of range"), "{e}");
+    }
+    // Within 64 bits, either way.
+    let node = Node::seq([Node::int(i64::MIN.into()), Node::int(u64::MAX.into())]);
     let v: serde_json::Value = from_node(&node).unwrap();
-    assert_eq!(
-        v.to_string(),
-        "[-170141183460469231731687303715884105728,\
-         170141183460469231731687303715884105727,\
-         340282366920938463463374607431768211455,-1]"
-    );
+    assert_eq!(v.to_string(), "[-9223372036854775808,18446744073709551615]");
+    // Beyond 128 bits, neither.
+    let e = from_node::<serde_json::Value>(&big("1".repeat(40).as_str())).unwrap_err();
+    assert!(matches!(e.kind(), SerdeErrorKind::OutOfRange { .. }));
 }
 
 #[test]
@@ -683,34 +705,74 @@ fn string_keyed_maps_read_scalar_keys_as_text() {
 
 #[test]
 fn serde_json_values_keep_their_numbers() {
-    // The workspace builds serde_json with `arbitrary_precision`: numbers serialize as a
-    // private struct holding their text.
-    let v = serde_json::json!({"a": 1, "b": -1.5, "c": [null, true, "s"]});
-    let wide: serde_json::Value =
-        serde_json::from_str("[-170141183460469231731687303715884105729, 1e400, 2.5e-3]").unwrap();
-    assert_eq!(
-        to_node(&v).unwrap(),
-        Node::map([
-            ("a", Node::int(1)),
-            ("b", float(-1.5)),
-            (
-                "c",
-                Node::seq([null(), n(Value::Bool(true)), Node::str("s")])
-            ),
-        ])
+    let v = serde_json::json!({"a": 1, "b": -1.5, "c": [null, true, "s"], "d": u64::MAX});
+    let expect = Node::map([
+        ("a", Node::int(1)),
+        ("b", float(-1.5)),
+        (
+            "c",
+            Node::seq([null(), n(Value::Bool(true)), Node::str("s")]),
+        ),
+        ("d", Node::int(u64::MAX.into())),
+    ]);
+    assert_eq!(json_to_node(&v), expect);
+    assert_eq!(from_node::<serde_json::Value>(&expect).unwrap(), v);
+
+    let wide = serde_json::from_str::<serde_json::Value>(
+        "[-170141183460469231731687303715884105729, 1e400, 2.5e-3]",
     );
-    assert_eq!(
-        to_node(&wide).unwrap(),
-        Node::seq([
-            big("-170141183460469231731687303715884105729"),
-            float(f64::INFINITY),
-            float(0.0025),
-        ])
-    );
-    assert_eq!(
-        from_node::<serde_json::Value>(&to_node(&v).unwrap()).unwrap(),
-        v
-    );
+    if arbitrary_precision() {
+        // Numbers keep their text: exact beyond 128 bits; out of f64's range is infinite.
+        assert_eq!(
+            json_to_node(&wide.unwrap()),
+            Node::seq([
+                big("-170141183460469231731687303715884105729"),
+                float(f64::INFINITY),
+                float(0.0025),
+            ])
+        );
+    } else {
+        // serde_json itself refuses 1e400, and reads the big integer as a float.
+        assert!(wide.is_err());
+        let wide: serde_json::Value =
+            serde_json::from_str("[-170141183460469231731687303715884105729, 2.5e-3]").unwrap();
+        assert_eq!(
+            json_to_node(&wide),
+            Node::seq([float(-1.7014118346046923e38), float(0.0025)])
+        );
+    }
+}
+
+#[test]
+fn serde_json_values_through_the_serializer() {
+    let v = serde_json::json!({"s": "x", "l": [null, false], "n": 2});
+    if arbitrary_precision() {
+        // Documented: numbers are serde_json's private struct, which to_node refuses (also
+        // inside a serialized type) rather than writing it as a mapping.
+        let e = to_node(&v).unwrap_err();
+        assert_eq!(e.path(), "/n");
+        assert!(e.to_string().contains("json_to_node"), "{e}");
+        let e = to_node(&BTreeMap::from([("k", vec![v.clone()])])).unwrap_err();
+        assert_eq!(e.path(), "/k/0/n");
+        // Without numbers nothing is private.
+        let plain = serde_json::json!({"s": "x", "l": [null, false]});
+        assert_eq!(to_node(&plain).unwrap(), json_to_node(&plain));
+    } else {
+        assert_eq!(to_node(&v).unwrap(), json_to_node(&v));
+    }
+    // Another format's private struct (names starting with `$` are never Rust types).
+    struct Private;
+    impl Serialize for Private {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeStruct;
+            let mut st = s.serialize_struct("$format::private::Thing", 1)?;
+            st.serialize_field("$format::private::Thing", "text")?;
+            st.end()
+        }
+    }
+    let e = to_node(&[Private]).unwrap_err();
+    assert_eq!(e.path(), "/0");
+    assert!(e.to_string().contains("`$format::private::Thing`"), "{e}");
 }
 
 #[test]
