@@ -12,12 +12,18 @@ tests/oracle-requirements.txt):
     .venv-oracle/bin/python tests/oracle/canonical.py compare EXPECTED.json ACTUAL.json \\
         [--ignore-path /tree/value/history ...]
     .venv-oracle/bin/python tests/oracle/canonical.py sidecars [--write] [DIR ...]
+    .venv-oracle/bin/python tests/oracle/canonical.py states DIR ...
 
 ``sidecars`` re-derives every sidecar under the given folders (default: the reference files,
 the python fixtures and the layouts under the test-data root, see tests/testdata.py) and compares each with
 the committed one; with ``--write`` it rewrites them. Sidecars listed in a folder's
 ``HAND_WRITTEN.md`` (files python asdf cannot read, or reads against the standard) are skipped.
 ``compare`` needs only the standard library.
+
+``states`` checks what the crash harness (asdf-cli/tests/crash.rs) left: each DIR holds
+``old.asdf`` and ``new.asdf`` (a file before and after one operation) and ``state-*.asdf``, the
+distinct files the target held after the operation was killed; every state must read, in
+python asdf, as the old or the new file.
 """
 
 from __future__ import annotations
@@ -374,6 +380,40 @@ def sidecars(folders: list[Path], write: bool) -> int:
     return 1 if problems or checked == 0 else 0
 
 
+def states(folders: list[Path]) -> int:
+    """Every ``state-*.asdf`` of each folder reads as its ``old.asdf`` or its ``new.asdf``."""
+    check_oracle_version()
+    bad = 0
+    total = 0
+    for folder in folders:
+        old = document(folder / "old.asdf")
+        new = document(folder / "new.asdf")
+        found = sorted(folder.glob("state-*.asdf"))
+        if not found:
+            print(f"{folder}: no states")
+            bad += 1
+        for state in found:
+            total += 1
+            try:
+                doc = document(state)
+            except Exception as e:  # noqa: BLE001 - any failure to read is the finding
+                print(f"{state}: python asdf cannot read it: {type(e).__name__}: {e}")
+                bad += 1
+                continue
+            # the header lines are the same in both versions; the tree decides
+            if not differences(old["tree"], doc["tree"]):
+                which = "old"
+            elif not differences(new["tree"], doc["tree"]):
+                which = "new"
+            else:
+                print(f"{state}: neither the old nor the new content")
+                bad += 1
+                continue
+            print(f"{state.relative_to(folder.parent)}: {which}")
+    print(f"{total} states in {len(folders)} folders, {bad} bad")
+    return 1 if bad else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -387,6 +427,8 @@ def main(argv=None) -> int:
     s = sub.add_parser("sidecars", help="check (or --write) the sidecars of the corpus folders")
     s.add_argument("folders", nargs="*")
     s.add_argument("--write", action="store_true")
+    t = sub.add_parser("states", help="check the states a killed operation left (crash harness)")
+    t.add_argument("folders", nargs="+")
     args = ap.parse_args(argv)
 
     if args.command == "dump":
@@ -397,6 +439,8 @@ def main(argv=None) -> int:
         else:
             sys.stdout.write(text)
         return 0
+    if args.command == "states":
+        return states([Path(f) for f in args.folders])
     if args.command == "compare":
         a = json.loads(Path(args.expected).read_text(encoding="utf-8"))
         b = json.loads(Path(args.actual).read_text(encoding="utf-8"))
