@@ -22,7 +22,7 @@ fn asdf_file_is_send_and_sync() {
 /// A file with plain, compressed and shared blocks, written with checksums.
 fn write_sample(path: &Path, seed: f64) {
     let a = Array2::from_shape_fn((300, 200), |(i, j)| (i * 200 + j) as f64 + seed);
-    let b = Array1::from_iter((0..50_000).map(|i| (i % 1000) as i32));
+    let b = Array1::from_iter((0..50_000i32).map(|i| i % 1000));
     let c = Array1::from_iter((0..40_000).map(|i| (i as f32).sin()));
     let mut w = Writer::new(WriteOptions::default());
     let na = w.add_array(&a);
