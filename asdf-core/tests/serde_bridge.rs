@@ -613,6 +613,7 @@ proptest! {
 
 /// serde types as fields of a derived struct: a plain one, and an optional one that is left
 /// out when `None` and reads as `None` when missing.
+#[cfg(feature = "derive")]
 #[test]
 fn serde_fields_in_a_derived_struct() {
     #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
