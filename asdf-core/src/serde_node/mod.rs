@@ -122,7 +122,7 @@ mod de;
 mod error;
 mod json;
 mod ser;
-mod typed;
+mod wrapper;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -132,7 +132,7 @@ use crate::yaml::Node;
 pub use error::{SerdeError, SerdeErrorKind};
 pub use json::json_to_node;
 pub use ser::{NodeMapSerializer, NodeSeqSerializer, NodeSerializer};
-pub use typed::Serde;
+pub use wrapper::Serde;
 
 /// Serializes `value` into an untagged node tree.
 ///
