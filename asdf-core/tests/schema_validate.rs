@@ -4,8 +4,8 @@
 //!   `#ASDF_STANDARD` line; the directory's version for the pure-YAML ones).
 //! * Crafted invalid trees give the expected error lines. Each invalid case was also checked
 //!   once against python asdf 6.0.0 (`asdf.open(..., validate on read)` /
-//!   `asdf.schema.validate`), which rejects every one of them (`tests/schema/python_check.py`
-//!   keeps the script).
+//!   `asdf.schema.validate`), which rejects every one of them:
+//!   `asdf-core/tests/schema_validate_python.py` checks that, and `.ci/run` runs it.
 //! * The data-driven cases in `tests/schema/*.yaml` (`{schema, valid: [...], invalid: [...]}`),
 //!   when present, hold for every bundled schema they name.
 
@@ -20,17 +20,6 @@ use asdf_core::yaml::{emit, EmitOptions};
 use asdf_core::yaml::{parse, YamlLimits};
 use asdf_core::{AsdfFile, Node};
 
-fn reference_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("ASDF_REFERENCE_FILES") {
-        let dir = PathBuf::from(dir);
-        return dir.is_dir().then_some(dir);
-    }
-    common::repo_root()
-        .ancestors()
-        .map(|a| a.join("shared").join("asdf-reference-files"))
-        .find(|p| p.is_dir())
-}
-
 fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
@@ -43,18 +32,38 @@ fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out
 }
 
-fn bundled_available() -> bool {
-    asdf_core::schema::bundled::schema_for_tag("1.6.0", "tag:stsci.edu:asdf/core/ndarray-1.1.0")
-        .is_some()
+/// The bundled schemas must be found: every test below depends on them.
+#[track_caller]
+fn assert_bundled() {
+    assert!(
+        asdf_core::schema::bundled::schema_for_tag(
+            "1.6.0",
+            "tag:stsci.edu:asdf/core/ndarray-1.1.0"
+        )
+        .is_some(),
+        "the bundled ndarray-1.1.0 schema of ASDF Standard 1.6.0 is not found"
+    );
+}
+
+#[test]
+fn bundled_schemas_are_found() {
+    assert_bundled();
+    for (version, tag) in [
+        ("1.0.0", "tag:stsci.edu:asdf/core/ndarray-1.0.0"),
+        ("1.5.0", "tag:stsci.edu:asdf/core/asdf-1.1.0"),
+        ("1.6.0", "tag:stsci.edu:asdf/core/software-1.0.0"),
+    ] {
+        assert!(
+            asdf_core::schema::bundled::schema_for_tag(version, tag).is_some(),
+            "{tag} under {version}"
+        );
+    }
 }
 
 #[test]
 fn reference_files_validate_under_their_standard() {
-    let Some(root) = reference_dir() else {
-        assert!(
-            std::env::var_os("ASDF_ALLOW_MISSING_REFERENCE").is_some(),
-            "reference files not found"
-        );
+    // `None` only with ASDF_TEST_DATA_SKIP_MISSING set (the locator prints the skip).
+    let Some(root) = asdf_test_data::require_dir(asdf_test_data::REFERENCE_FILES) else {
         return;
     };
     let mut failures = Vec::new();
@@ -94,7 +103,11 @@ fn reference_files_validate_under_their_standard() {
             }
         }
     }
-    assert!(checked >= 50, "only {checked} reference files found");
+    assert_eq!(
+        checked,
+        asdf_test_data::REFERENCE_FILE_COUNT,
+        "reference .asdf and .yaml files validated"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -117,9 +130,7 @@ const LIB: &str = "asdf_library: !core/software-1.0.0 {name: asdf, version: 6.0.
 
 #[test]
 fn valid_crafted_trees_pass() {
-    if !bundled_available() {
-        return;
-    }
+    assert_bundled();
     assert_eq!(errors(LIB), Vec::<String>::new());
     let ok = format!(
         "{LIB}data: !core/ndarray-1.1.0 {{source: 0, datatype: float64, byteorder: little, shape: [3]}}\n\
@@ -133,9 +144,7 @@ fn valid_crafted_trees_pass() {
 /// Each of these is rejected by python asdf 6.0.0 too (see the module docs).
 #[test]
 fn invalid_crafted_trees_give_the_expected_lines() {
-    if !bundled_available() {
-        return;
-    }
+    assert_bundled();
     // byteorder outside the enum
     assert_eq!(
         errors(&format!(
@@ -183,9 +192,7 @@ fn invalid_crafted_trees_give_the_expected_lines() {
 
 #[test]
 fn open_with_validation_reports_every_problem() {
-    if !bundled_available() {
-        return;
-    }
+    assert_bundled();
     let bytes = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
 --- !core/asdf-1.1.0\nasdf_library: !core/software-1.0.0 {version: 1}\n\
 a: !core/ndarray-1.1.0 {data: [1, 2], byteorder: middle}\n...\n"
@@ -211,11 +218,10 @@ a: !core/ndarray-1.1.0 {data: [1, 2], byteorder: middle}\n...\n"
 /// asdf).
 #[test]
 fn data_driven_schema_cases() {
+    assert_bundled();
     let dir = common::repo_root().join("tests").join("schema");
     let files = files_in(&dir, "yaml");
-    if files.is_empty() || !bundled_available() {
-        return;
-    }
+    assert_eq!(files.len(), 18, "case files in {}", dir.display());
     let mut failures = Vec::new();
     let mut cases = 0;
     for f in &files {
@@ -276,16 +282,15 @@ fn data_driven_schema_cases() {
             }
         }
     }
-    assert!(cases > 0);
+    // The entries of every `valid:` and `invalid:` list of the case files.
+    assert_eq!(cases, 251, "schema cases checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
 fn writing_validates_the_final_tree_by_default() {
     use asdf_core::write::{WriteError, WriteOptions, Writer};
-    if !bundled_available() {
-        return;
-    }
+    assert_bundled();
     // python asdf 6.0.0 refuses to write this too ('name' is a required property).
     let root = Node::map([(
         "tool",
