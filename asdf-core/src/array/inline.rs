@@ -7,6 +7,7 @@ use super::dtype::describe_node;
 use super::{
     ArrayError, ArraySource, ByteOrder, DType, Dim, DynArray, Field, NdArrayMeta, ScalarType,
 };
+use crate::yaml::pytext::{float_repr, parse_complex};
 use crate::yaml::{Integer, Node, Value};
 
 /// numpy's limit on the number of dimensions; deeper nesting is an error.
@@ -487,106 +488,10 @@ fn to_text(l: Leaf<'_>, err: &dyn Fn(String) -> ArrayError) -> Result<String, Ar
         Leaf::Bool(true) => "True".into(),
         Leaf::Bool(false) => "False".into(),
         Leaf::Int(i) => i.to_string(),
-        Leaf::Float(f) => py_float_repr(f),
+        Leaf::Float(f) => float_repr(f),
         Leaf::Str(s) => s.to_string(),
         Leaf::Complex(..) => return Err(err("cannot convert a complex number to a string".into())),
     })
-}
-
-/// Python's `repr(float)`: shortest round-trip digits, exponent form below 1e-4 and from
-/// 1e16.
-pub(crate) fn py_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let sci = format!("{:e}", f.abs());
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let sign = if f < 0.0 { "-" } else { "" };
-    if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let int_len = exp as usize + 1;
-            let (int_part, frac) = if digits.len() > int_len {
-                (digits[..int_len].to_string(), digits[int_len..].to_string())
-            } else {
-                (format!("{digits:0<int_len$}"), "0".to_string())
-            };
-            format!("{sign}{int_part}.{frac}")
-        } else {
-            let zeros = "0".repeat((-exp - 1) as usize);
-            format!("{sign}0.{zeros}{digits}")
-        }
-    } else {
-        let (first, rest) = digits.split_at(1.min(digits.len()));
-        let mant = if rest.is_empty() {
-            first.to_string()
-        } else {
-            format!("{first}.{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{mant}e{esign}{:02}", exp.abs())
-    }
-}
-
-/// Python's `complex(s)` after asdf's `i` → `j` substitution: `1+2j`, `(1-2j)`, `-0j`,
-/// `(nan+infj)`, `3`, `j`.
-pub(crate) fn parse_complex(s: &str) -> Option<(f64, f64)> {
-    // asdf replaces `i` (not in `inf`) with `j`
-    let chars: Vec<char> = s.chars().collect();
-    let mut t = String::with_capacity(s.len());
-    for (k, &c) in chars.iter().enumerate() {
-        let next2: String = chars.iter().skip(k + 1).take(2).collect();
-        match c {
-            'i' if next2 != "nf" => t.push('j'),
-            'I' if next2 != "NF" => t.push('J'),
-            c => t.push(c),
-        }
-    }
-    let mut body = t.trim();
-    if let Some(inner) = body.strip_prefix('(') {
-        body = inner.strip_suffix(')')?.trim();
-    }
-    let lower = body.to_ascii_lowercase();
-    let parse = |x: &str| -> Option<f64> {
-        if x.is_empty() || x.contains(char::is_whitespace) {
-            return None;
-        }
-        x.replace('_', "").parse::<f64>().ok()
-    };
-    let Some(imag_part) = lower.strip_suffix('j') else {
-        return Some((parse(&lower)?, 0.0));
-    };
-    // split where the imaginary part starts: the last sign not at the start and not after 'e'
-    let bytes = imag_part.as_bytes();
-    let mut split = None;
-    for k in (1..bytes.len()).rev() {
-        if (bytes[k] == b'+' || bytes[k] == b'-') && bytes[k - 1] != b'e' {
-            split = Some(k);
-            break;
-        }
-    }
-    let (re_s, im_s) = match split {
-        Some(k) => imag_part.split_at(k),
-        None => ("", imag_part),
-    };
-    let re = if re_s.is_empty() { 0.0 } else { parse(re_s)? };
-    let im = match im_s {
-        "" | "+" => 1.0,
-        "-" => -1.0,
-        x => parse(x)?,
-    };
-    Some((re, im))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1066,54 +971,6 @@ mod tests {
         assert_eq!(mask.into_raw_vec_and_offset().0, vec![false, true, false]);
         let none = NdArrayMeta::from_node(&Node::seq(vec![Node::int(1)]), "/m").unwrap();
         assert_eq!(inline_null_mask(&none, "/m").unwrap(), None);
-    }
-
-    #[test]
-    fn python_float_repr() {
-        for (f, s) in [
-            (1.5, "1.5"),
-            (1.0, "1.0"),
-            (1e300, "1e+300"),
-            (1e-7, "1e-07"),
-            (123456789.0, "123456789.0"),
-            (1e16, "1e+16"),
-            (1e15, "1000000000000000.0"),
-            (0.0001, "0.0001"),
-            (0.00012345, "0.00012345"),
-            (-2.5e-5, "-2.5e-05"),
-            (1.2345e20, "1.2345e+20"),
-            (-0.0, "-0.0"),
-            (f64::NAN, "nan"),
-            (f64::NEG_INFINITY, "-inf"),
-            (0.1, "0.1"),
-            (123.456, "123.456"),
-        ] {
-            assert_eq!(py_float_repr(f), s, "{f}");
-        }
-    }
-
-    #[test]
-    fn python_complex_parsing() {
-        let nan = |p: Option<(f64, f64)>| p.map(|(a, b)| (a.is_nan(), b));
-        assert_eq!(parse_complex("(1+2j)"), Some((1.0, 2.0)));
-        assert_eq!(parse_complex(" ( 1-2j ) "), Some((1.0, -2.0)));
-        assert_eq!(parse_complex("1+2i"), Some((1.0, 2.0)));
-        assert_eq!(
-            parse_complex("-0j").map(|(a, b)| (a.to_bits(), b.to_bits())),
-            Some((0, (-0.0f64).to_bits()))
-        );
-        assert_eq!(parse_complex("j"), Some((0.0, 1.0)));
-        assert_eq!(parse_complex("-j"), Some((0.0, -1.0)));
-        assert_eq!(parse_complex("1e-3-2.5e+3j"), Some((0.001, -2500.0)));
-        assert_eq!(parse_complex("3"), Some((3.0, 0.0)));
-        assert_eq!(
-            nan(parse_complex("(nan-infj)")),
-            Some((true, f64::NEG_INFINITY))
-        );
-        assert_eq!(parse_complex("infj"), Some((0.0, f64::INFINITY)));
-        assert_eq!(parse_complex("(1+2j"), None);
-        assert_eq!(parse_complex("abc"), None);
-        assert_eq!(parse_complex(""), None);
     }
 }
 

@@ -10,9 +10,9 @@ use num_complex::Complex;
 use super::{
     ConvertError, ConvertErrorKind, Extra, FromAsdf, FromContext, OrderedMap, ToAsdf, ToContext,
 };
-use crate::array::inline::parse_complex;
-use crate::array::nodes::complex_text;
 use crate::array::{self, DynArray, Element, NdArrayMeta, WriteArray};
+use crate::yaml::pytext::complex_repr;
+use crate::yaml::pytext::parse_complex;
 use crate::yaml::{Integer, Node, Value, MAX_LITERAL_INT, MIN_LITERAL_INT};
 
 const ASDF: &str = "tag:stsci.edu:asdf/";
@@ -329,7 +329,7 @@ macro_rules! complex_impl {
             fn to_asdf<'a>(&'a self, _ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError> {
                 Ok(Node::tagged(
                     core_tag("complex", "1.0.0"),
-                    Value::Str(complex_text(f64::from(self.re), f64::from(self.im))),
+                    Value::Str(complex_repr(f64::from(self.re), f64::from(self.im))),
                 ))
             }
         }

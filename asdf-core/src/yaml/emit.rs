@@ -2,6 +2,7 @@
 //!
 //! See [`emit`].
 
+use super::pytext;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -678,7 +679,7 @@ fn push_short_float(out: &mut String, x: f64) -> bool {
     false
 }
 
-/// [`push_float`] through the shortest round-trip digits of `{:e}`.
+/// [`push_float`] through python's `repr` ([`pytext::push_repr`]), with PyYAML's changes.
 fn push_float_general(out: &mut String, scratch: &mut String, x: f64) {
     if x.is_nan() {
         out.push_str(".nan");
@@ -688,55 +689,20 @@ fn push_float_general(out: &mut String, scratch: &mut String, x: f64) {
         out.push_str(if x > 0.0 { ".inf" } else { "-.inf" });
         return;
     }
-    scratch.clear();
-    let _ = write!(scratch, "{:e}", x.abs());
-    let (mant, exp) = scratch.split_once('e').unwrap_or((scratch.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (d0, rest) = mant.split_at(1.min(mant.len()));
-    let frac = rest.strip_prefix('.').unwrap_or(rest);
-    if x.is_sign_negative() {
-        out.push('-');
+    let start = out.len();
+    pytext::push_repr(out, scratch, x, true);
+    let Some(e) = out[start..].find('e').map(|i| start + i) else {
+        return;
+    };
+    // PyYAML writes a bare exponent's mantissa with `.0` (`1e+16` -> `1.0e+16`).
+    if !out[start..e].contains('.') {
+        out.insert_str(e, ".0");
     }
-    if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let e = exp as usize;
-            out.push_str(d0);
-            if frac.len() <= e {
-                out.push_str(frac);
-                for _ in frac.len()..e {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&frac[..e]);
-                out.push('.');
-                out.push_str(&frac[e..]);
-            }
-        } else {
-            out.push_str("0.");
-            for _ in 0..(-exp - 1) {
-                out.push('0');
-            }
-            out.push_str(d0);
-            out.push_str(frac);
-        }
-    } else {
-        out.push_str(d0);
-        out.push('.');
-        out.push_str(if frac.is_empty() { "0" } else { frac });
-        if frac.len() <= 1 && exp <= -100 && !x.is_sign_negative() {
-            // `d.de-XXX` (8 characters, `-` at index 4) is taken by our resolver for a
-            // timestamp and read as a string (PyYAML reads a float): `d.d0e-XXX` is the same
-            // float either way.
-            out.push('0');
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let a = exp.unsigned_abs();
-        if a < 10 {
-            out.push('0');
-        }
-        push_u64(out, u64::from(a));
+    // `d.de-XXX` (8 characters, `-` at index 4) is taken by our resolver for a timestamp
+    // and read as a string (PyYAML reads a float): `d.d0e-XXX` is the same float either way.
+    let e = out[start..].find('e').map_or(out.len(), |i| start + i);
+    if x > 0.0 && e - start == 3 && out[e + 1..].starts_with('-') && out.len() - e >= 5 {
+        out.insert(e, '0');
     }
 }
 

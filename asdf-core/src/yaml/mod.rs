@@ -30,6 +30,7 @@ pub(crate) mod hash;
 mod keys;
 mod node;
 mod parse;
+pub(crate) mod pytext;
 mod resolve;
 mod shared;
 mod timestamp;
