@@ -9,6 +9,7 @@
 
 use std::fmt::Write;
 
+use crate::array::DType;
 use crate::yaml::{self, Node, Value, YAML_TAG_PREFIX};
 use crate::{AsdfFile, Result};
 
@@ -50,7 +51,49 @@ fn push_opt(out: &mut String, s: Option<&str>) {
     }
 }
 
-pub(crate) use crate::array::push_json_string as push_str;
+/// `s` as a JSON string literal, escaped as python's `json.dumps(ensure_ascii=False)` does
+/// (and serde_json does): `"`, `\\` and control characters only.
+fn push_str(out: &mut String, s: &str) {
+    out.push_str(&serde_json::Value::String(s.to_owned()).to_string());
+}
+
+/// A datatype in its canonical form (docs/canonical.md): `"<f8"`, `"|u1"`, `"|S4"`, `"<U3"`,
+/// or for records a list of `[name, dtype]` / `[name, dtype, shape]`.
+pub fn dtype_json(dt: &DType) -> String {
+    let mut out = String::new();
+    push_dtype(&mut out, dt);
+    out
+}
+
+fn push_dtype(out: &mut String, dt: &DType) {
+    match dt {
+        DType::Scalar { .. } => push_str(out, &dt.to_numpy_str()),
+        DType::Record(fields) => {
+            out.push('[');
+            for (i, f) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push('[');
+                push_str(out, &f.name);
+                out.push_str(", ");
+                push_dtype(out, &f.dtype);
+                if !f.shape.is_empty() {
+                    out.push_str(", [");
+                    for (j, d) in f.shape.iter().enumerate() {
+                        if j > 0 {
+                            out.push_str(", ");
+                        }
+                        let _ = write!(out, "{d}");
+                    }
+                    out.push(']');
+                }
+                out.push(']');
+            }
+            out.push(']');
+        }
+    }
+}
 
 /// A finite float as a JSON number that reads back as a float (`2.0`, `1e16`, `-0.0`).
 fn push_float(out: &mut String, f: f64) {
@@ -307,7 +350,7 @@ impl Writer<'_> {
     fn ndarray(&mut self, node: &Node, path: &str, level: usize) -> Result<()> {
         let arr = self.file.dyn_array_of(node, path)?;
         let mut fields = vec![
-            ("dtype".to_string(), arr.dtype.canonical_json()),
+            ("dtype".to_string(), dtype_json(&arr.dtype)),
             (
                 "sha256".to_string(),
                 json_string(&arr.canonical_sha256_hex()),
@@ -381,6 +424,42 @@ mod tests {
         let mut s = String::new();
         push_str(&mut s, "a\"b\\c\n\u{0}é𝄞");
         assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0000é𝄞\"");
+    }
+
+    #[test]
+    fn nested_record_dtypes() {
+        use crate::array::ByteOrder;
+        let node = crate::yaml::parse(
+            b"%YAML 1.1\n--- [{name: id, datatype: int32, byteorder: big}, {name: x, datatype: float64}, \
+              {name: name, datatype: [ascii, 4]}, {name: vec, datatype: int16, shape: [3]}, \
+              {name: pos, datatype: [{name: x, datatype: float32}, {name: y, datatype: float32, byteorder: big}]}, \
+              uint8]\n...\n",
+            &crate::yaml::YamlLimits::default(),
+        )
+        .unwrap()
+        .root;
+        let dt = DType::from_node(&node, ByteOrder::Little, "/t/datatype").unwrap();
+        // tests/oracle/canonical.py: json.dumps(dtype_text(np.dtype([('id', '>i4'), ('x', '<f8'),
+        // ('name', 'S4'), ('vec', '<i2', (3,)), ('pos', [('x', '<f4'), ('y', '>f4')]), ('f5', 'u1')])))
+        assert_eq!(
+            dtype_json(&dt),
+            r#"[["id", ">i4"], ["x", "<f8"], ["name", "|S4"], ["vec", "<i2", [3]], ["pos", [["x", "<f4"], ["y", ">f4"]]], ["f5", "|u1"]]"#
+        );
+    }
+
+    #[test]
+    fn record_dtypes_escape_field_names() {
+        use crate::array::{ByteOrder, Field, ScalarType};
+        let dt = DType::Record(vec![Field {
+            name: "a\"b\\c\u{1}\u{7f}".into(),
+            dtype: DType::scalar(ScalarType::Int8, ByteOrder::Little),
+            shape: vec![2],
+        }]);
+        // python: json.dumps([['a"b\\c\x01\x7f', '|i1', [2]]], ensure_ascii=False)
+        assert_eq!(
+            dtype_json(&dt),
+            "[[\"a\\\"b\\\\c\\u0001\u{7f}\", \"|i1\", [2]]]"
+        );
     }
 
     #[test]

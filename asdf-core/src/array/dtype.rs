@@ -424,48 +424,6 @@ impl DType {
         Ok(Field { name, dtype, shape })
     }
 
-    /// The numpy dtype in the `asdf-canonical/1` JSON form (FORMAT.md §3.1): `"<f8"`, `"|u1"`,
-    /// `"|S4"`, `"<U3"`, or for records a list of `[name, dtype]` / `[name, dtype, shape]`.
-    pub fn canonical_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
-    }
-
-    fn write_json(&self, out: &mut String) {
-        match self {
-            DType::Scalar { .. } => {
-                out.push('"');
-                out.push_str(&self.to_numpy_str());
-                out.push('"');
-            }
-            DType::Record(fields) => {
-                out.push('[');
-                for (i, f) in fields.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push('[');
-                    push_json_string(out, &f.name);
-                    out.push_str(", ");
-                    f.dtype.write_json(out);
-                    if !f.shape.is_empty() {
-                        out.push_str(", [");
-                        for (j, d) in f.shape.iter().enumerate() {
-                            if j > 0 {
-                                out.push_str(", ");
-                            }
-                            out.push_str(&d.to_string());
-                        }
-                        out.push(']');
-                    }
-                    out.push(']');
-                }
-                out.push(']');
-            }
-        }
-    }
-
     /// numpy's spelling: `<f8`, `|S4`, `>U3` for scalars; for records numpy's `descr` form
     /// `[('id', '>i4'), ('vec', '<i2', (3,))]`.
     pub fn to_numpy_str(&self) -> String {
@@ -590,28 +548,6 @@ pub(crate) fn describe_node(node: &Node) -> String {
     describe(node)
 }
 
-/// Appends `s` as a JSON string literal (non-ASCII kept as is, control characters escaped,
-/// as python's `json.dumps(ensure_ascii=False)` writes it).
-pub(crate) fn push_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -638,13 +574,12 @@ mod tests {
             let dt = DType::from_node(&Node::str(name), ByteOrder::Little, "/a/datatype").unwrap();
             assert_eq!(dt.itemsize(), size, "{name}");
             assert_eq!(dt.to_numpy_str(), np, "{name}");
-            assert_eq!(dt.canonical_json(), format!("\"{np}\""));
             assert_eq!(dt.name(), name);
         }
         let big = DType::from_node(&Node::str("float64"), ByteOrder::Big, "").unwrap();
-        assert_eq!(big.canonical_json(), "\">f8\"");
+        assert_eq!(big.to_numpy_str(), ">f8");
         let big1 = DType::from_node(&Node::str("uint8"), ByteOrder::Big, "").unwrap();
-        assert_eq!(big1.canonical_json(), "\"|u1\"");
+        assert_eq!(big1.to_numpy_str(), "|u1");
     }
 
     #[test]
@@ -657,7 +592,7 @@ mod tests {
         .unwrap();
         assert_eq!(a, DType::scalar(ScalarType::Ascii(8), ByteOrder::Big));
         assert_eq!(a.itemsize(), 8);
-        assert_eq!(a.canonical_json(), "\"|S8\"");
+        assert_eq!(a.to_numpy_str(), "|S8");
         assert_eq!(a.name(), "ascii[8]");
         let u = DType::from_node(
             &Node::seq(vec![Node::str("ucs4"), Node::int(3)]),
@@ -666,7 +601,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(u.itemsize(), 12);
-        assert_eq!(u.canonical_json(), "\"<U3\"");
+        assert_eq!(u.to_numpy_str(), "<U3");
         assert_eq!(u.name(), "ucs4[3]");
         let ub = DType::from_node(
             &Node::seq(vec![Node::str("ucs4"), Node::int(3)]),
@@ -674,7 +609,7 @@ mod tests {
             "",
         )
         .unwrap();
-        assert_eq!(ub.canonical_json(), "\">U3\"");
+        assert_eq!(ub.to_numpy_str(), ">U3");
         let err = DType::from_node(
             &Node::seq(vec![Node::str("ucs4"), Node::int(-1)]),
             ByteOrder::Big,
@@ -735,10 +670,6 @@ mod tests {
         ]);
         let dt = DType::from_node(&node, ByteOrder::Little, "/t/datatype").unwrap();
         assert_eq!(dt.itemsize(), 4 + 8 + 4 + 6 + 8 + 1);
-        assert_eq!(
-            dt.canonical_json(),
-            r#"[["id", ">i4"], ["x", "<f8"], ["name", "|S4"], ["vec", "<i2", [3]], ["pos", [["x", "<f4"], ["y", ">f4"]]], ["f5", "|u1"]]"#
-        );
         assert_eq!(
             dt.to_numpy_str(),
             "[('id', '>i4'), ('x', '<f8'), ('name', '|S4'), ('vec', '<i2', (3,)), ('pos', [('x', '<f4'), ('y', '>f4')]), ('f5', '|u1')]"
@@ -810,15 +741,5 @@ mod tests {
             node = Node::seq(vec![Node::map(vec![("datatype", node)])]);
         }
         assert!(DType::from_node(&node, ByteOrder::Little, "").is_err());
-    }
-
-    #[test]
-    fn json_escapes_field_names() {
-        let dt = DType::Record(vec![Field {
-            name: "a\"b\\c\u{1}".into(),
-            dtype: DType::scalar(ScalarType::Int8, ByteOrder::Little),
-            shape: vec![],
-        }]);
-        assert_eq!(dt.canonical_json(), r#"[["a\"b\\c\u0001", "|i1"]]"#);
     }
 }

@@ -40,7 +40,6 @@ mod oracle_tests;
 
 pub use bind::MAX_EXPANDED_BYTES;
 pub use bind::{from_block, view};
-pub(crate) use dtype::push_json_string;
 pub use dtype::{ByteOrder, DType, Field, ScalarType};
 pub use element::Element;
 pub use inline::{from_inline, inline_null_mask, MAX_INLINE_BYTES};

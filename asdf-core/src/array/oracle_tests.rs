@@ -96,7 +96,7 @@ fn matches_python_asdf_on_every_case() {
                 continue;
             }
         };
-        let dtype: J = serde_json::from_str(&a.dtype.canonical_json()).unwrap();
+        let dtype: J = serde_json::from_str(&crate::canonical::dtype_json(&a.dtype)).unwrap();
         if dtype != expect["dtype"] {
             failures.push(format!("{name}: dtype {dtype} != {}", expect["dtype"]));
         }
