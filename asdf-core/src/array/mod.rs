@@ -5,7 +5,7 @@
 //! bytes of the block it names, and hands them to [`from_block`] (or calls [`from_inline`]
 //! for data in the tree). The result is a [`DynArray`]: the elements, C-contiguous, in the
 //! datatype's own byte order, from which typed [`ndarray`] arrays, strings, record fields and
-//! the canonical hash (FORMAT.md §3.3) are taken.
+//! the canonical hash (docs/canonical.md, `sha256`) are taken.
 //!
 //! ```
 //! use asdf_core::array::{from_block, NdArrayMeta};
@@ -26,12 +26,12 @@
 
 mod access;
 mod bind;
-mod canonical;
+mod value_hash;
 mod dtype;
 mod element;
 pub(crate) mod inline;
 mod meta;
-pub(crate) mod nodes;
+pub(crate) mod to_node;
 mod owned;
 mod placement;
 
@@ -44,7 +44,7 @@ pub use dtype::{ByteOrder, DType, Field, ScalarType};
 pub use element::Element;
 pub use inline::{from_inline, inline_null_mask, MAX_INLINE_BYTES};
 pub use meta::{ArraySource, Dim, NdArrayMeta};
-pub use nodes::inline_node;
+pub use to_node::inline_node;
 pub use owned::WriteArray;
 pub use placement::{ArrayOptions, CompressionChoice, Storage};
 

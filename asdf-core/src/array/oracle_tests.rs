@@ -9,7 +9,7 @@ use crate::yaml::{Integer, Node, Value};
 
 const FIXTURE: &str = include_str!("testdata/reference_arrays.json");
 
-/// A node from the canonical-JSON encoding (FORMAT.md §2).
+/// A node from the canonical-JSON encoding (docs/canonical.md §2).
 fn node(j: &J) -> Node {
     match j {
         J::Object(m) if m.contains_key("$tag") => {

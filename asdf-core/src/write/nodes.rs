@@ -1,6 +1,6 @@
 //! Building tree nodes: the array node helpers of the array layer, and library metadata.
 
-pub(crate) use crate::array::nodes::*;
+pub(crate) use crate::array::to_node::*;
 use crate::yaml::Node;
 
 /// A `core/software-1.0.0` node.

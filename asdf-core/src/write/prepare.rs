@@ -8,7 +8,7 @@ use super::nodes::{
     self, byteorder_of, datatype_node, int, nested, shape_node, word, NDARRAY_KEYS,
 };
 use super::{CompressionChoice, Storage, WriteError, Writer};
-use crate::array::nodes::{inline_literals_ok, inline_readable};
+use crate::array::to_node::{inline_literals_ok, inline_readable};
 use crate::array::{ArraySource, DType, NdArrayMeta};
 use crate::codec::Compression;
 use crate::schema::NodeIds;

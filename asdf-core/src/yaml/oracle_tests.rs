@@ -5,7 +5,7 @@ use serde_json::{json, Map as JMap, Value as J};
 
 use super::*;
 
-/// Canonical JSON of a node (FORMAT.md), with every ndarray replaced by a marker (the array
+/// Canonical JSON of a node (docs/canonical.md), with every ndarray replaced by a marker (the array
 /// layer owns those).
 fn canon(node: &Node) -> J {
     if node.is_ndarray() {

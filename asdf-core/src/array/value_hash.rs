@@ -1,4 +1,4 @@
-//! Canonical serialization of array values (FORMAT.md §3.3) and its SHA-256.
+//! Canonical serialization of array values (docs/canonical.md, `sha256`) and its SHA-256.
 //!
 //! Elements in C order, each little-endian; every NaN becomes the positive quiet NaN of its
 //! width; bool bytes become 0/1; ascii bytes as stored; ucs4 code units little-endian;
@@ -290,7 +290,7 @@ impl DynArray {
         }
     }
 
-    /// The canonical serialization of the values (FORMAT.md §3.3) as one buffer.
+    /// The canonical serialization of the values (docs/canonical.md, `sha256`) as one buffer.
     pub fn canonical_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.data.len());
         self.canonical_chunks(|c| out.extend_from_slice(c));
@@ -342,7 +342,8 @@ mod tests {
         );
         let a = scalar(ScalarType::UInt16, ByteOrder::Little, vec![1, 2]);
         assert_eq!(a.canonical_bytes(), vec![1, 2]);
-        // sha of little-endian int32 [1, 2, 3, 4, 5]: FORMAT.md §4's example array
+        // A big-endian int32 [1, 2, 3, 4, 5] hashes as its little-endian values:
+        // hashlib.sha256(np.arange(1, 6, dtype='<i4').tobytes()).hexdigest() in python.
         let a = scalar(
             ScalarType::Int32,
             ByteOrder::Big,
@@ -350,7 +351,7 @@ mod tests {
         );
         assert_eq!(
             a.canonical_sha256_hex(),
-            sha_hex(&(1..=5i32).flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>())
+            "4f6addc9659d6fb90fe94b6688a79f2a1fa8d36ec43f8f3e1d9b6528c448a384"
         );
     }
 
