@@ -42,7 +42,7 @@
 
 mod add_value;
 mod atomic;
-mod blocks;
+mod file_writer;
 mod nodes;
 mod prepare;
 mod update;
@@ -608,8 +608,12 @@ impl<'a> Writer<'a> {
         if !plan.externals.is_empty() {
             return Err(WriteError::ExternalNeedsPath);
         }
-        let (len, block_offsets) =
-            blocks::write_file(&self.opts, &plan, &mut w, &mut blocks::Writeback::none())?;
+        let (len, block_offsets) = file_writer::write_file(
+            &self.opts,
+            &plan,
+            &mut w,
+            &mut file_writer::Writeback::none(),
+        )?;
         w.flush()?;
         Ok(WriteSummary {
             len,

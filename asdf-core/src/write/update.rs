@@ -6,7 +6,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::atomic::{buffered, sync_dir, write_to_path};
-use super::blocks::head_text;
+use super::file_writer::head_text;
 use super::prepare::{self, Plan};
 use super::{WriteError, WriteOptions, Writer};
 use crate::file::journal_path;
