@@ -2,28 +2,47 @@
 //! allocation failure) and never try to allocate what a file merely claims.
 //!
 //! Every input goes through `AsdfFile::from_bytes` and then `canonical::to_json`, which forces
-//! every block, array, mask and alias to be read. A panic fails the test.
+//! every block, array, mask and alias to be read. Each hostile input must fail with the error
+//! it earns (the variant, and the byte offset or tree path where the error carries one); a
+//! panic fails the test.
 
 mod common;
 
 use std::path::PathBuf;
 
-use asdf_core::{canonical, AsdfFile};
+use asdf_core::array::ArrayError;
+use asdf_core::codec::CodecError;
+use asdf_core::layout::LayoutError;
+use asdf_core::yaml::YamlError;
+use asdf_core::{canonical, AsdfFile, Error};
 use proptest::prelude::*;
 
 /// Opens and reads everything. `Ok` only if both steps succeed.
-fn read_all(bytes: Vec<u8>) -> Result<String, String> {
-    let file = AsdfFile::from_bytes(bytes).map_err(|e| format!("open: {e}"))?;
-    canonical::to_json(&file).map_err(|e| format!("read: {e}"))
+fn read_all(bytes: Vec<u8>) -> Result<String, Error> {
+    let file = AsdfFile::from_bytes(bytes)?;
+    canonical::to_json(&file)
 }
 
-/// The input must be rejected with an error (at open or at read).
+/// The error the input is rejected with (at open or at read).
 #[track_caller]
-fn assert_error(what: &str, bytes: Vec<u8>) {
-    if let Ok(json) = read_all(bytes) {
-        let head: String = json.chars().take(300).collect();
-        panic!("{what}: expected an error, got canonical JSON {head}");
+fn error_of(what: &str, bytes: Vec<u8>) -> Error {
+    match read_all(bytes) {
+        Err(e) => e,
+        Ok(json) => {
+            let head: String = json.chars().take(300).collect();
+            panic!("{what}: expected an error, got canonical JSON {head}");
+        }
     }
+}
+
+/// The input must be rejected with an error matching the pattern.
+macro_rules! assert_err {
+    ($what:expr, $bytes:expr, $pat:pat $(if $guard:expr)?) => {{
+        let what = $what;
+        let e = error_of(&what, $bytes);
+        let got = format!("{e:?}");
+        assert!(matches!(e, $pat $(if $guard)?), "{}: got {}", what, got);
+    }};
 }
 
 // ---------------------------------------------------------------------------
@@ -75,6 +94,11 @@ fn with_block(body: &str, block: &[u8]) -> Vec<u8> {
     f
 }
 
+/// The offset of the block that [`with_block`] puts after `body`.
+fn block_at(body: &str) -> u64 {
+    tree(body).len() as u64
+}
+
 // ---------------------------------------------------------------------------
 // specific hostile inputs
 // ---------------------------------------------------------------------------
@@ -84,102 +108,125 @@ fn sane_baseline_builder() {
     // The builders above make a readable file when nothing is wrong; if this fails once the
     // library works, the hostile variants below would be testing the wrong thing.
     let ok = with_block(&nd("  shape: [4]\n"), &raw_block(FOUR_I32));
-    if let Err(e) = read_all(ok) {
-        eprintln!("baseline file not readable yet: {e}");
-    }
+    let file = AsdfFile::from_bytes(ok.clone()).unwrap();
+    assert_eq!(file.blocks().len(), 1);
+    assert_eq!(file.blocks()[0].offset, block_at(&nd("  shape: [4]\n")));
+    let a = file.array::<i32>("/a").unwrap();
+    assert_eq!(a.into_raw_vec_and_offset().0, vec![1, 2, 3, 4]);
+    assert!(read_all(ok).unwrap().contains("\"$ndarray\""));
 }
 
 #[test]
 fn block_claiming_2_pow_60_bytes() {
     let huge = 1u64 << 60;
     let body = nd("  shape: [4]\n");
-    assert_error(
+    let at = block_at(&body);
+    let file_len = at + 6 + 48 + 16;
+    // The block's end (offset + 6 + header + allocated) lies beyond the file: refused at open.
+    assert_err!(
         "used_size 2^60",
-        with_block(
-            &body,
-            &block_with(0, b"\0\0\0\0", huge, huge, huge, FOUR_I32),
-        ),
+        with_block(&body, &block_with(0, b"\0\0\0\0", huge, huge, huge, FOUR_I32)),
+        Error::Layout(LayoutError::BlockOutOfBounds { index: 0, offset, end, file_len: l })
+            if offset == at && end == at + 54 + huge && l == file_len
     );
-    assert_error(
+    assert_err!(
         "allocated 2^60",
         with_block(&body, &block_with(0, b"\0\0\0\0", huge, 16, 16, FOUR_I32)),
+        Error::Layout(LayoutError::BlockOutOfBounds { offset, end, .. })
+            if offset == at && end == at + 54 + huge
     );
-    // compressed block whose declared data_size is huge: must not pre-allocate it
-    let zlib_small = b"\x78\x9c\x63\x64\x00\x00\x00\x02\x00\x02"; // not checked to be valid
+    // A compressed block whose declared data_size is huge is refused before allocating.
+    let zlib_small = b"\x78\x9c\x63\x64\x00\x00\x00\x02\x00\x02";
     let n = zlib_small.len() as u64;
-    assert_error(
+    assert_err!(
         "zlib data_size 2^60",
         with_block(&body, &block_with(0, b"zlib", n, n, huge, zlib_small)),
+        Error::Limit { what: "decoded block size", found, .. } if found == huge
     );
-    assert_error(
+    // u64::MAX does not overflow the end computation: it saturates and is out of bounds.
+    assert_err!(
         "u64::MAX sizes",
         with_block(
             &body,
             &block_with(0, b"\0\0\0\0", u64::MAX, u64::MAX, u64::MAX, FOUR_I32),
         ),
+        Error::Layout(LayoutError::BlockOutOfBounds { offset, end: u64::MAX, .. }) if offset == at
     );
-    // lz4 chunk claiming a 2^31-byte uncompressed chunk
+    // lz4 chunk claiming a 2^31-byte uncompressed chunk from 4 compressed bytes
     let mut lz4 = Vec::new();
     lz4.extend_from_slice(&8u32.to_be_bytes());
     lz4.extend_from_slice(&0x8000_0000u32.to_le_bytes());
     lz4.extend_from_slice(b"\x40\x01\x02\x03");
     let n = lz4.len() as u64;
-    assert_error(
+    assert_err!(
         "lz4 chunk 2^31",
         with_block(&body, &block_with(0, b"lz4\0", n, n, 16, &lz4)),
+        Error::Codec { block: 0, offset, source: CodecError::Corrupt { codec: "lz4", .. } }
+            if offset == at
     );
 }
 
 #[test]
 fn bad_block_headers() {
     let body = nd("  shape: [4]\n");
+    let at = block_at(&body);
     let mut small = raw_block(FOUR_I32);
     small[4..6].copy_from_slice(&0u16.to_be_bytes());
-    assert_error("header_size 0", with_block(&body, &small));
+    assert_err!(
+        "header_size 0",
+        with_block(&body, &small),
+        Error::Layout(LayoutError::HeaderSizeTooSmall { index: 0, offset, header_size: 0 })
+            if offset == at
+    );
     let mut big = raw_block(FOUR_I32);
     big[4..6].copy_from_slice(&u16::MAX.to_be_bytes());
-    assert_error(
+    // 6 bytes of magic and size, then 65535 of header, where the file holds 48 + 16 + 6.
+    assert_err!(
         "header_size 65535 beyond end of file",
         with_block(&body, &big),
+        Error::Layout(LayoutError::BlockHeaderTooShort { index: 0, offset, needed: 65541, available: 70 })
+            if offset == at
     );
-    assert_error(
+    assert_err!(
         "unknown compression",
         with_block(&body, &block_with(0, b"abcd", 16, 16, 16, FOUR_I32)),
+        Error::Codec { block: 0, offset, source: CodecError::UnknownLabel(l) }
+            if offset == at && &l == b"abcd"
     );
-    assert_error(
-        "corrupt zlib",
-        with_block(&body, &block_with(0, b"zlib", 16, 16, 16, FOUR_I32)),
-    );
-    assert_error(
-        "corrupt bzp2",
-        with_block(&body, &block_with(0, b"bzp2", 16, 16, 16, FOUR_I32)),
-    );
-    assert_error(
-        "corrupt zstd",
-        with_block(&body, &block_with(0, b"zstd", 16, 16, 16, FOUR_I32)),
-    );
-    assert_error(
-        "corrupt lz4f",
-        with_block(&body, &block_with(0, b"lz4f", 16, 16, 16, FOUR_I32)),
-    );
-    assert_error(
-        "corrupt blsc",
-        with_block(&body, &block_with(0, b"blsc", 16, 16, 16, FOUR_I32)),
-    );
-    assert_error(
+    for (label, codec) in [
+        (b"zlib", "zlib"),
+        (b"bzp2", "bzp2"),
+        (b"zstd", "zstd"),
+        (b"lz4f", "lz4f"),
+        (b"blsc", "blsc"),
+    ] {
+        assert_err!(
+            format!("corrupt {codec}"),
+            with_block(&body, &block_with(0, label, 16, 16, 16, FOUR_I32)),
+            Error::Codec { block: 0, offset, source: CodecError::Corrupt { codec: c, .. } }
+                if offset == at && c == codec
+        );
+    }
+    assert_err!(
         "used > allocated",
         with_block(&body, &block_with(0, b"\0\0\0\0", 8, 16, 16, FOUR_I32)),
+        Error::Layout(LayoutError::BadSizes { index: 0, offset, allocated: 8, used: 16, data: 16 })
+            if offset == at
     );
-    assert_error(
+    assert_err!(
         "truncated header",
         with_block(&body, &raw_block(FOUR_I32)[..30]),
+        Error::Layout(LayoutError::BlockHeaderTooShort { index: 0, offset, needed: 54, available: 30 })
+            if offset == at
     );
     // a valid zlib stream of 16 bytes but a data_size that disagrees
     let z = zlib_of_four_i32();
     let n = z.len() as u64;
-    assert_error(
+    assert_err!(
         "data_size mismatch",
         with_block(&body, &block_with(0, b"zlib", n, n, 1000, &z)),
+        Error::Codec { block: 0, offset, source: CodecError::SizeMismatch { expected: 1000, actual: 16 } }
+            if offset == at
     );
 }
 
@@ -196,80 +243,168 @@ fn zlib_of_four_i32() -> Vec<u8> {
     z
 }
 
+/// A check of an error, for tables of cases.
+type Check = fn(&Error) -> bool;
+
+fn bad_value(e: &Error, path: &str, key: &str) -> bool {
+    matches!(e, Error::Array(ArrayError::BadValue { path: p, key: k, .. }) if p == path && k == key)
+}
+
+fn out_of_bounds(e: &Error, path: &str, end: u64) -> bool {
+    matches!(e, Error::Array(ArrayError::OutOfBounds { path: p, needed_end, block_len: 16 })
+        if p == path && *needed_end == end)
+}
+
 #[test]
 fn bad_shapes_strides_offsets() {
     let block = raw_block(FOUR_I32);
-    for (what, extra) in [
-        ("negative shape", "  shape: [-1]\n"),
-        ("negative shape 2-d", "  shape: [2, -2]\n"),
-        ("huge shape", "  shape: [1099511627776, 1099511627776]\n"),
+    // The block holds 16 bytes: four int32.
+    let cases: [(&str, &str, Check); 17] = [
+        ("negative shape", "  shape: [-1]\n", |e| {
+            bad_value(e, "/a", "shape")
+        }),
+        ("negative shape 2-d", "  shape: [2, -2]\n", |e| {
+            bad_value(e, "/a", "shape")
+        }),
+        (
+            "huge shape",
+            "  shape: [1099511627776, 1099511627776]\n",
+            |e| matches!(e, Error::Array(ArrayError::ShapeOverflow { path }) if path == "/a"),
+        ),
         (
             "overflowing shape",
             "  shape: [4611686018427387904, 4611686018427387904, 4]\n",
+            |e| matches!(e, Error::Array(ArrayError::ShapeOverflow { path }) if path == "/a"),
         ),
         (
             "beyond-u64 shape",
             "  shape: [123456789012345678901234567890]\n",
+            |e| bad_value(e, "/a", "shape"),
         ),
-        ("shape bigger than block", "  shape: [5]\n"),
-        ("shape not a list", "  shape: 4\n"),
-        ("shape of strings", "  shape: [a, b]\n"),
-        ("strides out of bounds", "  shape: [4]\n  strides: [4096]\n"),
+        // 5 × 4 bytes
+        ("shape bigger than block", "  shape: [5]\n", |e| {
+            out_of_bounds(e, "/a", 20)
+        }),
+        ("shape not a list", "  shape: 4\n", |e| {
+            bad_value(e, "/a", "shape")
+        }),
+        ("shape of strings", "  shape: [a, b]\n", |e| {
+            bad_value(e, "/a", "shape")
+        }),
+        // last element at 3 × 4096, 4 bytes long
+        (
+            "strides out of bounds",
+            "  shape: [4]\n  strides: [4096]\n",
+            |e| out_of_bounds(e, "/a", 3 * 4096 + 4),
+        ),
         (
             "huge strides",
             "  shape: [2]\n  strides: [9223372036854775807]\n",
+            |e| out_of_bounds(e, "/a", 9223372036854775807 + 4),
         ),
+        // elements at 0, -4, -8, -12
         (
             "negative strides before start",
             "  shape: [4]\n  strides: [-4]\n",
+            |e| matches!(e, Error::Array(ArrayError::BeforeStart { path, start: -12 }) if path == "/a"),
         ),
         (
             "strides length mismatch",
             "  shape: [4]\n  strides: [4, 4]\n",
+            |e| bad_value(e, "/a", "strides"),
         ),
-        ("offset beyond block", "  shape: [4]\n  offset: 1000\n"),
+        (
+            "offset beyond block",
+            "  shape: [4]\n  offset: 1000\n",
+            |e| out_of_bounds(e, "/a", 1016),
+        ),
         (
             "offset plus shape beyond block",
             "  shape: [4]\n  offset: 4\n",
+            |e| out_of_bounds(e, "/a", 20),
         ),
-        ("negative offset", "  shape: [4]\n  offset: -4\n"),
+        ("negative offset", "  shape: [4]\n  offset: -4\n", |e| {
+            bad_value(e, "/a", "offset")
+        }),
+        // the end saturates instead of wrapping
         (
             "huge offset",
             "  shape: [1]\n  offset: 18446744073709551615\n",
+            |e| out_of_bounds(e, "/a", u64::MAX),
         ),
         (
             "offset with negative stride overflow",
             "  shape: [3]\n  offset: 12\n  strides: [-9223372036854775808]\n",
+            |e| {
+                matches!(e, Error::Array(ArrayError::BeforeStart { path, start })
+                    if path == "/a" && *start == i64::MIN)
+            },
         ),
-    ] {
-        assert_error(what, with_block(&nd(extra), &block));
+    ];
+    for (what, extra, check) in cases {
+        let e = error_of(what, with_block(&nd(extra), &block));
+        assert!(check(&e), "{what}: got {e:?}");
     }
-    for (what, body) in [
-        ("source index too large", "a: !core/ndarray-1.1.0\n  source: 99\n  datatype: int32\n  byteorder: little\n  shape: [4]\n"),
-        ("source index too negative", "a: !core/ndarray-1.1.0\n  source: -5\n  datatype: int32\n  byteorder: little\n  shape: [4]\n"),
-        ("unknown datatype", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: float128\n  byteorder: little\n  shape: [2]\n"),
-        ("huge ascii width", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: [ascii, 4611686018427387904]\n  byteorder: little\n  shape: [1]\n"),
-        ("huge ucs4 width", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: [ucs4, 4611686018427387904]\n  byteorder: little\n  shape: [1]\n"),
-        ("bad byteorder", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: int32\n  byteorder: middle\n  shape: [4]\n"),
-        ("struct field huge subarray", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: [{name: x, datatype: int8, shape: [4294967296, 4294967296]}]\n  byteorder: little\n  shape: [1]\n"),
-        ("mask of wrong shape", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: int32\n  byteorder: little\n  shape: [4]\n  mask: !core/ndarray-1.1.0\n    source: 0\n    datatype: bool8\n    byteorder: little\n    shape: [17]\n"),
-    ] {
-        assert_error(what, with_block(body, &block));
+    let cases: [(&str, &str, Check); 8] = [
+        ("source index too large", "a: !core/ndarray-1.1.0\n  source: 99\n  datatype: int32\n  byteorder: little\n  shape: [4]\n", |e| {
+            matches!(e, Error::NoSuchBlock { path, source_index: 99, count: 1 } if path == "/a")
+        }),
+        ("source index too negative", "a: !core/ndarray-1.1.0\n  source: -5\n  datatype: int32\n  byteorder: little\n  shape: [4]\n", |e| {
+            matches!(e, Error::NoSuchBlock { path, source_index: -5, count: 1 } if path == "/a")
+        }),
+        ("unknown datatype", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: float128\n  byteorder: little\n  shape: [2]\n", |e| {
+            matches!(e, Error::Array(ArrayError::UnknownDatatype { path, .. }) if path == "/a/datatype")
+        }),
+        // one element of 2^62 bytes
+        ("huge ascii width", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: [ascii, 4611686018427387904]\n  byteorder: little\n  shape: [1]\n", |e| {
+            out_of_bounds(e, "/a", 1 << 62)
+        }),
+        // 2^62 characters of 4 bytes overflow the item size
+        ("huge ucs4 width", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: [ucs4, 4611686018427387904]\n  byteorder: little\n  shape: [1]\n", |e| {
+            matches!(e, Error::Array(ArrayError::ShapeOverflow { path }) if path == "/a/datatype")
+        }),
+        ("bad byteorder", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: int32\n  byteorder: middle\n  shape: [4]\n", |e| {
+            bad_value(e, "/a", "byteorder")
+        }),
+        ("struct field huge subarray", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: [{name: x, datatype: int8, shape: [4294967296, 4294967296]}]\n  byteorder: little\n  shape: [1]\n", |e| {
+            matches!(e, Error::Array(ArrayError::ShapeOverflow { path }) if path == "/a/datatype")
+        }),
+        // 17 bools over the 16-byte block
+        ("mask of wrong shape", "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: int32\n  byteorder: little\n  shape: [4]\n  mask: !core/ndarray-1.1.0\n    source: 0\n    datatype: bool8\n    byteorder: little\n    shape: [17]\n", |e| {
+            out_of_bounds(e, "/a/mask", 17)
+        }),
+    ];
+    for (what, body, check) in cases {
+        let e = error_of(what, with_block(body, &block));
+        assert!(check(&e), "{what}: got {e:?}");
     }
+}
+
+fn inline_value(e: &Error) -> bool {
+    matches!(e, Error::Array(ArrayError::InlineValue { path, .. }) if path == "/a")
 }
 
 #[test]
 fn bad_inline_arrays() {
-    for (what, body) in [
-        ("ragged", "a: !core/ndarray-1.1.0 [[1, 2], [3]]\n"),
-        ("shape disagrees", "a: !core/ndarray-1.1.0\n  data: [1, 2, 3]\n  datatype: int32\n  shape: [4]\n"),
-        ("string for int", "a: !core/ndarray-1.1.0\n  data: [x, y]\n  datatype: int32\n"),
-        ("value out of range", "a: !core/ndarray-1.1.0\n  data: [300]\n  datatype: uint8\n"),
-        ("non-ascii in ascii", "a: !core/ndarray-1.1.0\n  data: [\"\u{e9}\"]\n  datatype: [ascii, 4]\n"),
-        ("both data and source", "a: !core/ndarray-1.1.0\n  data: [1]\n  source: 0\n  datatype: int32\n  byteorder: little\n  shape: [1]\n"),
-        ("ndarray is a scalar", "a: !core/ndarray-1.1.0 42\n"),
-    ] {
-        assert_error(what, tree(body));
+    let cases: [(&str, &str, Check); 7] = [
+        ("ragged", "a: !core/ndarray-1.1.0 [[1, 2], [3]]\n", |e| {
+            matches!(e, Error::Array(ArrayError::Ragged { path, .. }) if path == "/a")
+        }),
+        ("shape disagrees", "a: !core/ndarray-1.1.0\n  data: [1, 2, 3]\n  datatype: int32\n  shape: [4]\n", |e| {
+            matches!(e, Error::Array(ArrayError::ShapeMismatch { path, declared, actual })
+                if path == "/a" && declared == &[Some(4)] && actual == &[3])
+        }),
+        ("string for int", "a: !core/ndarray-1.1.0\n  data: [x, y]\n  datatype: int32\n", inline_value),
+        ("value out of range", "a: !core/ndarray-1.1.0\n  data: [300]\n  datatype: uint8\n", inline_value),
+        ("non-ascii in ascii", "a: !core/ndarray-1.1.0\n  data: [\"\u{e9}\"]\n  datatype: [ascii, 4]\n", inline_value),
+        ("both data and source", "a: !core/ndarray-1.1.0\n  data: [1]\n  source: 0\n  datatype: int32\n  byteorder: little\n  shape: [1]\n", |e| {
+            bad_value(e, "/a", "data")
+        }),
+        ("ndarray is a scalar", "a: !core/ndarray-1.1.0 42\n", |e| bad_value(e, "/a", "")),
+    ];
+    for (what, body, check) in cases {
+        let e = error_of(what, tree(body));
+        assert!(check(&e), "{what}: got {e:?}");
     }
 }
 
@@ -280,16 +415,31 @@ fn deep_nesting() {
     f.truncate(f.len() - 4);
     f.extend(vec![b'['; 100_000]);
     f.extend_from_slice(b"\n...\n");
-    assert_error("100k unterminated [", f);
+    // the depth limit (1000) stops it on the line of the brackets, line 6 of the file
+    assert_err!(
+        "100k unterminated [",
+        f,
+        Error::Yaml(YamlError::DepthExceeded {
+            limit: 1000,
+            line: 6
+        })
+    );
 
-    // balanced: either a depth-limit error or a correct read, never a stack overflow
+    // balanced: the depth limit, never a stack overflow
     let mut f = tree("");
     f.truncate(f.len() - 4);
     f.extend_from_slice(b"deep: ");
     f.extend(vec![b'['; 100_000]);
     f.extend(vec![b']'; 100_000]);
     f.extend_from_slice(b"\n...\n");
-    let _ = read_all(f);
+    assert_err!(
+        "100k balanced [",
+        f,
+        Error::Yaml(YamlError::DepthExceeded {
+            limit: 1000,
+            line: 6
+        })
+    );
 
     // deep block-style mappings
     let mut body = String::new();
@@ -297,7 +447,11 @@ fn deep_nesting() {
         body.push_str(&" ".repeat(i));
         body.push_str("k:\n");
     }
-    let _ = read_all(tree(&body));
+    assert_err!(
+        "2000 nested block mappings",
+        tree(&body),
+        Error::Yaml(YamlError::DepthExceeded { limit: 1000, .. })
+    );
 
     // deep flow mappings and tags
     let mut f = tree("");
@@ -308,7 +462,14 @@ fn deep_nesting() {
     }
     f.extend(vec![b'}'; 50_000]);
     f.extend_from_slice(b"\n...\n");
-    let _ = read_all(f);
+    assert_err!(
+        "50k nested tagged flow mappings",
+        f,
+        Error::Yaml(YamlError::DepthExceeded {
+            limit: 1000,
+            line: 6
+        })
+    );
 }
 
 #[test]
@@ -319,7 +480,16 @@ fn billion_laughs() {
         let items = [prev.as_str(); 10].join(", ");
         body.push_str(&format!("l{i}: &l{i} [{items}]\n"));
     }
-    assert_error("billion laughs", tree(&body));
+    // l0 is line 6 of the file and l_i line 6 + i; l_i's ten aliases of l_{i-1} expand
+    // about 1.1 · 10^i nodes, so the budget of 10^7 is crossed at l6, line 12.
+    assert_err!(
+        "billion laughs",
+        tree(&body),
+        Error::Yaml(YamlError::AliasBudgetExceeded {
+            limit: 10_000_000,
+            line: 12
+        })
+    );
 
     // the same with mappings and an ndarray at the bottom
     let mut body = String::from("m0: &m0 {a: !core/ndarray-1.1.0 [1, 2, 3], b: x}\n");
@@ -329,86 +499,214 @@ fn billion_laughs() {
             "m{i}: &m{i} {{a: {p}, b: {p}, c: {p}, d: {p}, e: {p}, f: {p}}}\n"
         ));
     }
-    assert_error("billion laughs with maps", tree(&body));
+    // m0 (line 6) holds about 9 nodes; m_i's six aliases of m_{i-1} expand about
+    // 9 · 6^i, past 10^7 at m8, line 14.
+    assert_err!(
+        "billion laughs with maps",
+        tree(&body),
+        Error::Yaml(YamlError::AliasBudgetExceeded {
+            limit: 10_000_000,
+            line: 14
+        })
+    );
 }
 
 #[test]
 fn recursive_aliases_do_not_hang() {
-    // legal YAML (PyYAML builds recursive objects); canonical form is {"$recursive": true}
-    let _ = read_all(tree("a: &a [1, *a]\n"));
-    let _ = read_all(tree("m: &m {self: *m, n: 1}\n"));
-    let _ = read_all(tree("t: &t !custom-1.0.0 {me: *t}\n"));
-    // an alias inside an ndarray pointing at itself
-    let _ = read_all(tree(
-        "a: &x !core/ndarray-1.1.0 {data: *x, datatype: int8}\n",
-    ));
-    let _ = read_all(tree("a: &x !core/ndarray-1.1.0 {data: [1], mask: *x}\n"));
+    // legal YAML (PyYAML builds recursive objects): read, the cycle marked `$recursive`
+    for body in [
+        "a: &a [1, *a]\n",
+        "m: &m {self: *m, n: 1}\n",
+        "t: &t !custom-1.0.0 {me: *t}\n",
+    ] {
+        let json = read_all(tree(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
+        assert!(json.contains("\"$recursive\""), "{body}: {json}");
+    }
+    // an ndarray whose data is itself is no array
+    let body = "a: &x !core/ndarray-1.1.0 {data: *x, datatype: int8}\n";
+    let e = error_of(body, tree(body));
+    assert!(matches!(e, Error::Array(_)), "{body}: got {e:?}");
+    // a mask that is the array itself: the data reads, the mask shows as the cycle (python
+    // asdf 6.0.0 reads the data and no mask)
+    let json = read_all(tree("a: &x !core/ndarray-1.1.0 {data: [1], mask: *x}\n")).unwrap();
+    assert!(json.contains("\"mask\": {\"$recursive\": true}"), "{json}");
     // undefined alias: a parse error
-    assert_error("undefined alias", tree("a: *nope\n"));
+    assert_err!(
+        "undefined alias",
+        tree("a: *nope\n"),
+        Error::Yaml(YamlError::UnknownAlias { name, line: 6 }) if name == "nope"
+    );
 }
 
 #[test]
 fn garbage_after_header() {
-    assert_error(
+    assert_err!(
         "binary garbage after #ASDF",
         b"#ASDF 1.0.0\n\xff\xfe\x00\x01garbage\x80\x81".to_vec(),
+        Error::Layout(LayoutError::UnexpectedContent { offset: 12 })
     );
-    assert_error(
+    // HEADER is 91 bytes; the 0xff sits after `a: "`, at byte 95 of the file.
+    assert_err!(
         "invalid utf-8 in tree",
         tree("a: \"\u{1}\"\n")
             .into_iter()
             .map(|b| if b == 1 { 0xff } else { b })
             .collect(),
+        Error::Yaml(YamlError::NotUtf8 { offset: 95 })
     );
-    assert_error(
+    assert_err!(
         "not a version",
         b"#ASDF x.y.z\n%YAML 1.1\n--- {}\n...\n".to_vec(),
+        Error::Layout(LayoutError::BadHeaderLine { offset: 0, line }) if line == "#ASDF x.y.z"
     );
-    assert_error("#ASDF without newline", b"#ASDF".to_vec());
-    assert_error("empty file", Vec::new());
-    assert_error("unclosed flow", tree("a: {b: [1, 2\n"));
-    assert_error("tab indentation", tree("a:\n\t- 1\n"));
-    assert_error(
+    assert_err!(
+        "#ASDF without newline",
+        b"#ASDF".to_vec(),
+        Error::Layout(LayoutError::BadHeaderLine { offset: 0, .. })
+    );
+    assert_err!(
+        "empty file",
+        Vec::new(),
+        Error::Layout(LayoutError::NotAsdf { offset: 0 })
+    );
+    // line 6 of the file is `a: {b: [1, 2`; libyaml notices at the start of line 7, byte
+    // 91 + 13
+    assert_err!(
+        "unclosed flow",
+        tree("a: {b: [1, 2\n"),
+        Error::Yaml(YamlError::Syntax {
+            line: 7,
+            column: 1,
+            offset: 104,
+            ..
+        })
+    );
+    // the tab starts line 7, at byte 91 + 3
+    assert_err!(
+        "tab indentation",
+        tree("a:\n\t- 1\n"),
+        Error::Yaml(YamlError::Syntax {
+            line: 7,
+            column: 1,
+            offset: 94,
+            ..
+        })
+    );
+    assert_err!(
         "two documents",
         b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: 1}\n--- {b: 2}\n...\n".to_vec(),
+        Error::Yaml(YamlError::MultipleDocuments { line: 4 })
     );
-    assert_error(
+    // `%TAG !x` on line 3: the handle's closing `!` is missing at column 8
+    assert_err!(
         "bad %TAG",
         b"#ASDF 1.0.0\n%YAML 1.1\n%TAG !x\n--- {a: 1}\n...\n".to_vec(),
+        Error::Yaml(YamlError::Syntax {
+            line: 3,
+            column: 8,
+            offset: 29,
+            ..
+        })
     );
-    assert_error("undefined tag handle", tree("a: !undefined!thing 1\n"));
+    // line 6, the tag at column 4, byte 91 + 3
+    assert_err!(
+        "undefined tag handle",
+        tree("a: !undefined!thing 1\n"),
+        Error::Yaml(YamlError::Syntax {
+            line: 6,
+            column: 4,
+            offset: 94,
+            ..
+        })
+    );
+    // no `...` end marker (python asdf refuses: "End of YAML marker not found")
+    assert_err!(
+        "no end marker",
+        b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: [1, 2]}\n".to_vec(),
+        Error::Layout(LayoutError::TruncatedTree {
+            offset: 12,
+            file_len: 38
+        })
+    );
+    assert_err!(
+        "cut inside the tree",
+        tree("").into_iter().take(60).collect(),
+        Error::Layout(LayoutError::TruncatedTree {
+            offset: 33,
+            file_len: 60
+        })
+    );
+    // a block magic straight after the tree's last line, without `...`
+    let mut f = tree("a: 1\n");
+    f.truncate(f.len() - 4);
+    f.extend_from_slice(b"\xd3BLK\x00");
+    assert_err!(
+        "blocks after a tree without end marker",
+        f,
+        Error::Layout(LayoutError::UnterminatedTree { offset: 33 })
+    );
 
-    // not necessarily errors (a lenient reader may accept them), but never a panic
+    // a block cut after 5 bytes of its header, at byte 91 + 5 + 4
     let mut f = tree("a: 1\n");
     f.extend_from_slice(b"\xd3BLK\x00");
-    let _ = read_all(f);
+    assert_err!(
+        "a block cut inside its header",
+        f,
+        Error::Layout(LayoutError::BlockHeaderTooShort {
+            index: 0,
+            offset: 100,
+            needed: 6,
+            available: 5
+        })
+    );
+
+    // Lenient on purpose: read, with the content they hold.
+    // A plain YAML file without the header needs no `...`.
+    let file = AsdfFile::from_bytes(b"%YAML 1.1\n--- {a: 1}\n".to_vec()).unwrap();
+    assert_eq!(file.get("/a").and_then(|n| n.as_i64()), Some(1));
+    // No `%YAML 1.1` line (python asdf refuses: "invalid content between header and tree";
+    // we read it, as libasdf does).
+    let file = AsdfFile::from_bytes(
+        b"#ASDF 1.0.0\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: 1\n...\n".to_vec(),
+    )
+    .unwrap();
+    assert_eq!(file.get("/a").and_then(|n| n.as_i64()), Some(1));
+    // A `*` dimension on a block array is a streamed-style shape; an ascii string longer
+    // than its width is cut to it (as numpy does).
     let _ = read_all(with_block(&nd("  shape: ['*']\n"), &raw_block(FOUR_I32)));
     let _ = read_all(tree(
         "a: !core/ndarray-1.1.0\n  data: [abcdef]\n  datatype: [ascii, 2]\n",
     ));
-    let _ = read_all(b"%YAML 1.1\n--- {a: 1}\n".to_vec());
-    // no `%YAML 1.1` line (python asdf refuses: "invalid content between header and tree")
-    let _ = read_all(
-        b"#ASDF 1.0.0\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: 1\n...\n".to_vec(),
-    );
-    // no `...` end marker (python asdf refuses: "end of YAML marker not found")
-    let _ = read_all(b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: [1, 2]}\n".to_vec());
-    let _ = read_all(tree("").into_iter().take(60).collect());
 }
 
 #[test]
-fn wrong_checksum_does_not_panic() {
-    // Reading everything with default options (no verification) must not panic; with
-    // verification on, `tests/file_api.rs` checks that wrong checksums are typed errors.
-    for name in [
-        "checksum_wrong",
-        "checksum_wrong_zlib",
-        "checksum_legacy_zlib",
-    ] {
+fn wrong_checksums_read_unless_verified() {
+    // Default options do not verify: the data reads. With verification, a typed error
+    // naming the block.
+    // make_layouts.py: checksum_wrong has a wrong MD5 on block 0, checksum_wrong_zlib on
+    // its zlib block 1.
+    for (name, wrong) in [("checksum_wrong", 0usize), ("checksum_wrong_zlib", 1)] {
         let path = common::data_dir("layouts").join(format!("{name}.asdf"));
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let _ = read_all(bytes);
+        read_all(bytes.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let f = asdf_core::OpenOptions::new()
+            .verify_checksums(true)
+            .open_bytes(bytes, ".")
+            .unwrap();
+        let e = canonical::to_json(&f).unwrap_err();
+        assert!(
+            matches!(e, Error::Checksum { block, ref expected, ref actual, .. } if block == wrong && expected != actual),
+            "{name}: got {e:?}"
+        );
     }
+    // The legacy zlib layout stores the MD5 of the decoded data, which python asdf accepts.
+    let path = common::data_dir("layouts").join("checksum_legacy_zlib.asdf");
+    let bytes = std::fs::read(&path).unwrap();
+    let f = asdf_core::OpenOptions::new()
+        .verify_checksums(true)
+        .open_bytes(bytes, ".")
+        .unwrap();
+    canonical::to_json(&f).unwrap();
 }
 
 // ---------------------------------------------------------------------------
@@ -501,13 +799,18 @@ fn truncation_inside_first_block_is_an_error() {
         }
         let data_start = at + 6 + 48;
         let half = data_start + usize::try_from(used / 2).unwrap_or(0);
-        assert_error(
-            &format!("{name} cut inside block data at {half}"),
+        let at64 = at as u64;
+        assert_err!(
+            format!("{name} cut inside block data at {half}"),
             bytes[..half].to_vec(),
+            Error::Layout(LayoutError::BlockOutOfBounds { index: 0, offset, file_len, .. })
+                if offset == at64 && file_len == half as u64
         );
-        assert_error(
-            &format!("{name} cut inside block header"),
+        assert_err!(
+            format!("{name} cut inside block header"),
             bytes[..at + 20].to_vec(),
+            Error::Layout(LayoutError::BlockHeaderTooShort { index: 0, offset, available: 20, .. })
+                if offset == at64
         );
         checked += 1;
     }

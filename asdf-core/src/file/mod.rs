@@ -243,7 +243,16 @@ impl AsdfFile {
                 root: Node::new(Value::Null),
             }
         } else {
-            yaml::parse(&tree_bytes, &options.yaml_limits)?
+            yaml::parse(&tree_bytes, &options.yaml_limits).map_err(|e| {
+                // Positions in the file, not in the tree text: count the header lines.
+                let start = layout.tree.map_or(0, |(start, _)| start);
+                let mut head = vec![0u8; usize::try_from(start).unwrap_or(0)];
+                let lines = match source.read_exact_at(&mut head, 0) {
+                    Ok(()) => memchr::memchr_iter(b'\n', &head).count() as u64,
+                    Err(_) => 0,
+                };
+                e.shifted(lines, start)
+            })?
         };
         let blocks = (0..layout.blocks.len()).map(|_| OnceLock::new()).collect();
         let confinement = Confinement::new(&options.external, &base_dir);

@@ -74,7 +74,8 @@ pub struct Document {
 }
 
 /// Errors of the YAML layer. Lines and columns are 1-based, offsets are bytes from the start
-/// of the text.
+/// of the text parsed; the errors of opening a file count from the start of the file (see
+/// [`YamlError::shifted`]).
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum YamlError {
@@ -171,6 +172,30 @@ pub enum YamlError {
         /// Line where the second document starts.
         line: u64,
     },
+}
+
+impl YamlError {
+    /// The same error with its positions moved for a text that starts `lines` lines and
+    /// `bytes` bytes into a larger file (an ASDF file's tree follows its header lines).
+    pub fn shifted(mut self, lines: u64, bytes: u64) -> YamlError {
+        match &mut self {
+            YamlError::Syntax { line, offset, .. } => {
+                *line += lines;
+                *offset += bytes;
+            }
+            YamlError::NotUtf8 { offset } => *offset += bytes,
+            YamlError::DepthExceeded { line, .. }
+            | YamlError::AliasBudgetExceeded { line, .. }
+            | YamlError::UnknownAlias { line, .. }
+            | YamlError::RecursiveAlias { line, .. }
+            | YamlError::DuplicateAnchor { line, .. }
+            | YamlError::InvalidScalar { line, .. }
+            | YamlError::InvalidNode { line, .. }
+            | YamlError::InvalidMerge { line }
+            | YamlError::MultipleDocuments { line } => *line += lines,
+        }
+        self
+    }
 }
 
 #[cfg(test)]
