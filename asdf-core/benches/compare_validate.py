@@ -3,7 +3,7 @@
 
 Run from the repository root:
     cargo bench -p asdf-core --bench validate        # makes target/bench-data/validate10k.asdf
-    /work/main/.venv-oracle/bin/python asdf-core/benches/compare_validate.py [--quick]
+    .venv-oracle/bin/python asdf-core/benches/compare_validate.py [--quick]
 
 Python side: the tree is loaded once as python asdf loads a file's tree (tagged, not converted,
 no block loaded: `asdf.yamlutil.load_tree`), then `asdf.schema.validate(tree, ctx, reading=True)`

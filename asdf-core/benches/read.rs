@@ -329,12 +329,38 @@ fn main() {
         }
     }
     if want("checksums_verify") {
+        // The work python asdf does with `lazy_load=False, validate_checksums=True` and
+        // `np.asarray` of each array: read every block, verify its MD5, and give every
+        // array (a view of the loaded block, no copy).
         let path = p("checksums.asdf");
-        let t = time(runs, || {
-            let f = AsdfFile::open(&path).unwrap();
-            f.verify_checksums().unwrap();
-        });
-        record("checksums_verify", t, "2,000 blocks of 64 KiB".into());
+        let work = || {
+            let f = AsdfFile::options()
+                .lazy(false)
+                .verify_checksums(true)
+                .open(&path)
+                .unwrap();
+            let n: usize = (0..2_000)
+                .map(|i| f.array_view::<f64>(&format!("/arrays/{i}")).unwrap().len())
+                .sum();
+            black_box(n);
+        };
+        let threads = rayon::current_num_threads();
+        let t = time(runs, work);
+        record(
+            "checksums_verify",
+            t,
+            format!("2,000 blocks of 64 KiB, {threads} threads"),
+        );
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let t1 = one.install(|| time(runs, work));
+        record(
+            "checksums_verify_1thread",
+            t1,
+            "the same on one thread (as python)".into(),
+        );
     }
 
     let mut json = String::from("{\n");

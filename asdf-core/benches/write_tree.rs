@@ -6,7 +6,13 @@
 //! `Writer::write_to_path` always does) and into memory, as the median of several runs, and
 //! the medians go to `target/bench-data/write-tree-rust.json`.
 //! `asdf-core/benches/compare_write_tree.py` times the same workloads in python asdf 6.0.0
-//! (writing with fsync) and prints the ratios.
+//! (to a file with fsync, and into memory) and prints both sides and the ratios.
+//!
+//! Validation differs by design: the writer validates the nodes it was given but not the
+//! ndarray nodes it builds itself (valid by construction), while python asdf validates every
+//! node of the final tree. So each workload is also timed as "write + validation of every
+//! node of the written tree" (`*_full_validation`: the write plus `schema::validate_tree` of
+//! the tree read back, the reading not timed), the same work python does.
 //!
 //! Arguments: `--runs N` (default 7).
 
@@ -14,7 +20,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use asdf_core::write::{WriteOptions, Writer};
-use asdf_core::{Node, Value};
+use asdf_core::{AsdfFile, Node, Value};
 use ndarray::Array1;
 
 mod common;
@@ -117,6 +123,33 @@ fn main() {
             black_box(write_scalars(&root, None));
         }),
     );
+    // Validation of every node of the written trees (the ndarray nodes too).
+    for (name, bytes) in [
+        ("small_arrays_validate_all", {
+            let mut w = Writer::new(WriteOptions::default());
+            let entries: Vec<(Node, Node)> = arrays
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (Node::str(format!("a{i}")), w.add_array(a)))
+                .collect();
+            w.write_to_vec(&Node::new(Value::Map(entries)))
+                .expect("write")
+        }),
+        (
+            "scalar_tree_validate_all",
+            Writer::new(WriteOptions::default())
+                .write_to_vec(&root)
+                .expect("write"),
+        ),
+    ] {
+        let file = AsdfFile::from_bytes(bytes).expect("read back");
+        record(
+            name,
+            time_stats(runs, || {
+                black_box(asdf_core::schema::validate_tree(file.tree(), "1.6.0").is_ok());
+            }),
+        );
+    }
     let _ = std::fs::remove_file(&path);
     let out = dir.join("write-tree-rust.json");
     std::fs::write(&out, format!("{{{}}}\n", json.join(", "))).expect("results");
