@@ -9,7 +9,7 @@ Run from the repository root:
 Each workload is timed as the median of several runs with a warm page cache, like the Rust
 harness. The ratio column is python time / Rust time (higher is better for Rust).
 
-`--big-rounds N` is the head-to-head for the 1 GiB owned read on this shared, noisy machine: N
+`--big-rounds N` is the head-to-head for the 1 GiB owned read on a shared, noisy machine: N
 rounds, each running the Rust bench (`--only big_read_owned`) and numpy's `fromfile` back to
 back (alternating which goes first), so both see the same load; it prints each round and the
 median and range of the per-round ratios.

@@ -175,10 +175,10 @@ fn time(runs: usize, f: impl FnMut()) -> f64 {
     time_stats(runs, f)[0]
 }
 
-// The big reads are timed in back-to-back runs of one workload, as numpy's loop is: on this
-// VM, memory freed for more than a moment is handed back to the host (free page reporting),
-// and touching it again costs a host fault per page, so a fresh 1 GiB buffer costs 3-4x more
-// right after a different workload than in a steady loop.
+// The big reads are timed in back-to-back runs of one workload, as numpy's loop is: on a
+// virtual machine with free page reporting, memory freed for more than a moment goes back to
+// the host and touching it again costs a host fault per page, so a fresh 1 GiB buffer can
+// cost several times more right after a different workload than in a steady loop.
 
 fn count_leaves(n: &Node) -> usize {
     match n.value() {
@@ -294,7 +294,8 @@ fn main() {
     }
     if want("big_read_fresh") {
         // A one-off read: each run starts after a pause, so the buffer gets fresh memory
-        // (handed back to the host meanwhile, on this VM) instead of the last run's pages.
+        // (on a virtual machine, possibly handed back to the host meanwhile) instead of the
+        // last run's pages.
         let path = p("big.asdf");
         let mut t: Vec<f64> = (0..runs)
             .map(|_| {
