@@ -173,9 +173,9 @@ fn corpus_files() -> Vec<PathBuf> {
             files.extend(asdf_test_data::files_with_suffix(&d, &[".asdf", ".yaml"]));
         }
     }
-    // The fuzz seed corpus and crash regressions, whatever their names.
+    // The committed fuzz seeds and crash regressions, whatever their names.
     let fuzz = asdf_test_data::repository_dir().join("fuzz");
-    for sub in ["corpus", "regressions"] {
+    for sub in ["seeds", "regressions"] {
         collect(&fuzz.join(sub), &mut files);
     }
     files
