@@ -116,6 +116,21 @@ pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document
 fn tag_before_flow_comma(text: &[u8]) -> Option<usize> {
     let at = |i: usize| text.get(i).copied().unwrap_or(0);
     let after_blank = |i: usize| i == 0 || matches!(at(i - 1), b' ' | b'\t' | b'\n' | b'\r');
+    // In a flow collection a line break ends nothing: only an indicator starts a node there.
+    let node_start = |i: usize, depth: usize| {
+        let before = text[..i]
+            .iter()
+            .rposition(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+        match before {
+            None => true,
+            Some(j) => {
+                matches!(
+                    text[j],
+                    b'[' | b'{' | b',' | b':' | b'?' | b'-' | b'!' | b'&' | b'|' | b'>'
+                ) || (depth == 0 && j + 1 < i && matches!(text[j + 1], b'\n' | b'\r'))
+            }
+        }
+    };
     let mut depth = 0usize;
     let mut i = 0;
     while i < text.len() {
@@ -125,7 +140,10 @@ fn tag_before_flow_comma(text: &[u8]) -> Option<usize> {
                     i += 1;
                 }
             }
-            q @ (b'\'' | b'"') if after_blank(i) || matches!(at(i - 1), b'[' | b'{' | b',') => {
+            // A quote opens a quoted scalar only where a node starts: after an indicator or at
+            // the start of the text, blanks between. Inside a plain scalar (`The "x`) it is
+            // just a character.
+            q @ (b'\'' | b'"') if node_start(i, depth) => {
                 i += 1;
                 while i < text.len() {
                     match at(i) {

@@ -619,9 +619,16 @@ fn tag_before_flow_comma_finds_the_inputs_libyaml_safer_panics_on() {
         "{a: !t, b: 1}\n",
         "[!<tag:x>, 1]\n",
         "- [1, [!a!b, 2]]\n",
+        // found by fuzzing: quotes inside plain scalars (`The "`, `uint17'f`) open nothing
+        "{a: The   \"   , 'x',['1.', uint17'f,!core/asdf.nan, 1]\n",
+        "[a\n 'b, !t, c]\n",
     ] {
         let at = super::tag_before_flow_comma(text.as_bytes());
-        assert_eq!(at, text.find('!'), "{text:?}");
+        assert_eq!(
+            at,
+            text.find(",!").map(|i| i + 1).or(text.find('!')),
+            "{text:?}"
+        );
         // the parser itself fails on them (a caught panic, or the guard's error)
         assert!(
             matches!(
