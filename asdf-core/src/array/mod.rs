@@ -26,14 +26,14 @@
 
 mod access;
 mod bind;
-mod value_hash;
 mod dtype;
 mod element;
 pub(crate) mod inline;
 mod meta;
-pub(crate) mod to_node;
 mod owned;
 mod placement;
+pub(crate) mod to_node;
+mod value_hash;
 
 #[cfg(test)]
 mod oracle_tests;
@@ -44,9 +44,9 @@ pub use dtype::{ByteOrder, DType, Field, ScalarType};
 pub use element::Element;
 pub use inline::{from_inline, inline_null_mask, MAX_INLINE_BYTES};
 pub use meta::{ArraySource, Dim, NdArrayMeta};
-pub use to_node::inline_node;
 pub use owned::WriteArray;
 pub use placement::{ArrayOptions, CompressionChoice, Storage};
+pub use to_node::inline_node;
 
 /// Errors of the array layer. Each error of a descriptor or its data names the tree path of
 /// the ndarray node (`path`) and, where one is at fault, the key.
