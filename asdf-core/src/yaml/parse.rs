@@ -118,17 +118,23 @@ fn tag_before_flow_comma(text: &[u8]) -> Option<usize> {
     let after_blank = |i: usize| i == 0 || matches!(at(i - 1), b' ' | b'\t' | b'\n' | b'\r');
     // In a flow collection a line break ends nothing: only an indicator starts a node there.
     let node_start = |i: usize, depth: usize| {
-        let before = text[..i]
+        let blank = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+        let Some(j) = text[..i].iter().rposition(|&c| !blank(c)) else {
+            return true;
+        };
+        let spaced = j + 1 < i;
+        // the previous word: a tag or an anchor leaves the node to come
+        let word = text[..=j]
             .iter()
-            .rposition(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
-        match before {
-            None => true,
-            Some(j) => {
-                matches!(
-                    text[j],
-                    b'[' | b'{' | b',' | b':' | b'?' | b'-' | b'!' | b'&' | b'|' | b'>'
-                ) || (depth == 0 && j + 1 < i && matches!(text[j + 1], b'\n' | b'\r'))
-            }
+            .rposition(|&c| blank(c))
+            .map_or(0, |k| k + 1);
+        match text[j] {
+            b'[' | b'{' | b',' => true,
+            // `-`, `?` and `:` are indicators only before a blank (`nan-'x` is a plain scalar)
+            b'-' | b'?' | b':' => spaced,
+            _ if spaced && matches!(text[word], b'!' | b'&') => true,
+            // a line start outside flow collections starts a node
+            _ => depth == 0 && text[j + 1..i].iter().any(|&c| matches!(c, b'\n' | b'\r')),
         }
     };
     let mut depth = 0usize;
