@@ -948,7 +948,8 @@ fn fuzz_regressions_are_errors() {
             n += 1;
         }
     }
-    // open_read, twice: a tag before a comma after a quote inside a plain scalar (`The "`,
-    // `nan-'1.5j`); libyaml-safer panics there and the guard of abort builds missed it.
-    assert_eq!(n, 2, "regression inputs in {}", dir.display());
+    // open_read: a tag before a comma, where libyaml-safer panics, hidden from the guard of
+    // abort builds by a quote inside a plain scalar (`The "`, `nan-'1.5j`) or by a comment
+    // ended with a lone `\r`.
+    assert_eq!(n, 3, "regression inputs in {}", dir.display());
 }

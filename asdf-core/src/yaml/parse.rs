@@ -141,8 +141,9 @@ fn tag_before_flow_comma(text: &[u8]) -> Option<usize> {
     let mut i = 0;
     while i < text.len() {
         match at(i) {
+            // a comment runs to the line break, `\r` included
             b'#' if after_blank(i) => {
-                while i < text.len() && at(i) != b'\n' {
+                while i < text.len() && !matches!(at(i), b'\n' | b'\r') {
                     i += 1;
                 }
             }

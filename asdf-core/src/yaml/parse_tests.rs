@@ -623,6 +623,7 @@ fn tag_before_flow_comma_finds_the_inputs_libyaml_safer_panics_on() {
         "{a: The   \"   , 'x',['1.', uint17'f,!core/asdf.nan, 1]\n",
         "[a\n 'b, !t, c]\n",
         "[(nan-'1.5j), !t, 2]\n",
+        "#c\r[!t, 2]\n",
     ] {
         let at = super::tag_before_flow_comma(text.as_bytes());
         assert_eq!(
