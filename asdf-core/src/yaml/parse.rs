@@ -39,9 +39,8 @@ use std::hash::BuildHasher;
 /// Known differences from python asdf, all outside what ASDF writers produce: sequences and
 /// mappings are accepted as mapping keys (Python refuses them as unhashable); a tag directly
 /// followed by `,` in flow context (`[!foo, 1]`) makes libyaml-safer 0.3 panic, which is
-/// caught and reported as a [`YamlError::Syntax`]. Where panics abort (`panic = "abort"`,
-/// or a cargo-fuzz build), such text is found before the parser runs and refused with the
-/// same error kind.
+/// caught and reported as a [`YamlError::Syntax`]. Where panics abort (`panic = "abort"`),
+/// such text is found before the parser runs and refused with the same error kind.
 pub fn parse(text: &[u8], limits: &YamlLimits) -> Result<Document, YamlError> {
     let s = std::str::from_utf8(text).map_err(|e| YamlError::NotUtf8 {
         offset: e.valid_up_to() as u64,
@@ -78,9 +77,9 @@ pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document
         (&owned[..], text.len() as u64)
     };
     // libyaml-safer 0.3 panics on a tag directly followed by `,` in a flow collection.
-    // Caught below; where panics abort (`panic = "abort"`, or under cargo-fuzz, whose panic
-    // hook aborts), such text is refused before the parser sees it.
-    if cfg!(any(panic = "abort", fuzzing)) {
+    // Caught below; where panics abort (`panic = "abort"`), such text is refused before the
+    // parser sees it, by a conservative scan that may also refuse some valid flow text.
+    if cfg!(panic = "abort") {
         if let Some(offset) = tag_before_flow_comma(text) {
             let message = "a tag directly followed by ',' in a flow collection (write a \
                            space before the ',')";
@@ -88,9 +87,7 @@ pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document
         }
     }
     // libyaml-safer 0.3 still has a few panics on malformed input; turn them into errors.
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        parse_events(text, original_len, limits)
-    })) {
+    match catch_parser_panic(|| parse_events(text, original_len, limits)) {
         Ok(result) => result,
         Err(payload) => {
             let what = payload
@@ -105,6 +102,21 @@ pub(super) fn parse_libyaml(text: &[u8], limits: &YamlLimits) -> Result<Document
                 offset: 0,
             })
         }
+    }
+}
+
+/// Runs the parser, catching its panics. Under libFuzzer (`--cfg fuzzing`), whose panic hook
+/// aborts before any unwinding, a quiet hook stands in for the call, so fuzzing exercises
+/// what every other build does: the panic becomes an error.
+fn catch_parser_panic<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    if cfg!(fuzzing) {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        std::panic::set_hook(previous);
+        result
+    } else {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
     }
 }
 
