@@ -561,3 +561,73 @@ fn external_files_stay_in_the_input_folder_unless_allowed() {
     );
     let _ = std::fs::remove_dir_all(&top);
 }
+
+// ---- a reader while another process replaces the file ----
+
+#[test]
+fn a_reader_sees_the_old_or_the_new_file_while_another_process_replaces_it() {
+    // Another process keeps replacing the target with one file, then another, through
+    // `asdftool defragment` (temporary file, rename); each read sees one of them whole.
+    let Some(a) = asdf_test_data::require("fixtures/codec_zlib.asdf") else {
+        return;
+    };
+    let Some(b) = asdf_test_data::require("fixtures/dtypes_little.asdf") else {
+        return;
+    };
+    let dir = scratch("replaced");
+    let target = dir.join("t.asdf");
+    // What defragment writes (its own library metadata) is what the reader may see.
+    let expected: Vec<String> = [&a, &b]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let out = dir.join(format!("expected{i}.asdf"));
+            let o = asdftool(&[
+                "defragment",
+                p.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let f = asdf_core::AsdfFile::open(&out).unwrap();
+            asdf_core::canonical::to_json(&f).unwrap()
+        })
+        .collect();
+    assert_ne!(expected[0], expected[1]);
+    std::fs::copy(dir.join("expected0.asdf"), &target).unwrap();
+    let exe = env!("CARGO_BIN_EXE_asdftool");
+    let script = format!(
+        "while :; do {exe:?} defragment {a:?} -o {t:?} >/dev/null && {exe:?} defragment {b:?} -o {t:?} >/dev/null || exit 1; done",
+        a = a.display().to_string(),
+        b = b.display().to_string(),
+        t = target.display().to_string(),
+    );
+    /// Kills the replacing process however the test ends.
+    struct Writer(std::process::Child);
+    impl Drop for Writer {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut writer = Writer(Command::new("sh").arg("-c").arg(&script).spawn().unwrap());
+    let mut seen = [0usize; 2];
+    for i in 0..200 {
+        let f = asdf_core::AsdfFile::options()
+            .verify_checksums(true)
+            .open(&target)
+            .unwrap_or_else(|e| panic!("read {i}: {e}"));
+        let json = asdf_core::canonical::to_json(&f).unwrap_or_else(|e| panic!("read {i}: {e}"));
+        match expected.iter().position(|e| *e == json) {
+            Some(k) => seen[k] += 1,
+            None => panic!("read {i}: neither file"),
+        }
+    }
+    assert!(
+        writer.0.try_wait().unwrap().is_none(),
+        "the replacing process stopped early"
+    );
+    drop(writer);
+    assert_eq!(seen[0] + seen[1], 200);
+    let _ = std::fs::remove_dir_all(&dir);
+}
