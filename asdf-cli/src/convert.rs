@@ -84,3 +84,69 @@ fn same_file(a: &Path, b: &Path) -> bool {
         _ => false,
     }
 }
+
+/// A file format `asdftool convert` knows, from a path's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `.asdf` (and any extension not listed below).
+    Asdf,
+    /// `.b2nd` (an n-dimensional Blosc2 array) or `.b2frame` (a Blosc2 super-chunk).
+    Blosc2,
+    /// `.h5`, `.hdf5`, `.he5`, `.nc` (netCDF-4 is HDF5).
+    Hdf5,
+    /// `.fits`, `.fit`, `.fts` (ASDF in FITS, as JWST products are).
+    Fits,
+}
+
+impl Format {
+    /// The format a path names by its extension (case-insensitive).
+    pub fn of(path: &Path) -> Format {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
+        match ext.as_str() {
+            "b2nd" | "b2frame" => Format::Blosc2,
+            "h5" | "hdf5" | "he5" | "nc" => Format::Hdf5,
+            "fits" | "fit" | "fts" => Format::Fits,
+            _ => Format::Asdf,
+        }
+    }
+}
+
+/// `asdftool convert IN OUT [-c CODEC] [--array PATH]`: formats by extension, one side ASDF.
+pub fn convert(
+    access: &crate::Access,
+    input: &Path,
+    output: &Path,
+    compress: Option<String>,
+    array: Option<&str>,
+) -> Result<String, String> {
+    if same_file(input, output) {
+        return Err(format!(
+            "{}: the output would replace the input; choose another output path",
+            output.display()
+        ));
+    }
+    let codec = compress.as_deref();
+    match (Format::of(input), Format::of(output)) {
+        (Format::Asdf, Format::Asdf) => {
+            if array.is_some() {
+                return Err("--array applies only when converting to another format".into());
+            }
+            run(access, input, output, Mode::Defragment(compress))
+        }
+        (Format::Blosc2, Format::Asdf) => crate::blosc2::to_asdf(input, output, codec),
+        (Format::Asdf, Format::Blosc2) => {
+            crate::blosc2::from_asdf(access, input, output, codec, array)
+        }
+        (Format::Hdf5, Format::Asdf) => crate::hdf5::to_asdf(input, output, codec),
+        (Format::Asdf, Format::Hdf5) => crate::hdf5::from_asdf(access, input, output, codec),
+        (Format::Fits, Format::Asdf) => crate::fits::to_asdf(input, output, codec),
+        (from, to) => Err(format!(
+            "cannot convert {from:?} to {to:?}: one side of a conversion must be ASDF \
+             (convert through an .asdf file)"
+        )),
+    }
+}

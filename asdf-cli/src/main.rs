@@ -7,6 +7,8 @@
 //! asdftool explode IN -o OUT         tree file plus one file per block
 //! asdftool implode IN -o OUT         bring external blocks back in
 //! asdftool to-yaml IN -o OUT         every array inline
+//! asdftool convert IN OUT [-c CODEC] [--array PATH]
+//!                                    between ASDF and Blosc2, HDF5, FITS (by extension)
 //! asdftool validate FILE [--schema URI_OR_PATH] [--no-checksums]
 //!                                    tree against its schemas, block checksums
 //! ```
@@ -22,7 +24,10 @@ use std::process::ExitCode;
 use asdf_core::{AsdfFile, ExternalPolicy};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod blosc2;
 mod convert;
+mod fits;
+mod hdf5;
 mod info;
 mod validate;
 
@@ -140,6 +145,22 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Convert between formats, chosen by extension: ASDF (.asdf), Blosc2 (.b2nd, .b2frame),
+    /// HDF5 (.h5, .hdf5, .he5, .nc) and ASDF in FITS (.fits, read only). One side is ASDF.
+    Convert {
+        /// The input file (only read).
+        input: PathBuf,
+        /// The output file (written atomically).
+        output: PathBuf,
+        /// Compression of the output's blocks (ASDF: zlib, bzp2, lz4, zstd, lz4f, blsc,
+        /// bsc2, bls2 or none).
+        #[arg(short, long)]
+        compress: Option<String>,
+        /// From ASDF: the array to write, as a JSON pointer into the tree (`/data`); needed
+        /// when the output format holds one array and the file has several.
+        #[arg(long, value_name = "PATH")]
+        array: Option<String>,
+    },
     /// Validate the tree against its schemas (the standard's, per tag) and verify every
     /// block's checksum; exit status 1 and one line per problem when invalid.
     Validate {
@@ -182,6 +203,12 @@ fn main() -> ExitCode {
         Command::ToYaml { input, output } => {
             convert::run(access, &input, &output, convert::Mode::ToYaml)
         }
+        Command::Convert {
+            input,
+            output,
+            compress,
+            array,
+        } => convert::convert(access, &input, &output, compress, array.as_deref()),
         Command::Validate {
             file,
             schema,

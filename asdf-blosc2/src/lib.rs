@@ -1,0 +1,6 @@
+//! Blosc2 in pure Rust: chunks (the Blosc2 chunk format with its codecs and filters) and
+//! contiguous frames (`.b2frame`, and `.b2nd` arrays, which are frames with a `b2nd`
+//! metalayer), as C-Blosc2 and python-blosc2 write them.
+//!
+//! This crate knows bytes only; binding frames to ASDF arrays lives in `asdf-core` (block
+//! codecs `bsc2` and `bls2`) and `asdftool convert`.
