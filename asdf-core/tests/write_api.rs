@@ -845,3 +845,107 @@ fn schema_writing_hints_shape_the_yaml() {
     assert!(zeta < alpha && alpha < beta, "{text}");
     assert!(text.contains("alpha: {x: 1, y: 2}"), "{text}");
 }
+
+/// The stored bytes and the checksum of each block of the file at `path`.
+fn stored_blocks(path: &std::path::Path) -> Vec<(Vec<u8>, [u8; 16])> {
+    let bytes = std::fs::read(path).unwrap();
+    let f = AsdfFile::open(path).unwrap();
+    f.blocks()
+        .iter()
+        .map(|h| {
+            let start = h.data_offset() as usize;
+            (
+                bytes[start..start + h.used_size as usize].to_vec(),
+                h.checksum,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn update_copies_kept_blocks_verbatim_with_their_checksums() {
+    let dir = tmpdir("update-copy");
+    let path = dir.join("c.asdf");
+    // large enough for every write path (pieces, hashing thread), with a compressed block
+    let a: Array1<f64> = (0..(1 << 20)).map(|i| f64::from(i % 977)).collect();
+    let b: Array1<i32> = (0..100_000).map(|i| i % 13).collect();
+    let mut w = Writer::new(WriteOptions::default());
+    let na = w.add_array(&a);
+    let nb = w.add_array_with(
+        &b,
+        ArrayOptions {
+            compression: Some(CompressionChoice::Codec(Compression::Zstd)),
+            ..Default::default()
+        },
+    );
+    w.write_to_path(&Node::map(vec![("a", na), ("b", nb)]), &path)
+        .unwrap();
+    // Damage one stored byte of the uncompressed block: its checksum no longer matches.
+    let first = AsdfFile::open(&path).unwrap().blocks()[0].data_offset() + 12_345;
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[first as usize] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let before = stored_blocks(&path);
+    assert_eq!(before.len(), 2);
+
+    let f = AsdfFile::open(&path).unwrap();
+    let tree = Node::map(vec![
+        ("a", f.get("/a").unwrap().clone()),
+        ("b", f.get("/b").unwrap().clone()),
+        ("note", Node::str("kept")),
+    ]);
+    drop(f);
+    let opts = WriteOptions::default().compression(CompressionChoice::Input);
+    assert_eq!(
+        update(&path, &tree, opts.clone()).unwrap(),
+        UpdateKind::Rewritten
+    );
+    // Both blocks are the same bytes with the same checksums: the damaged block is not
+    // given a fresh checksum that would hide the damage.
+    assert_eq!(stored_blocks(&path), before);
+    let f = AsdfFile::open(&path).unwrap();
+    assert_eq!(f.get("/note").unwrap().as_str(), Some("kept"));
+    assert_eq!(f.array::<i32>("/b").unwrap(), b.clone().into_dyn());
+    match f.verify_checksums() {
+        Err(asdf_core::Error::Checksum { block, .. }) => assert_eq!(block, 0),
+        other => panic!("expected a checksum error on block 0, got {other:?}"),
+    }
+
+    // Written to memory (no file to copy into), the same bytes come out.
+    let mem = Writer::from_file(&f, opts.clone())
+        .write_to_vec(&tree)
+        .unwrap();
+    let mem_path = dir.join("mem.asdf");
+    std::fs::write(&mem_path, &mem).unwrap();
+    assert_eq!(stored_blocks(&mem_path), before);
+
+    // A file written without checksums gets them computed from the stored bytes.
+    let plain = dir.join("plain.asdf");
+    let mut w = Writer::new(WriteOptions::default().checksums(false));
+    let na = w.add_array(&a);
+    let nb = w.add_array_with(
+        &b,
+        ArrayOptions {
+            compression: Some(CompressionChoice::Codec(Compression::Zstd)),
+            ..Default::default()
+        },
+    );
+    w.write_to_path(&Node::map(vec![("a", na), ("b", nb)]), &plain)
+        .unwrap();
+    let unsummed = stored_blocks(&plain);
+    assert!(unsummed.iter().all(|(_, sum)| *sum == [0; 16]));
+    let f = AsdfFile::open(&plain).unwrap();
+    let tree = Node::map(vec![
+        ("a", f.get("/a").unwrap().clone()),
+        ("b", f.get("/b").unwrap().clone()),
+    ]);
+    drop(f);
+    update(&plain, &tree, opts).unwrap();
+    let summed = stored_blocks(&plain);
+    for ((data, sum), (old, _)) in summed.iter().zip(&unsummed) {
+        assert_eq!(data, old);
+        assert_eq!(*sum, <[u8; 16]>::from(Md5::digest(data)));
+    }
+    AsdfFile::open(&plain).unwrap().verify_checksums().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -161,18 +161,22 @@ fn link_anonymous(_: &File, _: &Path) -> std::io::Result<()> {
 
 /// Writes `path` through a temporary file: `f` writes the content; on success the file is
 /// synced and renamed over `path`, on failure the temporary file is removed and `path` is
-/// untouched.
+/// untouched. `wrap` wraps the file (tests inject failures so); `None` buffers it, and lets
+/// kept blocks be copied into it by the kernel.
 pub(crate) fn atomic_write(
     path: &Path,
-    wrap: &mut Wrap<'_>,
+    wrap: Option<&mut Wrap<'_>>,
     f: impl FnOnce(&mut dyn WriteSeek, &mut Writeback<'_>) -> Result<(), WriteError>,
 ) -> Result<(), WriteError> {
     let (file, temp) = create_temp(path)?;
     let sync = file.try_clone();
     let result = (|| {
         let sync = sync?;
-        let mut w = wrap(file);
-        f(&mut *w, &mut Writeback::file(&sync))?;
+        let (mut w, mut wb) = match wrap {
+            Some(wrap) => (wrap(file), Writeback::file(&sync)),
+            None => (buffered(file), Writeback::direct(&sync)),
+        };
+        f(&mut *w, &mut wb)?;
         w.flush()?;
         drop(w);
         sync.sync_all()?;
@@ -204,7 +208,7 @@ pub(crate) fn atomic_write(
     Ok(())
 }
 
-pub(crate) fn buffered(f: File) -> Box<dyn WriteSeek> {
+fn buffered(f: File) -> Box<dyn WriteSeek> {
     Box::new(BufWriter::with_capacity(1 << 20, f))
 }
 
@@ -212,7 +216,7 @@ pub(crate) fn write_to_path(
     writer: &Writer<'_>,
     root: &Node,
     path: &Path,
-    wrap: &mut Wrap<'_>,
+    mut wrap: Option<&mut Wrap<'_>>,
 ) -> Result<WriteSummary, WriteError> {
     let stem = path
         .file_stem()
@@ -233,7 +237,7 @@ pub(crate) fn write_to_path(
             let mut p = prepare::plan(&ext_writer, &super::empty_root(), None)?;
             p.blocks.push(job);
             let ext_path = dir.join(&name);
-            atomic_write(&ext_path, &mut |f| wrap(f), |w, wb| {
+            atomic_write(&ext_path, wrap.as_deref_mut(), |w, wb| {
                 write_file(&writer.opts, &p, &mut BoxedSink(w), wb).map(|_| ())
             })?;
             external_files.push(ext_path);
@@ -327,9 +331,12 @@ mod tests {
         w.write_to_path(&root, &path).unwrap();
         let original = fs::read(&path).unwrap();
         for budget in [0, 10, 500, 5000, 700_000] {
-            let r = write_to_path(&w, &root, &path, &mut |f| {
-                Box::new(Failing { inner: f, budget })
-            });
+            let r = write_to_path(
+                &w,
+                &root,
+                &path,
+                Some(&mut |f| Box::new(Failing { inner: f, budget })),
+            );
             assert!(matches!(r, Err(WriteError::Io(_))), "budget {budget}");
             assert_eq!(fs::read(&path).unwrap(), original);
             let leftovers: Vec<_> = fs::read_dir(&dir).unwrap().collect();

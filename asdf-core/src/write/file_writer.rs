@@ -20,7 +20,7 @@ use std::sync::mpsc;
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 
-use super::prepare::{BlockJob, Plan};
+use super::prepare::{BlockJob, CopyRange, Plan};
 use super::{WriteError, WriteOptions};
 use crate::codec::{self, Compression, LZ4_CHUNK_INPUT};
 use crate::layout::{encode_block_header, encode_block_index, BlockHeader, FLAG_STREAMED};
@@ -54,6 +54,9 @@ pub(crate) struct Writeback<'f> {
     file: Option<&'f File>,
     /// File offset up to which writeback was started.
     done: u64,
+    /// The file the sink writes straight through (only buffering in between), from its
+    /// start: kept blocks may be copied into it by the kernel.
+    copy_to: Option<&'f File>,
 }
 
 impl<'f> Writeback<'f> {
@@ -62,6 +65,7 @@ impl<'f> Writeback<'f> {
         Writeback {
             file: None,
             done: 0,
+            copy_to: None,
         }
     }
 
@@ -70,6 +74,17 @@ impl<'f> Writeback<'f> {
         Writeback {
             file: Some(file),
             done: 0,
+            copy_to: None,
+        }
+    }
+
+    /// The sink writes `file` from its start, only buffering on the way (after a flush, the
+    /// file holds everything written), so bytes may also be put into `file` directly.
+    pub(crate) fn direct(file: &'f File) -> Self {
+        Writeback {
+            file: Some(file),
+            done: 0,
+            copy_to: Some(file),
         }
     }
 
@@ -179,8 +194,8 @@ enum Pre {
     Raw,
     /// Compressed here, with its checksum.
     Encoded(Vec<u8>, [u8; 16]),
-    /// Stored bytes kept from the source file, with their checksum.
-    Kept([u8; 16]),
+    /// Stored bytes kept from the source file ([`BlockJob::copy`]).
+    Copied,
     /// `lz4`, compressed while written.
     Piped,
 }
@@ -201,12 +216,8 @@ pub(crate) fn write_blocks<W: Write + Seek>(
     let pre: Vec<Pre> = jobs
         .par_iter()
         .enumerate()
-        .map(|(i, job)| match (job.compression, &job.stored) {
-            (Some(_), Some((stored, _))) => Ok(Pre::Kept(if opts.checksums {
-                md5(stored)
-            } else {
-                [0; 16]
-            })),
+        .map(|(i, job)| match (job.compression, &job.copy) {
+            (_, Some(_)) => Ok(Pre::Copied),
             (Some(Compression::Lz4), None) if job.data.bytes().len() >= LZ4_PIPE_MIN => {
                 Ok(Pre::Piped)
             }
@@ -242,8 +253,29 @@ pub(crate) fn write_blocks<W: Write + Seek>(
             checksum: [0; 16],
         };
         offsets.push(pos);
-        let alloc = match pre {
-            Pre::Piped => {
+        let alloc = match (pre, &job.copy) {
+            (Pre::Copied, Some(range)) => {
+                let used = range.len;
+                let alloc = allocated(used, opts.pad_blocks);
+                header.used_size = used;
+                header.allocated_size = alloc;
+                header.data_size = range.data_size;
+                // the stored checksum travels with the stored bytes (a block that does not
+                // match it keeps not matching); one is computed only where there was none
+                let hash = opts.checksums && range.checksum == [0; 16];
+                if opts.checksums {
+                    header.checksum = range.checksum;
+                }
+                w.write_all(&encode_block_header(&header))?;
+                let sum = copy_stored(w, wb, range, data_at, hash)?;
+                write_zeros(w, alloc - used)?;
+                if hash {
+                    header.checksum = sum;
+                    patch_header(w, at, &header)?;
+                }
+                alloc
+            }
+            (Pre::Piped, _) => {
                 // sizes and checksum are known at the end: write the header then patch it
                 w.write_all(&encode_block_header(&header))?;
                 let (used, sum) = write_lz4_piped(w, wb, data, data_at, opts.checksums)?;
@@ -255,7 +287,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 patch_header(w, at, &header)?;
                 alloc
             }
-            Pre::Raw if job.stored.is_none() && data.len() >= OVERLAP_MIN => {
+            (Pre::Raw, _) if data.len() >= OVERLAP_MIN => {
                 let used = data.len() as u64;
                 let alloc = allocated(used, opts.pad_blocks);
                 header.used_size = used;
@@ -270,16 +302,12 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 }
                 alloc
             }
-            pre => {
-                let (stored, data_size, checksum): (&[u8], u64, [u8; 16]) =
-                    match (&job.stored, &pre) {
-                        (Some((s, n)), Pre::Kept(sum)) => (s, *n, *sum),
-                        (_, Pre::Encoded(e, sum)) => (e, data.len() as u64, *sum),
-                        (Some((s, n)), _) if opts.checksums => (s, *n, md5(s)),
-                        (Some((s, n)), _) => (s, *n, [0; 16]),
-                        (None, _) if opts.checksums => (data, data.len() as u64, md5(data)),
-                        (None, _) => (data, data.len() as u64, [0; 16]),
-                    };
+            (pre, _) => {
+                let (stored, data_size, checksum): (&[u8], u64, [u8; 16]) = match &pre {
+                    Pre::Encoded(e, sum) => (e, data.len() as u64, *sum),
+                    _ if opts.checksums => (data, data.len() as u64, md5(data)),
+                    _ => (data, data.len() as u64, [0; 16]),
+                };
                 let used = stored.len() as u64;
                 let alloc = allocated(used, opts.pad_blocks);
                 header.used_size = used;
@@ -299,6 +327,129 @@ pub(crate) fn write_blocks<W: Write + Seek>(
         pos = next;
     }
     Ok((offsets, pos))
+}
+
+/// Bytes per piece when stored bytes are copied through memory.
+const COPY_CHUNK: usize = 8 << 20;
+
+/// Writes the stored bytes of `range` at sink position `at` (where the sink is), through the
+/// kernel when the sink is a file written directly (`copy_file_range`: no copy through this
+/// process, and a shared extent on file systems with reflinks), else through memory in
+/// [`COPY_CHUNK`] pieces; returns their MD5 when `hash` (then always through memory).
+fn copy_stored<W: Write + Seek>(
+    w: &mut W,
+    wb: &mut Writeback<'_>,
+    range: &CopyRange,
+    at: u64,
+    hash: bool,
+) -> Result<[u8; 16], WriteError> {
+    let mut done = 0u64;
+    if let (Some(dst), false) = (wb.copy_to, hash) {
+        w.flush()?;
+        done = kernel_copy(&range.file, range.offset, dst, at, range.len)?;
+        w.seek(SeekFrom::Start(at + done))?;
+        wb.written(at + done);
+    }
+    let mut hasher = Md5::new();
+    let rest = range.len - done;
+    let mut buf = vec![0u8; usize::try_from(rest).unwrap_or(COPY_CHUNK).min(COPY_CHUNK)];
+    while done < range.len {
+        let n = usize::try_from(range.len - done).map_or(buf.len(), |r| r.min(buf.len()));
+        read_exact_at(&range.file, &mut buf[..n], range.offset + done)?;
+        if hash {
+            hasher.update(&buf[..n]);
+        }
+        w.write_all(&buf[..n])?;
+        done += n as u64;
+        wb.written(at + done);
+    }
+    Ok(if hash {
+        hasher.finalize().into()
+    } else {
+        [0; 16]
+    })
+}
+
+#[cfg(unix)]
+fn read_exact_at(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(f: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match f.seek_read(buf, offset) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Copies up to `len` bytes from `src` at `from` to `dst` at `to` inside the kernel; returns
+/// how many it copied (fewer, down to none, where the kernel cannot: the caller copies the
+/// rest itself).
+#[cfg(target_os = "linux")]
+fn kernel_copy(src: &File, from: u64, dst: &File, to: u64, len: u64) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let mut done = 0u64;
+    while done < len {
+        let (Ok(mut off_in), Ok(mut off_out)) =
+            (i64::try_from(from + done), i64::try_from(to + done))
+        else {
+            break;
+        };
+        let n = usize::try_from(len - done)
+            .unwrap_or(usize::MAX)
+            .min(1 << 30);
+        // SAFETY: copy_file_range reads and writes only the two files' contents; the two
+        // offset pointers point to live local i64s for the duration of the call, and the
+        // `File`s keep both descriptors open.
+        let r = unsafe {
+            libc::copy_file_range(
+                src.as_raw_fd(),
+                &mut off_in,
+                dst.as_raw_fd(),
+                &mut off_out,
+                n,
+                0,
+            )
+        };
+        match r {
+            // end of the source: it shrank under us; the copy through memory reports that
+            0 => break,
+            r if r > 0 => done += r as u64,
+            _ => {
+                let e = std::io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EINTR) => {}
+                    // not supported between these files (another file system, an old
+                    // kernel, special files): copy through memory instead
+                    Some(
+                        libc::ENOSYS
+                        | libc::EXDEV
+                        | libc::EINVAL
+                        | libc::EOPNOTSUPP
+                        | libc::ETXTBSY
+                        | libc::EPERM,
+                    ) => break,
+                    _ => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kernel_copy(_: &File, _: u64, _: &File, _: u64, _: u64) -> std::io::Result<u64> {
+    Ok(0)
 }
 
 /// Rewrites the block header at sink position `at` and returns to where the sink was.
@@ -600,5 +751,67 @@ mod tests {
         for p in 0..200 {
             assert_eq!((p + 6 + u64::from(aligned_header_size(p, 64))) % 64, 0);
         }
+    }
+
+    #[test]
+    fn stored_bytes_are_copied_by_the_kernel_or_through_memory_alike() {
+        let dir = std::env::temp_dir().join(format!("asdf-kcopy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src_path = dir.join("src");
+        let content: Vec<u8> = (0..(3 * COPY_CHUNK + 1234))
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        std::fs::write(&src_path, &content).unwrap();
+        let src = std::sync::Arc::new(File::open(&src_path).unwrap());
+        let range = |offset: u64, len: u64| CopyRange {
+            file: std::sync::Arc::clone(&src),
+            offset,
+            len,
+            data_size: len,
+            checksum: [0; 16],
+        };
+        let (off, len) = (1000u64, content.len() as u64 - 5000);
+        let want = &content[1000..1000 + len as usize];
+        for (direct, hash) in [(true, false), (true, true), (false, false), (false, true)] {
+            let dst_path = dir.join(format!("dst-{direct}-{hash}"));
+            let dst = File::create(&dst_path).unwrap();
+            let sync = dst.try_clone().unwrap();
+            let mut wb = if direct {
+                Writeback::direct(&sync)
+            } else {
+                Writeback::file(&sync)
+            };
+            let mut w = std::io::BufWriter::new(dst);
+            w.write_all(b"head").unwrap();
+            let sum = copy_stored(&mut w, &mut wb, &range(off, len), 4, hash).unwrap();
+            w.write_all(b"tail").unwrap();
+            drop(w);
+            let got = std::fs::read(&dst_path).unwrap();
+            assert_eq!(&got[..4], b"head");
+            assert!(
+                &got[4..got.len() - 4] == want,
+                "direct {direct} hash {hash}"
+            );
+            assert_eq!(&got[got.len() - 4..], b"tail");
+            assert_eq!(sum, if hash { md5(want) } else { [0; 16] });
+        }
+        // The kernel copies it all here (same file system); past the end it copies nothing.
+        #[cfg(target_os = "linux")]
+        {
+            let dst = File::create(dir.join("k")).unwrap();
+            assert_eq!(kernel_copy(&src, off, &dst, 0, len).unwrap(), len);
+            let end = content.len() as u64;
+            assert_eq!(kernel_copy(&src, end, &dst, 0, 10).unwrap(), 0);
+        }
+        // A source that shrank is an error, not a short block.
+        let err = copy_stored(
+            &mut std::io::Cursor::new(Vec::new()),
+            &mut Writeback::none(),
+            &range(content.len() as u64 - 10, 20),
+            0,
+            false,
+        );
+        assert!(matches!(err, Err(WriteError::Io(_))), "{err:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -637,7 +637,7 @@ impl<'a> Writer<'a> {
         root: &Node,
         path: impl AsRef<Path>,
     ) -> Result<WriteSummary, WriteError> {
-        atomic::write_to_path(self, root, path.as_ref(), &mut atomic::buffered)
+        atomic::write_to_path(self, root, path.as_ref(), None)
     }
 }
 

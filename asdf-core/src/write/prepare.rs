@@ -3,6 +3,8 @@
 //! `asdf_library` and `history`.
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::sync::Arc;
 
 use super::nodes::{
     self, byteorder_of, datatype_node, int, nested, shape_node, word, NDARRAY_KEYS,
@@ -36,8 +38,9 @@ pub(crate) struct BlockJob<'w> {
     /// The decoded data (empty when `stored` is given).
     pub data: BlockData<'w>,
     pub compression: Option<Compression>,
-    /// Stored bytes copied from the source file as they are, with the decoded size.
-    pub stored: Option<(Vec<u8>, u64)>,
+    /// Stored bytes copied from the source file as they are (when given, the header's sizes
+    /// and checksum come from here, and `data` is only a fallback source for them).
+    pub copy: Option<CopyRange>,
     /// The source file's block this job reproduces unchanged, if any.
     pub origin: Option<usize>,
 }
@@ -47,10 +50,24 @@ impl<'w> BlockJob<'w> {
         BlockJob {
             data,
             compression,
-            stored: None,
+            copy: None,
             origin: None,
         }
     }
+}
+
+/// A source block's stored bytes, to be copied unchanged (by the kernel where it can).
+pub(crate) struct CopyRange {
+    /// The source file, opened again for reading.
+    pub file: Arc<File>,
+    /// File offset of the first stored byte.
+    pub offset: u64,
+    /// Number of stored bytes (`used_size`).
+    pub len: u64,
+    /// The block's decoded size (`data_size`).
+    pub data_size: u64,
+    /// The block's checksum as stored (zeros: none).
+    pub checksum: [u8; 16],
 }
 
 /// The prepared tree and the blocks it refers to.
@@ -76,7 +93,7 @@ struct Prep<'w, 'a> {
     ndarray_tag: String,
     streamed: bool,
     /// The source file opened again to copy stored block bytes.
-    source_handle: Option<std::fs::File>,
+    source_handle: Option<Arc<File>>,
     /// The ndarray nodes built here from registered arrays: already in the schema's order and
     /// style, and valid by construction, so hints and validation pass over them.
     generated: NodeIds,
@@ -481,14 +498,13 @@ impl<'w> Prep<'w, '_> {
         Ok(Node::tagged(self.ndarray_tag.clone(), Value::Map(m)))
     }
 
-    /// A job copying block `idx` of `file` as stored (compressed with `c`).
-    fn stored_copy(
+    /// The stored bytes of block `idx` of `file`, to copy unchanged.
+    fn copy_range(
         &mut self,
         file: &AsdfFile,
         idx: usize,
-        c: Compression,
         path: &str,
-    ) -> Result<BlockJob<'w>, WriteError> {
+    ) -> Result<CopyRange, WriteError> {
         let io = |e: std::io::Error| {
             source_err(
                 path,
@@ -502,16 +518,34 @@ impl<'w> Prep<'w, '_> {
             let p = file
                 .path()
                 .ok_or_else(|| bad(path, "source file has no path"))?;
-            self.source_handle = Some(std::fs::File::open(p).map_err(io)?);
+            self.source_handle = Some(Arc::new(File::open(p).map_err(io)?));
         }
         let (Some(h), Some(hdr)) = (self.source_handle.as_ref(), file.blocks().get(idx)) else {
             return Err(bad(path, "source block missing"));
         };
-        let stored = crate::layout::read_stored(h, hdr)
-            .map_err(|e| source_err(path, crate::Error::from(e)))?;
-        let mut job = BlockJob::new(BlockData::Owned(Vec::new()), Some(c));
-        job.stored = Some((stored, hdr.data_size));
-        Ok(job)
+        let file_len = h.metadata().map_err(io)?.len();
+        let offset = hdr.data_offset();
+        match offset.checked_add(hdr.used_size) {
+            Some(end) if end <= file_len => {}
+            end => {
+                return Err(source_err(
+                    path,
+                    crate::Error::from(crate::layout::LayoutError::BlockOutOfBounds {
+                        index: hdr.index,
+                        offset: hdr.offset,
+                        end: end.unwrap_or(u64::MAX),
+                        file_len,
+                    }),
+                ))
+            }
+        }
+        Ok(CopyRange {
+            file: Arc::clone(h),
+            offset,
+            len: hdr.used_size,
+            data_size: hdr.data_size,
+            checksum: hdr.checksum,
+        })
     }
 
     /// An ndarray node of a read tree.
@@ -595,11 +629,18 @@ impl<'w> Prep<'w, '_> {
                     let mut job = match (compression, input) {
                         // the same codec: copy the stored bytes when the file can be read again
                         (Some(c), Some(i)) if c == i && file.path().is_some() => {
-                            self.stored_copy(file, idx, c, path)?
+                            let mut job = BlockJob::new(BlockData::Owned(Vec::new()), Some(c));
+                            job.copy = Some(self.copy_range(file, idx, path)?);
+                            job
                         }
                         _ => {
                             let data = file.block_data(idx).map_err(|e| source_err(path, e))?;
-                            BlockJob::new(BlockData::Slice(data), compression)
+                            let mut job = BlockJob::new(BlockData::Slice(data), compression);
+                            // uncompressed and kept so: the kernel may copy it too
+                            if compression.is_none() && input.is_none() && file.path().is_some() {
+                                job.copy = Some(self.copy_range(file, idx, path)?);
+                            }
+                            job
                         }
                     };
                     if compression == input {

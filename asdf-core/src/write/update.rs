@@ -5,7 +5,7 @@ use std::fs::{self, File};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use super::atomic::{buffered, sync_dir, write_to_path};
+use super::atomic::{sync_dir, write_to_path};
 use super::file_writer::head_text;
 use super::prepare::{self, Plan};
 use super::{WriteError, WriteOptions, Writer};
@@ -19,7 +19,10 @@ use crate::AsdfFile;
 pub enum UpdateMode {
     /// Write the whole new file beside the old one, sync it and rename it over the old one
     /// (the default). At every moment the path holds the old file or the new one, whole, for
-    /// every reader, python asdf and other programs included. Costs a copy of the blocks.
+    /// every reader, python asdf and other programs included. Costs a copy of the blocks:
+    /// blocks kept as they are (same compression) are copied by the kernel
+    /// (`copy_file_range` on Linux: no pass through this process, and a shared extent where
+    /// the file system has reflinks, as btrfs and XFS do), with their stored checksums.
     #[default]
     Replace,
     /// When the blocks stay as they are and the new tree fits before the first block, write
@@ -49,6 +52,11 @@ pub enum UpdateKind {
 ///
 /// Pass `WriteOptions::default().compression(`[`CompressionChoice::Input`]`)` to keep compressed
 /// blocks as they are (with the default, no compression, they are decompressed).
+///
+/// A block kept as it is keeps its stored bytes and its stored checksum: a block whose
+/// bytes no longer match their checksum still does not match after the update (the update
+/// does not bless damage with a fresh checksum). A kept block without a checksum gets one
+/// computed when the options ask for checksums.
 ///
 /// [`CompressionChoice::Input`]: super::CompressionChoice::Input
 pub fn update(
@@ -104,7 +112,7 @@ pub fn update_with(
             return Ok(UpdateKind::InPlace);
         }
     }
-    write_to_path(&writer, root, path, &mut buffered)?;
+    write_to_path(&writer, root, path, None)?;
     Ok(UpdateKind::Rewritten)
 }
 
