@@ -4,3 +4,16 @@
 //!
 //! This crate knows bytes only; binding frames to ASDF arrays lives in `asdf-core` (block
 //! codecs `bsc2` and `bls2`) and `asdftool convert`.
+//!
+//! Every length, offset and count read from the input is checked before use, and no buffer
+//! is sized by a field that was not checked against the input's length or a limit the
+//! caller gives: malformed input is an [`Error`] naming the offset, never a panic.
+
+mod blosclz;
+pub mod chunk;
+mod error;
+mod filters;
+pub mod frame;
+
+pub use error::Error;
+pub use frame::{B2nd, Frame, Meta};

@@ -1,0 +1,462 @@
+//! Blosc2 chunks: a 16- or 32-byte header, then block starts and each block's compressed
+//! streams (or, for special chunks, nothing but the header and maybe one value).
+
+use crate::error::{slice, Error};
+use crate::filters::{self, backward};
+
+/// Bytes of the Blosc1 header; the Blosc2 extended header is twice that.
+pub const MIN_HEADER: usize = 16;
+/// Bytes of the extended (Blosc2) header.
+pub const EXTENDED_HEADER: usize = 32;
+
+const FLAG_SHUFFLE: u8 = 0x01;
+const FLAG_MEMCPYED: u8 = 0x02;
+const FLAG_BITSHUFFLE: u8 = 0x04;
+const FLAG_DELTA: u8 = 0x08;
+const FLAG_DONT_SPLIT: u8 = 0x10;
+
+/// Codec numbers of the chunk header's format field (flags bits 5 to 7).
+pub(crate) const BLOSCLZ: u8 = 0;
+pub(crate) const LZ4: u8 = 1;
+pub(crate) const ZLIB: u8 = 3;
+pub(crate) const ZSTD: u8 = 4;
+const UDCODEC: u8 = 6;
+
+/// What a chunk holds as a whole, when it holds no blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Special {
+    /// Ordinary blocks.
+    None,
+    /// All zero bytes.
+    Zeros,
+    /// All NaN (float32 or float64, by the type size).
+    Nan,
+    /// One value (stored after the header) repeated.
+    Value,
+    /// Not initialised: read as zero bytes here.
+    Uninit,
+}
+
+/// A parsed chunk header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkHeader {
+    /// Format version.
+    pub version: u8,
+    /// The raw flags byte.
+    pub flags: u8,
+    /// Item size in bytes (for shuffle and the other filters).
+    pub typesize: usize,
+    /// Decoded size.
+    pub nbytes: usize,
+    /// Block size (after clamping to `nbytes`).
+    pub blocksize: usize,
+    /// Stored size, header included.
+    pub cbytes: usize,
+    /// The six filter slots, applied in increasing order when compressing.
+    pub filters: [u8; 6],
+    /// Each filter's meta byte.
+    pub filters_meta: [u8; 6],
+    /// The codec number (format field).
+    pub codec: u8,
+    /// The user-defined codec id (when `codec` is 6).
+    pub udcodec: u8,
+    /// The header's length: 16 or 32.
+    pub header_len: usize,
+    /// Whole-chunk special value.
+    pub special: Special,
+    /// Blosc2 flags byte (extended header only).
+    pub blosc2_flags: u8,
+    /// Secondary Blosc2 flags byte (extended header only).
+    pub blosc2_flags2: u8,
+}
+
+impl ChunkHeader {
+    /// Reads and checks the header at the start of `src`.
+    pub fn parse(src: &[u8]) -> Result<ChunkHeader, Error> {
+        let h = slice(src, 0, MIN_HEADER as u64, "chunk header")?;
+        let le = |at: usize| i32::from_le_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+        let (version, flags, typesize) = (h[0], h[2], usize::from(h[3]));
+        let (nbytes, blocksize, cbytes) = (le(4), le(8), le(12));
+        if typesize == 0 {
+            return Err(Error::malformed("typesize", 3, "zero"));
+        }
+        let nbytes = usize::try_from(nbytes)
+            .map_err(|_| Error::malformed("nbytes", 4, format!("negative ({nbytes})")))?;
+        if blocksize <= 0 {
+            return Err(Error::malformed(
+                "blocksize",
+                8,
+                format!("not positive ({blocksize})"),
+            ));
+        }
+        let cbytes_u = usize::try_from(cbytes).ok().filter(|&c| c >= MIN_HEADER);
+        let Some(cbytes) = cbytes_u else {
+            return Err(Error::malformed(
+                "cbytes",
+                12,
+                format!("{cbytes} is less than the header"),
+            ));
+        };
+        let extended = flags & FLAG_SHUFFLE != 0 && flags & FLAG_BITSHUFFLE != 0;
+        let mut hdr = ChunkHeader {
+            version,
+            flags,
+            typesize,
+            nbytes,
+            blocksize: blocksize as usize,
+            cbytes,
+            filters: [0; 6],
+            filters_meta: [0; 6],
+            codec: flags >> 5,
+            udcodec: 0,
+            header_len: MIN_HEADER,
+            special: Special::None,
+            blosc2_flags: 0,
+            blosc2_flags2: 0,
+        };
+        if extended {
+            if cbytes < EXTENDED_HEADER {
+                return Err(Error::malformed(
+                    "cbytes",
+                    12,
+                    format!("{cbytes} is less than the extended header"),
+                ));
+            }
+            let x = slice(src, 0, EXTENDED_HEADER as u64, "extended chunk header")?;
+            hdr.header_len = EXTENDED_HEADER;
+            hdr.filters.copy_from_slice(&x[16..22]);
+            hdr.udcodec = x[22];
+            hdr.filters_meta.copy_from_slice(&x[24..30]);
+            hdr.blosc2_flags2 = x[30];
+            hdr.blosc2_flags = x[31];
+            if version == 3 {
+                // the alpha format left the sixth slot uninitialised
+                hdr.filters[5] = 0;
+                hdr.filters_meta[5] = 0;
+            }
+            hdr.special = match (hdr.blosc2_flags >> 4) & 7 {
+                0 => Special::None,
+                1 => Special::Zeros,
+                2 => Special::Nan,
+                3 => Special::Value,
+                4 => Special::Uninit,
+                s => {
+                    return Err(Error::malformed(
+                        "special value kind",
+                        31,
+                        format!("reserved kind {s}"),
+                    ))
+                }
+            };
+        } else {
+            if flags & FLAG_SHUFFLE != 0 {
+                hdr.filters[5] = filters::SHUFFLE;
+            } else if flags & FLAG_BITSHUFFLE != 0 {
+                hdr.filters[5] = filters::BITSHUFFLE;
+            }
+            if flags & FLAG_DELTA != 0 {
+                hdr.filters[4] = filters::DELTA;
+            }
+        }
+        if hdr.blocksize > hdr.nbytes && hdr.nbytes > 0 {
+            hdr.blocksize = hdr.nbytes;
+        }
+        Ok(hdr)
+    }
+
+    /// Whether the blocks are stored as they are (no codec).
+    pub fn memcpyed(&self) -> bool {
+        self.flags & FLAG_MEMCPYED != 0
+    }
+
+    fn codec_name(&self) -> &'static str {
+        match self.codec {
+            BLOSCLZ => "blosclz",
+            LZ4 => "lz4",
+            ZLIB => "zlib",
+            ZSTD => "zstd",
+            _ => "user-defined",
+        }
+    }
+}
+
+/// Decodes the chunk at the start of `src` (which may go on past the chunk); `limit` bounds
+/// the decoded size the header may declare (the caller knows what to expect: a frame's chunk
+/// size, an ASDF block's data size).
+pub fn decode(src: &[u8], limit: usize) -> Result<Vec<u8>, Error> {
+    let hdr = ChunkHeader::parse(src)?;
+    let mut out = Vec::new();
+    decode_into(&hdr, src, limit, &mut out)?;
+    Ok(out)
+}
+
+/// As [`decode`], into `out` (cleared first), with the header already parsed.
+pub fn decode_into(
+    hdr: &ChunkHeader,
+    src: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    out.clear();
+    if hdr.nbytes > limit {
+        return Err(Error::TooLarge {
+            what: "chunk",
+            size: hdr.nbytes as u64,
+            limit: limit as u64,
+        });
+    }
+    let src = slice(src, 0, hdr.cbytes as u64, "chunk")?;
+    if hdr.blosc2_flags2 & 1 != 0 {
+        return Err(Error::Unsupported {
+            what: "variable-length blocks",
+            offset: 30,
+        });
+    }
+    if hdr.blosc2_flags & 0x08 != 0 && hdr.special == Special::None {
+        return Err(Error::Unsupported {
+            what: "lazy chunk",
+            offset: 31,
+        });
+    }
+    let ts = hdr.typesize;
+    match hdr.special {
+        Special::None => {}
+        Special::Zeros | Special::Uninit => {
+            out.resize(hdr.nbytes, 0);
+            return Ok(());
+        }
+        Special::Nan => {
+            let one: &[u8] = match ts {
+                4 => &[0, 0, 0xc0, 0x7f],
+                8 => &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+                _ => {
+                    return Err(Error::malformed(
+                        "typesize",
+                        3,
+                        format!("a NaN chunk needs 4 or 8, not {ts}"),
+                    ))
+                }
+            };
+            if hdr.nbytes % ts != 0 {
+                return Err(Error::malformed("nbytes", 4, "not a multiple of typesize"));
+            }
+            out.reserve_exact(hdr.nbytes);
+            for _ in 0..hdr.nbytes / ts {
+                out.extend_from_slice(one);
+            }
+            return Ok(());
+        }
+        Special::Value => {
+            let vs = hdr.cbytes - hdr.header_len;
+            if vs == 0 || hdr.nbytes % vs != 0 {
+                return Err(Error::malformed(
+                    "special value",
+                    hdr.header_len as u64,
+                    format!("{vs} bytes do not divide the {} decoded bytes", hdr.nbytes),
+                ));
+            }
+            let v = &src[hdr.header_len..];
+            out.reserve_exact(hdr.nbytes);
+            for _ in 0..hdr.nbytes / vs {
+                out.extend_from_slice(v);
+            }
+            return Ok(());
+        }
+    }
+    if hdr.memcpyed() {
+        if hdr.cbytes != hdr.nbytes + hdr.header_len {
+            return Err(Error::malformed(
+                "cbytes",
+                12,
+                format!(
+                    "a stored chunk of {} bytes must take {} bytes",
+                    hdr.nbytes,
+                    hdr.nbytes + hdr.header_len
+                ),
+            ));
+        }
+        out.extend_from_slice(&src[hdr.header_len..]);
+        return Ok(());
+    }
+    if hdr.nbytes == 0 {
+        return Ok(());
+    }
+    if hdr.blosc2_flags & 0x01 != 0 {
+        return Err(Error::Unsupported {
+            what: "dictionary compression",
+            offset: 31,
+        });
+    }
+    match hdr.codec {
+        BLOSCLZ | LZ4 | ZLIB | ZSTD => {}
+        UDCODEC => {
+            return Err(Error::UnsupportedCodec {
+                id: hdr.udcodec,
+                name: match hdr.udcodec {
+                    32 => "ndlz",
+                    33..=35 => "zfp",
+                    36 => "openhtj2k",
+                    37 => "grok",
+                    38 => "openzl",
+                    39 => "j2k",
+                    40 => "htj2k",
+                    _ => "user-defined",
+                },
+            })
+        }
+        c => {
+            return Err(Error::UnsupportedCodec {
+                id: c,
+                name: "reserved",
+            })
+        }
+    }
+    for &f in &hdr.filters {
+        if !matches!(
+            f,
+            filters::NOFILTER
+                | filters::SHUFFLE
+                | filters::BITSHUFFLE
+                | filters::DELTA
+                | filters::TRUNC_PREC
+                | filters::BYTEDELTA
+        ) {
+            return Err(Error::UnsupportedFilter {
+                id: f,
+                name: filters::filter_name(f),
+            });
+        }
+    }
+    let bs = hdr.blocksize;
+    let nblocks = hdr.nbytes.div_ceil(bs);
+    let leftover = hdr.nbytes % bs;
+    let starts = slice(
+        src,
+        hdr.header_len as u64,
+        nblocks as u64 * 4,
+        "block starts",
+    )?;
+    out.resize(hdr.nbytes, 0);
+    let mut block = Vec::with_capacity(bs);
+    let mut tmp = Vec::with_capacity(bs);
+    let dont_split = hdr.flags & FLAG_DONT_SPLIT != 0;
+    let mut dec = Decoder::default();
+    for j in 0..nblocks {
+        let last_partial = j == nblocks - 1 && leftover > 0;
+        let bsize = if last_partial { leftover } else { bs };
+        let at = hdr.header_len + 4 * j;
+        let start = i32::from_le_bytes([
+            starts[4 * j],
+            starts[4 * j + 1],
+            starts[4 * j + 2],
+            starts[4 * j + 3],
+        ]);
+        let mut pos = match usize::try_from(start) {
+            Ok(s) if s > 0 && s < hdr.cbytes => s,
+            _ => {
+                return Err(Error::malformed(
+                    "block start",
+                    at as u64,
+                    format!("{start} is outside the chunk of {} bytes", hdr.cbytes),
+                ))
+            }
+        };
+        let nstreams = if !dont_split && !last_partial { ts } else { 1 };
+        let neblock = bsize / nstreams;
+        if neblock == 0 || neblock * nstreams != bsize {
+            return Err(Error::malformed(
+                "blocksize",
+                8,
+                format!("block of {bsize} bytes cannot be split in {nstreams} streams"),
+            ));
+        }
+        block.clear();
+        block.resize(bsize, 0);
+        for s in 0..nstreams {
+            let dst = &mut block[s * neblock..(s + 1) * neblock];
+            let cs = slice(src, pos as u64, 4, "stream size")?;
+            let csize = i32::from_le_bytes([cs[0], cs[1], cs[2], cs[3]]);
+            let size_at = pos;
+            pos += 4;
+            if csize == 0 {
+                dst.fill(0);
+            } else if csize < 0 {
+                let token = slice(src, pos as u64, 1, "stream token")?[0];
+                pos += 1;
+                if token & 1 == 0 || csize < -255 {
+                    return Err(Error::malformed(
+                        "stream size",
+                        size_at as u64,
+                        format!("negative size {csize} with token {token:#x}"),
+                    ));
+                }
+                dst.fill((-csize) as u8);
+            } else {
+                let n = csize as usize;
+                let data = slice(src, pos as u64, n as u64, "compressed stream")?;
+                if n == neblock {
+                    dst.copy_from_slice(data);
+                } else {
+                    dec.run(hdr.codec, data, dst)
+                        .map_err(|detail| Error::Codec {
+                            block: j,
+                            codec: hdr.codec_name(),
+                            offset: pos as u64,
+                            detail,
+                        })?;
+                }
+                pos += n;
+            }
+        }
+        let (first, rest) = out.split_at_mut(j.min(1) * bs);
+        let dref = if j == 0 { None } else { Some(&first[..]) };
+        backward(
+            &hdr.filters,
+            &hdr.filters_meta,
+            ts,
+            hdr.version,
+            &mut block,
+            &mut tmp,
+            dref,
+        )?;
+        let offset = j * bs - first.len();
+        rest[offset..offset + bsize].copy_from_slice(&block);
+    }
+    Ok(())
+}
+
+/// The codecs' decoders, kept across streams.
+#[derive(Default)]
+struct Decoder {
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl Decoder {
+    /// Decodes `data` into exactly `dst`.
+    fn run(&mut self, codec: u8, data: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        let n = match codec {
+            BLOSCLZ => crate::blosclz::decompress(data, dst).ok_or("malformed blosclz stream")?,
+            LZ4 => lz4_flex::block::decompress_into(data, dst).map_err(|e| e.to_string())?,
+            ZLIB => {
+                let mut d = flate2::Decompress::new(true);
+                d.decompress(data, dst, flate2::FlushDecompress::Finish)
+                    .map_err(|e| e.to_string())?;
+                d.total_out() as usize
+            }
+            ZSTD => {
+                if self.zstd.is_none() {
+                    self.zstd = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
+                }
+                let z = self.zstd.as_mut().ok_or("no zstd decoder")?;
+                z.decompress_to_buffer(data, dst)
+                    .map_err(|e| e.to_string())?
+            }
+            _ => return Err("unknown codec".into()),
+        };
+        if n != dst.len() {
+            return Err(format!("{n} bytes decoded, {} expected", dst.len()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,539 @@
+//! Contiguous frames: a msgpack header (sizes, defaults, metalayers), the chunks, an offsets
+//! chunk (where each chunk starts, or a run of special values) and a msgpack trailer
+//! (variable-length metalayers).
+
+use crate::chunk::{self, ChunkHeader};
+use crate::error::{slice, Error};
+
+/// Smallest frame header (everything before the metalayers).
+const HEADER_MIN: usize = 87;
+/// The trailer's fixed end: `0xce` + trailer length (4) + `0xd8` + type + 16-byte fingerprint.
+const TRAILER_TAIL: usize = 23;
+/// Largest chunk size a frame may declare (C-Blosc2's limit: 2 GiB).
+const MAX_CHUNK: u64 = i32::MAX as u64;
+
+/// A msgpack value of a metalayer or variable-length metalayer, decoded.
+pub type Meta = rmpv::Value;
+
+/// A contiguous frame, borrowed from its bytes (a memory map works).
+#[derive(Debug)]
+pub struct Frame<'a> {
+    bytes: &'a [u8],
+    header_len: usize,
+    /// Decoded bytes in all chunks.
+    pub nbytes: u64,
+    /// Stored bytes of the chunks (without header, offsets and trailer).
+    pub cbytes: u64,
+    /// Item size.
+    pub typesize: usize,
+    /// Decoded size of each chunk (the last may be smaller); 0 when chunks vary.
+    pub chunksize: usize,
+    /// Number of chunks.
+    pub nchunks: usize,
+    offsets: Vec<i64>,
+    /// Fixed-size metalayers of the header: (name, raw msgpack content).
+    pub metalayers: Vec<(String, Vec<u8>)>,
+    /// Variable-length metalayers of the trailer: (name, decoded msgpack content).
+    pub vlmetalayers: Vec<(String, Vec<u8>)>,
+}
+
+fn be_u16(b: &[u8]) -> usize {
+    usize::from(u16::from_be_bytes([b[0], b[1]]))
+}
+fn be_i32(b: &[u8]) -> i32 {
+    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+fn be_i64(b: &[u8]) -> i64 {
+    i64::from_be_bytes(b[..8].try_into().unwrap_or([0; 8]))
+}
+
+fn expect(bytes: &[u8], at: usize, marker: u8, what: &'static str) -> Result<(), Error> {
+    let b = slice(bytes, at as u64, 1, what)?[0];
+    if b != marker {
+        return Err(Error::malformed(
+            what,
+            at as u64,
+            format!("msgpack marker {b:#04x}, expected {marker:#04x}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads a metalayer index (`0x93 0xcd idx 0xde n {fixstr: 0xd2 offset}...`) starting at `at`
+/// of `area` (offsets relative to `area`), then each `0xc6 len content` it points to.
+fn read_metalayers(area: &[u8], at: usize, base: u64) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let shift = |e: Error| e.shifted(base);
+    expect(area, at, 0x93, "metalayers").map_err(shift)?;
+    expect(area, at + 1, 0xcd, "metalayers index size").map_err(shift)?;
+    expect(area, at + 4, 0xde, "metalayers map").map_err(shift)?;
+    let n = be_u16(slice(area, at as u64 + 5, 2, "metalayers count").map_err(shift)?);
+    let mut pos = at + 7;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let m = slice(area, pos as u64, 1, "metalayer name").map_err(shift)?[0];
+        if m & 0xe0 != 0xa0 {
+            return Err(Error::malformed(
+                "metalayer name",
+                base + pos as u64,
+                format!("msgpack marker {m:#04x}, expected a fixstr"),
+            ));
+        }
+        let len = usize::from(m & 0x1f);
+        let name = slice(area, pos as u64 + 1, len as u64, "metalayer name").map_err(shift)?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        pos += 1 + len;
+        expect(area, pos, 0xd2, "metalayer offset").map_err(shift)?;
+        let off = be_i32(slice(area, pos as u64 + 1, 4, "metalayer offset").map_err(shift)?);
+        pos += 5;
+        let off = usize::try_from(off)
+            .map_err(|_| Error::malformed("metalayer offset", base + pos as u64 - 4, "negative"))?;
+        expect(area, off, 0xc6, "metalayer content").map_err(shift)?;
+        let clen = be_i32(slice(area, off as u64 + 1, 4, "metalayer content").map_err(shift)?);
+        let clen = u64::try_from(clen).map_err(|_| {
+            Error::malformed(
+                "metalayer content length",
+                base + off as u64 + 1,
+                "negative",
+            )
+        })?;
+        let content = slice(area, off as u64 + 5, clen, "metalayer content").map_err(shift)?;
+        out.push((name, content.to_vec()));
+    }
+    Ok(out)
+}
+
+impl<'a> Frame<'a> {
+    /// Parses the header, the offsets chunk and the trailer of the frame in `bytes`.
+    pub fn parse(bytes: &'a [u8]) -> Result<Frame<'a>, Error> {
+        let h = slice(bytes, 0, HEADER_MIN as u64, "frame header")?;
+        if h[0] & 0xf0 != 0x90 || h[1] != 0xa8 || &h[2..10] != b"b2frame\0" {
+            return Err(Error::malformed(
+                "magic",
+                0,
+                "not a Blosc2 frame (no b2frame)",
+            ));
+        }
+        expect(h, 10, 0xd2, "header length")?;
+        let header_len = be_i32(&h[11..15]);
+        expect(h, 15, 0xcf, "frame length")?;
+        let frame_len = u64::from_be_bytes(h[16..24].try_into().unwrap_or([0; 8]));
+        expect(h, 24, 0xa4, "flags")?;
+        let general = h[25];
+        let frame_type = h[26] & 0x0f;
+        expect(h, 29, 0xd3, "uncompressed size")?;
+        let nbytes = be_i64(&h[30..38]);
+        expect(h, 38, 0xd3, "compressed size")?;
+        let cbytes = be_i64(&h[39..47]);
+        expect(h, 47, 0xd2, "type size")?;
+        let typesize = be_i32(&h[48..52]);
+        expect(h, 57, 0xd2, "chunk size")?;
+        let chunksize = be_i32(&h[58..62]);
+        let len = bytes.len() as u64;
+        let header_len = usize::try_from(header_len)
+            .ok()
+            .filter(|&l| l >= HEADER_MIN && l as u64 <= len)
+            .ok_or_else(|| {
+                Error::malformed(
+                    "header length",
+                    11,
+                    format!("{header_len} outside {HEADER_MIN}..={len}"),
+                )
+            })?;
+        if frame_len != len {
+            return Err(Error::malformed(
+                "frame length",
+                16,
+                format!("header says {frame_len} bytes, the frame has {len}"),
+            ));
+        }
+        if frame_type != 0 {
+            return Err(Error::Unsupported {
+                what: "sparse frame header inside a contiguous file",
+                offset: 26,
+            });
+        }
+        if (general >> 4) & 3 != 1 {
+            return Err(Error::Unsupported {
+                what: "chunk offsets other than 64-bit",
+                offset: 25,
+            });
+        }
+        let nbytes = u64::try_from(nbytes)
+            .map_err(|_| Error::malformed("uncompressed size", 30, "negative"))?;
+        let cbytes = u64::try_from(cbytes)
+            .ok()
+            .filter(|&c| c <= len - header_len as u64)
+            .ok_or_else(|| Error::malformed("compressed size", 39, "outside the frame"))?;
+        let typesize = usize::try_from(typesize)
+            .ok()
+            .filter(|&t| t > 0)
+            .ok_or_else(|| Error::malformed("type size", 48, "not positive"))?;
+        let chunksize = usize::try_from(chunksize)
+            .ok()
+            .filter(|&c| c as u64 <= MAX_CHUNK)
+            .ok_or_else(|| Error::malformed("chunk size", 58, "negative"))?;
+        let metalayers = read_metalayers(&bytes[..header_len], HEADER_MIN, 0)?;
+
+        // the offsets chunk follows the data chunks
+        let mut offsets = Vec::new();
+        let off_at = header_len as u64 + cbytes;
+        if nbytes > 0 {
+            let off_src = &bytes[off_at as usize..];
+            let oh = ChunkHeader::parse(off_src).map_err(|e| e.shifted(off_at))?;
+            // at most one 8-byte offset per stored byte of the frame, and what the sizes say
+            let limit = usize::try_from(len.saturating_mul(8)).unwrap_or(usize::MAX);
+            let raw = chunk::decode(off_src, limit).map_err(|e| e.shifted(off_at))?;
+            if raw.len() % 8 != 0 {
+                return Err(Error::malformed(
+                    "offsets chunk",
+                    off_at,
+                    format!("{} bytes is not a whole number of offsets", raw.len()),
+                ));
+            }
+            let _ = oh;
+            offsets = raw
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect();
+        }
+        let nchunks = if chunksize > 0 {
+            usize::try_from(nbytes.div_ceil(chunksize as u64)).unwrap_or(usize::MAX)
+        } else {
+            offsets.len()
+        };
+        if nchunks > offsets.len() {
+            return Err(Error::malformed(
+                "offsets chunk",
+                off_at,
+                format!("{} offsets for {nchunks} chunks", offsets.len()),
+            ));
+        }
+        offsets.truncate(nchunks);
+
+        // trailer: its length sits 22 bytes before the end
+        let tail_at = len
+            .checked_sub(TRAILER_TAIL as u64)
+            .ok_or_else(|| Error::malformed("trailer", 0, "frame too short for a trailer"))?;
+        expect(bytes, tail_at as usize, 0xce, "trailer length")?;
+        let tlen = u64::from(u32::from_be_bytes(
+            slice(bytes, tail_at + 1, 4, "trailer length")?
+                .try_into()
+                .unwrap_or([0; 4]),
+        ));
+        let t_at = len
+            .checked_sub(tlen)
+            .filter(|&t| t >= header_len as u64 && tlen >= 25)
+            .ok_or_else(|| {
+                Error::malformed("trailer length", tail_at + 1, format!("{tlen} bytes"))
+            })?;
+        let trailer = &bytes[t_at as usize..];
+        // each variable-length metalayer's content is itself a Blosc2 chunk
+        let vlmetalayers = read_metalayers(trailer, 2, t_at)?
+            .into_iter()
+            .map(|(name, c)| {
+                let limit = c.len().saturating_mul(1024).max(1 << 20);
+                let raw = chunk::decode(&c, limit).map_err(|e| e.shifted(t_at))?;
+                Ok((name, raw))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(Frame {
+            bytes,
+            header_len,
+            nbytes,
+            cbytes,
+            typesize,
+            chunksize,
+            nchunks,
+            offsets,
+            metalayers,
+            vlmetalayers,
+        })
+    }
+
+    /// The decoded size of chunk `i`.
+    pub fn chunk_len(&self, i: usize) -> usize {
+        if self.chunksize == 0 {
+            return 0;
+        }
+        let start = i as u64 * self.chunksize as u64;
+        self.nbytes.saturating_sub(start).min(self.chunksize as u64) as usize
+    }
+
+    /// Decodes chunk `i` alone.
+    pub fn chunk(&self, i: usize) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.chunk_into(i, &mut out)?;
+        Ok(out)
+    }
+
+    /// Decodes chunk `i` into `out` (cleared first).
+    pub fn chunk_into(&self, i: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+        out.clear();
+        let Some(&off) = self.offsets.get(i) else {
+            return Err(Error::malformed(
+                "chunk index",
+                0,
+                format!("chunk {i} of {}", self.nchunks),
+            ));
+        };
+        let limit = if self.chunksize > 0 {
+            self.chunksize
+        } else {
+            MAX_CHUNK as usize
+        };
+        if off < 0 {
+            // a run of special values: bits 0-2 of the offset's top byte say which
+            let n = self.chunk_len(i);
+            match (off as u64 >> 56) & 7 {
+                1 | 4 => out.resize(n, 0),
+                2 => {
+                    let one: &[u8] = match self.typesize {
+                        4 => &[0, 0, 0xc0, 0x7f],
+                        8 => &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+                        t => {
+                            return Err(Error::malformed(
+                                "special chunk",
+                                0,
+                                format!("NaN run with type size {t}"),
+                            ))
+                        }
+                    };
+                    for _ in 0..n / one.len() {
+                        out.extend_from_slice(one);
+                    }
+                }
+                k => {
+                    return Err(Error::malformed(
+                        "chunk offset",
+                        0,
+                        format!("reserved special value kind {k} for chunk {i}"),
+                    ))
+                }
+            }
+            return Ok(());
+        }
+        let at = (self.header_len as u64).saturating_add(off as u64);
+        if at >= self.header_len as u64 + self.cbytes {
+            return Err(Error::malformed(
+                "chunk offset",
+                at,
+                format!("chunk {i} starts outside the chunks section"),
+            ));
+        }
+        let src = &self.bytes[at as usize..(self.header_len as u64 + self.cbytes) as usize];
+        let h = ChunkHeader::parse(src).map_err(|e| e.shifted(at))?;
+        chunk::decode_into(&h, src, limit, out).map_err(|e| e.shifted(at))?;
+        let want = self.chunk_len(i);
+        if self.chunksize > 0 && out.len() != want {
+            return Err(Error::malformed(
+                "chunk",
+                at,
+                format!("chunk {i} decodes to {} bytes, {want} expected", out.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// All chunks, decoded and concatenated.
+    pub fn decode_all(&self) -> Result<Vec<u8>, Error> {
+        let mut all = Vec::new();
+        let mut one = Vec::new();
+        for i in 0..self.nchunks {
+            self.chunk_into(i, &mut one)?;
+            all.extend_from_slice(&one);
+        }
+        Ok(all)
+    }
+
+    /// A metalayer's content, decoded from msgpack.
+    pub fn meta(&self, name: &str) -> Option<Result<Meta, Error>> {
+        self.metalayers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| decode_msgpack(c, "metalayer"))
+    }
+
+    /// The variable-length metalayers, decoded from msgpack.
+    pub fn vlmeta(&self) -> Result<Vec<(String, Meta)>, Error> {
+        self.vlmetalayers
+            .iter()
+            .map(|(n, c)| Ok((n.clone(), decode_msgpack(c, "vlmetalayer")?)))
+            .collect()
+    }
+
+    /// The frame's `b2nd` metalayer, if it has one: an n-dimensional array.
+    pub fn b2nd(&self) -> Option<Result<B2nd, Error>> {
+        self.meta("b2nd").map(|m| B2nd::from_meta(&m?))
+    }
+}
+
+fn decode_msgpack(bytes: &[u8], what: &'static str) -> Result<Meta, Error> {
+    let mut r = bytes;
+    let v = rmpv::decode::read_value_ref_with_max_depth(&mut r, 64)
+        .map_err(|e| Error::malformed(what, 0, format!("msgpack: {e}")))?;
+    Ok(v.to_owned())
+}
+
+/// The `b2nd` metalayer: shape, chunk and block shapes and the numpy datatype of an
+/// n-dimensional array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct B2nd {
+    /// The array's shape.
+    pub shape: Vec<u64>,
+    /// The shape of each chunk (chunks at the edges are padded to it).
+    pub chunkshape: Vec<u64>,
+    /// The shape of each block inside a chunk.
+    pub blockshape: Vec<u64>,
+    /// The numpy datatype string (`<f8`, `|S7`, `[('id', '<i4'), ('x', '<f8')]`).
+    pub dtype: String,
+}
+
+impl B2nd {
+    fn from_meta(m: &Meta) -> Result<B2nd, Error> {
+        let bad = |d: &str| Error::malformed("b2nd metalayer", 0, d.to_string());
+        let items = m.as_array().ok_or_else(|| bad("not a list"))?;
+        if items.len() < 7 {
+            return Err(bad("fewer than 7 items"));
+        }
+        let dims = |v: &Meta| -> Result<Vec<u64>, Error> {
+            v.as_array()
+                .ok_or_else(|| bad("a shape is not a list"))?
+                .iter()
+                .map(|d| {
+                    d.as_u64()
+                        .ok_or_else(|| bad("a dimension is not a whole number"))
+                })
+                .collect()
+        };
+        let ndim = items[1].as_u64().ok_or_else(|| bad("ndim"))? as usize;
+        let shape = dims(&items[2])?;
+        let chunkshape = dims(&items[3])?;
+        let blockshape = dims(&items[4])?;
+        if shape.len() != ndim || chunkshape.len() != ndim || blockshape.len() != ndim {
+            return Err(bad("shapes disagree with ndim"));
+        }
+        if items[5].as_u64() != Some(0) {
+            return Err(bad("dtype format other than numpy (0)"));
+        }
+        let dtype = items[6]
+            .as_str()
+            .ok_or_else(|| bad("dtype is not a string"))?
+            .to_string();
+        Ok(B2nd {
+            shape,
+            chunkshape,
+            blockshape,
+            dtype,
+        })
+    }
+}
+
+impl Frame<'_> {
+    /// The whole n-dimensional array of a `.b2nd` frame, in C order: each chunk is padded to
+    /// the chunk shape, and within it the blocks are in C order, each block in C order.
+    pub fn b2nd_array(&self, nd: &B2nd) -> Result<Vec<u8>, Error> {
+        let ndim = nd.shape.len();
+        let item = self.typesize;
+        let count = nd.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        let total = count
+            .and_then(|c| c.checked_mul(item as u64))
+            .filter(|&t| t <= self.nbytes.max(item as u64))
+            .ok_or_else(|| {
+                Error::malformed("b2nd metalayer", 0, "shape larger than the frame's data")
+            })? as usize;
+        let mut out = vec![0u8; total];
+        if total == 0 || ndim == 0 {
+            if ndim == 0 && total > 0 {
+                let c = self.chunk(0)?;
+                out.copy_from_slice(slice(&c, 0, total as u64, "0-d array")?);
+            }
+            return Ok(out);
+        }
+        if nd.chunkshape.contains(&0) || nd.blockshape.contains(&0) {
+            return Err(Error::malformed(
+                "b2nd metalayer",
+                0,
+                "a zero chunk or block dimension",
+            ));
+        }
+        // chunks per dimension, and blocks per chunk per dimension
+        let nchunks: Vec<u64> = (0..ndim)
+            .map(|d| nd.shape[d].div_ceil(nd.chunkshape[d]))
+            .collect();
+        let nblocks: Vec<u64> = (0..ndim)
+            .map(|d| nd.chunkshape[d].div_ceil(nd.blockshape[d]))
+            .collect();
+        let block_items: u64 = nd.blockshape.iter().product();
+        let chunk_items = nblocks.iter().product::<u64>() * block_items;
+        let mut buf = Vec::new();
+        let mut ci = vec![0u64; ndim];
+        for c in 0..self.nchunks {
+            self.chunk_into(c, &mut buf)?;
+            if (buf.len() as u64) < chunk_items * item as u64 {
+                return Err(Error::malformed(
+                    "b2nd chunk",
+                    0,
+                    format!(
+                        "chunk {c} holds {} bytes, its blocks need {}",
+                        buf.len(),
+                        chunk_items * item as u64
+                    ),
+                ));
+            }
+            // walk every block of this chunk, and every row (last dimension) of each block
+            let mut bi = vec![0u64; ndim];
+            for b in 0..nblocks.iter().product::<u64>() {
+                let base = b * block_items * item as u64;
+                let mut ei = vec![0u64; ndim];
+                let rows = block_items / nd.blockshape[ndim - 1];
+                for r in 0..rows {
+                    // global index of this row's first element
+                    let mut inside = true;
+                    let mut flat = 0u64;
+                    for d in 0..ndim {
+                        let g = ci[d] * nd.chunkshape[d] + bi[d] * nd.blockshape[d] + ei[d];
+                        let within_chunk = bi[d] * nd.blockshape[d] + ei[d] < nd.chunkshape[d];
+                        if g >= nd.shape[d] || !within_chunk {
+                            inside = false;
+                            break;
+                        }
+                        flat = flat * nd.shape[d] + g;
+                    }
+                    if inside {
+                        let d = ndim - 1;
+                        let g0 = ci[d] * nd.chunkshape[d] + bi[d] * nd.blockshape[d];
+                        let lim_chunk = nd.chunkshape[d] - bi[d] * nd.blockshape[d];
+                        let n = nd.blockshape[d].min(nd.shape[d] - g0).min(lim_chunk);
+                        let from = (base + r * nd.blockshape[d] * item as u64) as usize;
+                        let to = (flat * item as u64) as usize;
+                        let len = (n * item as u64) as usize;
+                        out[to..to + len].copy_from_slice(&buf[from..from + len]);
+                    }
+                    // next row: increment ei over dims 0..ndim-1 (last dim is the row)
+                    for d in (0..ndim - 1).rev() {
+                        ei[d] += 1;
+                        if ei[d] < nd.blockshape[d] {
+                            break;
+                        }
+                        ei[d] = 0;
+                    }
+                }
+                for d in (0..ndim).rev() {
+                    bi[d] += 1;
+                    if bi[d] < nblocks[d] {
+                        break;
+                    }
+                    bi[d] = 0;
+                }
+            }
+            for d in (0..ndim).rev() {
+                ci[d] += 1;
+                if ci[d] < nchunks[d] {
+                    break;
+                }
+                ci[d] = 0;
+            }
+        }
+        Ok(out)
+    }
+}

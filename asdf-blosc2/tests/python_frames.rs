@@ -1,0 +1,108 @@
+//! Every frame python-blosc2 wrote (tests/data/generate.py) decodes here to the bytes numpy
+//! held for it.
+
+use std::path::PathBuf;
+
+use asdf_blosc2::{Frame, Meta};
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/frames")
+}
+
+fn manifest() -> serde_json::Value {
+    let text = std::fs::read_to_string(data_dir().join("manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn to_json(m: &Meta) -> serde_json::Value {
+    match m {
+        Meta::Nil => serde_json::Value::Null,
+        Meta::Boolean(b) => (*b).into(),
+        Meta::Integer(i) => i
+            .as_i64()
+            .map_or_else(|| i.as_u64().unwrap().into(), Into::into),
+        Meta::F32(f) => f64::from(*f).into(),
+        Meta::F64(f) => (*f).into(),
+        Meta::String(s) => s.as_str().unwrap().into(),
+        Meta::Array(a) => a.iter().map(to_json).collect(),
+        Meta::Map(m) => m
+            .iter()
+            .map(|(k, v)| (k.as_str().unwrap().to_string(), to_json(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => panic!("unexpected msgpack value {other:?}"),
+    }
+}
+
+#[test]
+fn every_python_frame_decodes_to_numpys_bytes() {
+    let m = manifest();
+    let cases = m["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 69, "cases in the manifest");
+    let mut failures = Vec::new();
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let bytes = std::fs::read(data_dir().join(case["file"].as_str().unwrap())).unwrap();
+        let want = std::fs::read(data_dir().join(format!("{name}.bin"))).unwrap();
+        let got = (|| -> Result<Vec<u8>, asdf_blosc2::Error> {
+            let f = Frame::parse(&bytes)?;
+            assert_eq!(
+                f.typesize as u64,
+                case["itemsize"].as_u64().unwrap(),
+                "{name}"
+            );
+            match f.b2nd() {
+                Some(nd) => {
+                    let nd = nd?;
+                    let shape: Vec<u64> = case["shape"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|d| d.as_u64().unwrap())
+                        .collect();
+                    assert_eq!(nd.shape, shape, "{name}");
+                    if let Some(dt) = case["dtype"].as_str() {
+                        assert_eq!(nd.dtype, dt, "{name}");
+                    }
+                    let vl: serde_json::Map<_, _> = f
+                        .vlmeta()?
+                        .iter()
+                        .map(|(k, v)| (k.clone(), to_json(v)))
+                        .collect();
+                    assert_eq!(serde_json::Value::from(vl), case["vlmeta"], "{name}");
+                    for (k, v) in case["meta"].as_object().unwrap() {
+                        let got = f.meta(k).expect("metalayer present")?;
+                        assert_eq!(&to_json(&got), v, "{name} metalayer {k}");
+                    }
+                    f.b2nd_array(&nd)
+                }
+                None => f.decode_all(),
+            }
+        })();
+        match got {
+            Ok(g) if g == want => {}
+            Ok(g) => failures.push(format!(
+                "{name}: {} bytes, {} expected, first difference at {:?}",
+                g.len(),
+                want.len(),
+                g.iter().zip(&want).position(|(a, b)| a != b)
+            )),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn chunks_decode_one_at_a_time() {
+    let bytes = std::fs::read(data_dir().join("schunk_f8.b2frame")).unwrap();
+    let want = std::fs::read(data_dir().join("schunk_f8.bin")).unwrap();
+    let f = Frame::parse(&bytes).unwrap();
+    assert_eq!(f.nchunks, 5);
+    assert_eq!(f.chunksize, 8000);
+    for i in (0..f.nchunks).rev() {
+        let c = f.chunk(i).unwrap();
+        assert_eq!(c, want[i * 8000..(i * 8000 + 8000).min(want.len())]);
+    }
+    assert!(f.chunk(5).is_err());
+}
