@@ -9,6 +9,9 @@
   codecs target reads its input: one byte naming the codec (its index in
   Compression::ALL: zlib bzp2 lz4 zstd lz4f blsc), three bytes of decoded size (big-endian),
   the stored bytes.
+- blosc2: the Blosc2 fixtures (asdf-blosc2/tests/data/frames) of at most 16 KiB, as the
+  blosc2 target reads its input: a 0 byte and the frame, and a 1 byte and the frame from its
+  first chunk on (a chunk followed by the rest of the frame).
 """
 import hashlib
 import shutil
@@ -62,6 +65,12 @@ def main():
         for label, stored, size in blocks(data):
             if label in CODECS and len(stored) <= 20480 and size < 1 << 24:
                 put("codecs", bytes([CODECS.index(label)]) + size.to_bytes(3, "big") + stored)
+    for f in sorted((ROOT / "asdf-blosc2" / "tests" / "data" / "frames").glob("*.b2*")):
+        data = f.read_bytes()
+        if len(data) <= 16384:
+            put("blosc2", b"\0" + data)
+            header_len = struct.unpack(">i", data[11:15])[0]
+            put("blosc2", b"\1" + data[header_len:])
     for t in sorted(p.name for p in SEEDS.iterdir()):
         n = list((SEEDS / t).iterdir())
         print(f"{t}: {len(n)} seeds, {sum(p.stat().st_size for p in n)} bytes")

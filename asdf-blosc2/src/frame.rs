@@ -104,7 +104,16 @@ fn read_metalayers(area: &[u8], at: usize, base: u64) -> Result<Vec<(String, Vec
 
 impl<'a> Frame<'a> {
     /// Parses the header, the offsets chunk and the trailer of the frame in `bytes`.
+    ///
+    /// A frame may declare far more decoded bytes than it stores (runs of zeros take no
+    /// room); [`Frame::parse_limited`] refuses frames that declare more than a limit.
     pub fn parse(bytes: &'a [u8]) -> Result<Frame<'a>, Error> {
+        Frame::parse_limited(bytes, u64::MAX)
+    }
+
+    /// As [`Frame::parse`], refusing a frame that declares more than `max_nbytes` decoded
+    /// bytes in all.
+    pub fn parse_limited(bytes: &'a [u8], max_nbytes: u64) -> Result<Frame<'a>, Error> {
         let h = slice(bytes, 0, HEADER_MIN as u64, "frame header")?;
         if h[0] & 0xf0 != 0x90 || h[1] != 0xa8 || &h[2..10] != b"b2frame\0" {
             return Err(Error::malformed(
@@ -160,6 +169,13 @@ impl<'a> Frame<'a> {
         }
         let nbytes = u64::try_from(nbytes)
             .map_err(|_| Error::malformed("uncompressed size", 30, "negative"))?;
+        if nbytes > max_nbytes {
+            return Err(Error::TooLarge {
+                what: "frame",
+                size: nbytes,
+                limit: max_nbytes,
+            });
+        }
         let cbytes = u64::try_from(cbytes)
             .ok()
             .filter(|&c| c <= len - header_len as u64)
@@ -276,10 +292,11 @@ impl<'a> Frame<'a> {
                 format!("chunk {i} of {}", self.nchunks),
             ));
         };
+        // a chunk decodes to at most what the frame declares
         let limit = if self.chunksize > 0 {
-            self.chunksize
+            self.chunk_len(i)
         } else {
-            MAX_CHUNK as usize
+            usize::try_from(self.nbytes.min(MAX_CHUNK)).unwrap_or(usize::MAX)
         };
         if off < 0 {
             // a run of special values: bits 0-2 of the offset's top byte say which
@@ -463,8 +480,20 @@ impl Frame<'_> {
         let nblocks: Vec<u64> = (0..ndim)
             .map(|d| nd.chunkshape[d].div_ceil(nd.blockshape[d]))
             .collect();
-        let block_items: u64 = nd.blockshape.iter().product();
-        let chunk_items = nblocks.iter().product::<u64>() * block_items;
+        let too_big = || Error::malformed("b2nd metalayer", 0, "chunk or block shape too large");
+        let block_items = nd
+            .blockshape
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .ok_or_else(too_big)?;
+        let blocks_per_chunk = nblocks
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .ok_or_else(too_big)?;
+        let chunk_items = blocks_per_chunk
+            .checked_mul(block_items)
+            .filter(|c| c.checked_mul(item as u64).is_some())
+            .ok_or_else(too_big)?;
         let mut buf = Vec::new();
         let mut ci = vec![0u64; ndim];
         for c in 0..self.nchunks {
@@ -482,7 +511,7 @@ impl Frame<'_> {
             }
             // walk every block of this chunk, and every row (last dimension) of each block
             let mut bi = vec![0u64; ndim];
-            for b in 0..nblocks.iter().product::<u64>() {
+            for b in 0..blocks_per_chunk {
                 let base = b * block_items * item as u64;
                 let mut ei = vec![0u64; ndim];
                 let rows = block_items / nd.blockshape[ndim - 1];

@@ -1,0 +1,32 @@
+//! Fuzz target: Blosc2 frames and chunks. An even first byte reads the rest as a contiguous
+//! frame (every chunk, the metalayers, the .b2nd array); an odd one as one chunk. Declared
+//! sizes are capped at 64 MiB so that a frame of zero runs does not exhaust memory by design.
+//! Errors are fine; panics, aborts, hangs and huge allocations are bugs.
+#![no_main]
+
+use asdf_blosc2::{chunk, Frame};
+use libfuzzer_sys::fuzz_target;
+
+const LIMIT: usize = 64 << 20;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    if pick % 2 == 1 {
+        if let Ok(out) = chunk::decode(rest, LIMIT) {
+            assert!(out.len() <= LIMIT);
+        }
+        return;
+    }
+    let Ok(f) = Frame::parse_limited(rest, LIMIT as u64) else {
+        return;
+    };
+    for i in 0..f.nchunks {
+        let _ = f.chunk(i);
+    }
+    let _ = f.vlmeta();
+    if let Some(Ok(nd)) = f.b2nd() {
+        let _ = f.b2nd_array(&nd);
+    }
+});
