@@ -1,7 +1,7 @@
 //! What can go wrong reading Blosc2 chunks and frames.
 
-/// A Blosc2 chunk or frame that cannot be read. Offsets are bytes from the start of the
-/// chunk (for [`Error::Chunk`]) or of the frame.
+/// A Blosc2 chunk or frame that cannot be read or written. Offsets are bytes from the start
+/// of the frame, or of the chunk when a chunk is read on its own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

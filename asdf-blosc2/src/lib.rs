@@ -11,9 +11,11 @@
 
 mod blosclz;
 pub mod chunk;
+pub mod encode;
 mod error;
 mod filters;
 pub mod frame;
 
+pub use encode::{b2nd_frame, encode_chunk, CParams, Codec, Filter, FrameWriter};
 pub use error::Error;
 pub use frame::{B2nd, Frame, Meta};

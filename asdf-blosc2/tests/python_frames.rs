@@ -106,3 +106,59 @@ fn chunks_decode_one_at_a_time() {
     }
     assert!(f.chunk(5).is_err());
 }
+
+/// Every fixture array written again here (codecs and filters in turn) reads back equal
+/// here; with `ASDF_WRITE_OUT=DIR` the frames are left in `DIR/blosc2-frames/` with the
+/// expected bytes, for `asdf-blosc2/tests/check_written.py` (python-blosc2 reads them).
+#[test]
+fn frames_written_here_read_back_and_are_left_for_python() {
+    use asdf_blosc2::{b2nd_frame, CParams, Codec, Filter};
+    let out = std::env::var_os("ASDF_WRITE_OUT").map(|d| PathBuf::from(d).join("blosc2-frames"));
+    if let Some(o) = &out {
+        std::fs::create_dir_all(o).unwrap();
+    }
+    let settings = [
+        (Codec::Zstd, Filter::Shuffle),
+        (Codec::Lz4, Filter::BitShuffle),
+        (Codec::Zlib, Filter::None),
+        (Codec::Zstd, Filter::BitShuffle),
+        (Codec::Lz4, Filter::Shuffle),
+    ];
+    let mut n = 0;
+    for (k, case) in manifest()["cases"].as_array().unwrap().iter().enumerate() {
+        let file = case["file"].as_str().unwrap();
+        if !file.ends_with(".b2nd") {
+            continue;
+        }
+        let name = case["name"].as_str().unwrap();
+        let bytes = std::fs::read(data_dir().join(file)).unwrap();
+        let f = Frame::parse(&bytes).unwrap();
+        let nd = f.b2nd().unwrap().unwrap();
+        let data = f.b2nd_array(&nd).unwrap();
+        let vl: Vec<(String, Vec<u8>)> = f.vlmetalayers.clone();
+        let (codec, filter) = settings[k % settings.len()];
+        let p = CParams {
+            codec,
+            level: 5,
+            filter,
+            typesize: f.typesize,
+            blocksize: 0,
+        };
+        let written = b2nd_frame(&nd, &data, &p, &vl).unwrap();
+        let g = Frame::parse(&written).unwrap();
+        let nd2 = g.b2nd().unwrap().unwrap();
+        assert_eq!(nd2, nd, "{name}");
+        assert_eq!(
+            g.b2nd_array(&nd2).unwrap(),
+            data,
+            "{name} ({codec:?}, {filter:?})"
+        );
+        assert_eq!(g.vlmetalayers, vl, "{name}");
+        if let Some(o) = &out {
+            std::fs::write(o.join(format!("{name}.b2nd")), &written).unwrap();
+            std::fs::write(o.join(format!("{name}.bin")), &data).unwrap();
+        }
+        n += 1;
+    }
+    assert_eq!(n, 64, "arrays written");
+}

@@ -1,0 +1,570 @@
+//! Writing Blosc2: chunks (extended header, one stream per block) and contiguous frames, in
+//! the layout C-Blosc2 reads.
+
+use crate::chunk::{EXTENDED_HEADER, LZ4, ZLIB, ZSTD};
+use crate::error::Error;
+use crate::filters;
+use crate::frame::B2nd;
+
+/// A codec to compress with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Codec {
+    /// LZ4 (fast).
+    Lz4,
+    /// zlib (deflate with the zlib wrapper).
+    Zlib,
+    /// Zstandard (python-blosc2's default).
+    Zstd,
+}
+
+impl Codec {
+    /// The chunk header's format number, and python-blosc2's codec number (the frame's).
+    fn numbers(self) -> (u8, u8) {
+        match self {
+            Codec::Lz4 => (LZ4, 1),
+            Codec::Zlib => (ZLIB, 4),
+            Codec::Zstd => (ZSTD, 5),
+        }
+    }
+}
+
+/// The filter applied before the codec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Filter {
+    /// None.
+    None,
+    /// Byte shuffle (python-blosc2's default).
+    Shuffle,
+    /// Bit shuffle.
+    BitShuffle,
+}
+
+/// How to compress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CParams {
+    /// The codec.
+    pub codec: Codec,
+    /// Its level (zstd 1-22, zlib 1-9; lz4 ignores it).
+    pub level: i32,
+    /// The filter.
+    pub filter: Filter,
+    /// Item size in bytes (what shuffle regroups by).
+    pub typesize: usize,
+    /// Bytes per block; 0 picks one (256 KiB, in whole items).
+    pub blocksize: usize,
+}
+
+impl Default for CParams {
+    /// python-blosc2's defaults: zstd level 5 with shuffle, 8-byte items.
+    fn default() -> Self {
+        CParams {
+            codec: Codec::Zstd,
+            level: 5,
+            filter: Filter::Shuffle,
+            typesize: 8,
+            blocksize: 0,
+        }
+    }
+}
+
+const DEFAULT_BLOCK: usize = 256 << 10;
+
+fn shuffle(ts: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / ts;
+    for (i, item) in src[..n * ts].chunks_exact(ts).enumerate() {
+        for (j, &b) in item.iter().enumerate() {
+            dst[j * n + i] = b;
+        }
+    }
+    dst[n * ts..].copy_from_slice(&src[n * ts..]);
+}
+
+fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) {
+    let mut n = src.len() / ts;
+    n -= n % 8;
+    let row = n / 8;
+    let body = n * ts;
+    dst[..body].fill(0);
+    for e in 0..n {
+        for j in 0..ts {
+            let byte = src[e * ts + j];
+            if byte == 0 {
+                continue;
+            }
+            for k in 0..8 {
+                if byte >> k & 1 != 0 {
+                    dst[(j * 8 + k) * row + e / 8] |= 1 << (e % 8);
+                }
+            }
+        }
+    }
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+fn compress(codec: Codec, level: i32, data: &[u8]) -> Result<Vec<u8>, Error> {
+    let fail = |e: &dyn std::fmt::Display| Error::Codec {
+        block: 0,
+        codec: "encoder",
+        offset: 0,
+        detail: e.to_string(),
+    };
+    Ok(match codec {
+        Codec::Lz4 => lz4_flex::block::compress(data),
+        Codec::Zlib => {
+            use std::io::Write;
+            let lvl = flate2::Compression::new(level.clamp(0, 9) as u32);
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), lvl);
+            e.write_all(data).map_err(|e| fail(&e))?;
+            e.finish().map_err(|e| fail(&e))?
+        }
+        Codec::Zstd => zstd::bulk::compress(data, level).map_err(|e| fail(&e))?,
+    })
+}
+
+/// Compresses `data` into one Blosc2 chunk (at most 2 GiB of input).
+pub fn encode_chunk(data: &[u8], p: &CParams) -> Result<Vec<u8>, Error> {
+    let too_big = || Error::TooLarge {
+        what: "chunk",
+        size: data.len() as u64,
+        limit: (i32::MAX as usize - EXTENDED_HEADER) as u64,
+    };
+    if data.len() > i32::MAX as usize - EXTENDED_HEADER {
+        return Err(too_big());
+    }
+    let ts = p.typesize.clamp(1, 255);
+    let nbytes = data.len();
+    let (format, _) = p.codec.numbers();
+    let mut header = [0u8; EXTENDED_HEADER];
+    header[0] = 5; // chunk format version
+    header[1] = 1; // codec format version
+    header[3] = ts as u8;
+    header[4..8].copy_from_slice(&(nbytes as i32).to_le_bytes());
+    let filter_id = match p.filter {
+        Filter::None => filters::NOFILTER,
+        Filter::Shuffle => filters::SHUFFLE,
+        Filter::BitShuffle => filters::BITSHUFFLE,
+    };
+    header[16 + 5] = filter_id;
+    header[22] = 0; // user-defined codec
+                    // extended header (shuffle and bitshuffle bits both set), blocks never split
+    let flags_base = 0x01 | 0x04 | 0x10;
+    let mut blocksize = if p.blocksize == 0 {
+        DEFAULT_BLOCK
+    } else {
+        p.blocksize
+    };
+    blocksize = (blocksize / ts).max(1) * ts;
+    blocksize = blocksize.min(nbytes.max(1));
+    header[8..12].copy_from_slice(&(blocksize as i32).to_le_bytes());
+    // all zeros: a special chunk with no data
+    if data.iter().all(|&b| b == 0) {
+        header[2] = flags_base | (format << 5);
+        header[31] = 1 << 4;
+        header[12..16].copy_from_slice(&(EXTENDED_HEADER as i32).to_le_bytes());
+        return Ok(header.to_vec());
+    }
+    let nblocks = nbytes.div_ceil(blocksize);
+    let mut out = header.to_vec();
+    out.resize(EXTENDED_HEADER + 4 * nblocks, 0);
+    let mut buf = vec![0u8; blocksize];
+    for (j, block) in data.chunks(blocksize).enumerate() {
+        let start = out.len();
+        out[EXTENDED_HEADER + 4 * j..EXTENDED_HEADER + 4 * j + 4]
+            .copy_from_slice(&(start as i32).to_le_bytes());
+        let b = &mut buf[..block.len()];
+        match p.filter {
+            Filter::None => b.copy_from_slice(block),
+            Filter::Shuffle => shuffle(ts, block, b),
+            Filter::BitShuffle => bitshuffle(ts, block, b),
+        }
+        if b.iter().all(|&x| x == 0) {
+            out.extend_from_slice(&0i32.to_le_bytes());
+            continue;
+        }
+        let c = compress(p.codec, p.level, b)?;
+        if c.len() < b.len() {
+            out.extend_from_slice(&(c.len() as i32).to_le_bytes());
+            out.extend_from_slice(&c);
+        } else {
+            out.extend_from_slice(&(b.len() as i32).to_le_bytes());
+            out.extend_from_slice(b);
+        }
+        if out.len() >= nbytes + EXTENDED_HEADER {
+            break;
+        }
+    }
+    if out.len() >= nbytes + EXTENDED_HEADER {
+        // no gain: store the data as it is (memcpyed)
+        header[2] = flags_base | 0x02 | (format << 5);
+        header[12..16].copy_from_slice(&((nbytes + EXTENDED_HEADER) as i32).to_le_bytes());
+        let mut out = header.to_vec();
+        out.extend_from_slice(data);
+        return Ok(out);
+    }
+    let cbytes = out.len();
+    out[2] = flags_base | (format << 5);
+    out[12..16].copy_from_slice(&(cbytes as i32).to_le_bytes());
+    Ok(out)
+}
+
+/// A contiguous frame to write: chunks of `chunksize` decoded bytes each (the last may be
+/// shorter), with metalayers.
+#[derive(Clone, Debug, Default)]
+pub struct FrameWriter {
+    chunks: Vec<Vec<u8>>,
+    nbytes: u64,
+    params: Option<CParams>,
+    chunksize: usize,
+    /// Fixed metalayers: (name of at most 31 bytes, msgpack content).
+    pub metalayers: Vec<(String, Vec<u8>)>,
+    /// Variable-length metalayers: (name, msgpack content; stored as a chunk).
+    pub vlmetalayers: Vec<(String, Vec<u8>)>,
+}
+
+impl FrameWriter {
+    /// An empty frame whose chunks hold `chunksize` bytes each, compressed with `p`.
+    pub fn new(chunksize: usize, p: CParams) -> Self {
+        FrameWriter {
+            chunksize,
+            params: Some(p),
+            ..Default::default()
+        }
+    }
+
+    /// Appends one chunk of `data` (at most `chunksize` bytes; only the last may be shorter).
+    pub fn append(&mut self, data: &[u8]) -> Result<(), Error> {
+        let p = self.params.unwrap_or_default();
+        if data.len() > self.chunksize
+            || (self.nbytes % self.chunksize.max(1) as u64 != 0 && !self.chunks.is_empty())
+        {
+            return Err(Error::malformed(
+                "chunk",
+                self.nbytes,
+                format!(
+                    "{} bytes after a short chunk or above the chunk size {}",
+                    data.len(),
+                    self.chunksize
+                ),
+            ));
+        }
+        self.chunks.push(encode_chunk(data, &p)?);
+        self.nbytes += data.len() as u64;
+        Ok(())
+    }
+
+    /// The frame's bytes.
+    pub fn finish(&self) -> Result<Vec<u8>, Error> {
+        let p = self.params.unwrap_or_default();
+        let (_, compcode) = p.codec.numbers();
+        let mut h = Vec::with_capacity(256);
+        h.push(0x9e);
+        h.push(0xa8);
+        h.extend_from_slice(b"b2frame\0");
+        h.push(0xd2);
+        h.extend_from_slice(&[0; 4]); // header length, below
+        h.push(0xcf);
+        h.extend_from_slice(&[0; 8]); // frame length, below
+        h.push(0xa4);
+        h.push(2 | 0x10); // frame format 2, 64-bit offsets
+        h.push(0); // contiguous
+        h.push(compcode | ((p.level.clamp(0, 9) as u8) << 4));
+        h.push(0); // split mode: always (each chunk says its own)
+                   // chunks of zeros are not stored: their offset says so (as C-Blosc2 writes them)
+        let is_zeros = |c: &Vec<u8>| c.len() == EXTENDED_HEADER && (c[31] >> 4) & 7 == 1;
+        let cbytes: u64 = self
+            .chunks
+            .iter()
+            .filter(|c| !is_zeros(c))
+            .map(|c| c.len() as u64)
+            .sum();
+        h.push(0xd3);
+        h.extend_from_slice(&(self.nbytes as i64).to_be_bytes());
+        h.push(0xd3);
+        h.extend_from_slice(&(cbytes as i64).to_be_bytes());
+        h.push(0xd2);
+        h.extend_from_slice(&(p.typesize as i32).to_be_bytes());
+        h.push(0xd2);
+        // the block size of the chunks (readers use it for chunks the offsets make up)
+        let bs = if p.blocksize == 0 {
+            DEFAULT_BLOCK.min(self.chunksize)
+        } else {
+            p.blocksize
+        };
+        h.extend_from_slice(&i32::try_from(bs).unwrap_or(0).to_be_bytes());
+        h.push(0xd2);
+        h.extend_from_slice(&(self.chunksize as i32).to_be_bytes());
+        h.push(0xd1);
+        h.extend_from_slice(&1i16.to_be_bytes());
+        h.push(0xd1);
+        h.extend_from_slice(&1i16.to_be_bytes());
+        h.push(if self.vlmetalayers.is_empty() {
+            0xc2
+        } else {
+            0xc3
+        });
+        h.push(0xd8);
+        h.push(6); // filter slots
+        let mut fl = [0u8; 6];
+        fl[5] = match p.filter {
+            Filter::None => filters::NOFILTER,
+            Filter::Shuffle => filters::SHUFFLE,
+            Filter::BitShuffle => filters::BITSHUFFLE,
+        };
+        h.extend_from_slice(&fl);
+        h.push(compcode); // codec (as C-Blosc2 writes it)
+        h.push(0); // codec meta
+        h.extend_from_slice(&[0; 6]); // filters meta
+        h.push(0); // other flags 2
+        h.push(0); // reserved
+        debug_assert_eq!(h.len(), 87);
+        write_metalayers(&mut h, &self.metalayers, 87)?;
+        let header_len = h.len();
+        h[11..15].copy_from_slice(&(header_len as i32).to_be_bytes());
+        // chunks, then the offsets chunk
+        let mut offsets = Vec::with_capacity(self.chunks.len() * 8);
+        let mut at = 0u64;
+        for c in &self.chunks {
+            if is_zeros(c) {
+                offsets.extend_from_slice(&(1u64 << 63 | 1u64 << 56).to_le_bytes());
+            } else {
+                offsets.extend_from_slice(&(at as i64).to_le_bytes());
+                at += c.len() as u64;
+            }
+        }
+        for c in self.chunks.iter().filter(|c| !is_zeros(c)) {
+            h.extend_from_slice(c);
+        }
+        if !self.chunks.is_empty() {
+            let op = CParams {
+                codec: Codec::Zstd,
+                level: 5,
+                filter: Filter::Shuffle,
+                typesize: 8,
+                blocksize: 0,
+            };
+            h.extend_from_slice(&encode_chunk(&offsets, &op)?);
+        }
+        // trailer
+        let mut t = vec![0x94, 1];
+        let vl = self
+            .vlmetalayers
+            .iter()
+            .map(|(n, c)| {
+                let p = CParams {
+                    codec: Codec::Zstd,
+                    level: 5,
+                    filter: Filter::None,
+                    typesize: 1,
+                    blocksize: 0,
+                };
+                Ok((n.clone(), encode_chunk(c, &p)?))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        write_metalayers(&mut t, &vl, 2)?;
+        let tlen = t.len() + 23;
+        t.push(0xce);
+        t.extend_from_slice(&(tlen as u32).to_be_bytes());
+        t.push(0xd8);
+        t.push(0);
+        t.extend_from_slice(&[0; 16]);
+        h.extend_from_slice(&t);
+        let len = h.len() as u64;
+        h[16..24].copy_from_slice(&len.to_be_bytes());
+        Ok(h)
+    }
+}
+
+/// `0x93 0xcd size 0xde n {name: 0xd2 offset} 0xdc n {0xc6 len content}`, offsets from the
+/// start of `out`; `size` counts from the `0x93` (header) or the `0xcd` (trailer) as C does.
+fn write_metalayers(
+    out: &mut Vec<u8>,
+    layers: &[(String, Vec<u8>)],
+    start: usize,
+) -> Result<(), Error> {
+    if layers.len() > 16 {
+        return Err(Error::malformed("metalayers", 0, "more than 16"));
+    }
+    out.push(0x93);
+    out.push(0xcd);
+    let size_at = out.len();
+    out.extend_from_slice(&[0, 0]);
+    out.push(0xde);
+    out.extend_from_slice(&(layers.len() as u16).to_be_bytes());
+    let mut slots = Vec::new();
+    for (name, _) in layers {
+        if name.len() > 31 {
+            return Err(Error::malformed(
+                "metalayer name",
+                0,
+                format!("{name:?} is longer than 31 bytes"),
+            ));
+        }
+        out.push(0xa0 + name.len() as u8);
+        out.extend_from_slice(name.as_bytes());
+        out.push(0xd2);
+        slots.push(out.len());
+        out.extend_from_slice(&[0; 4]);
+    }
+    let from = if start == 2 { size_at - 1 } else { start };
+    let size = (out.len() - from) as u16;
+    out[size_at..size_at + 2].copy_from_slice(&size.to_be_bytes());
+    out.push(0xdc);
+    out.extend_from_slice(&(layers.len() as u16).to_be_bytes());
+    for ((_, content), slot) in layers.iter().zip(slots) {
+        let at = out.len() as i32;
+        out[slot..slot + 4].copy_from_slice(&at.to_be_bytes());
+        out.push(0xc6);
+        out.extend_from_slice(&(content.len() as u32).to_be_bytes());
+        out.extend_from_slice(content);
+    }
+    Ok(())
+}
+
+impl B2nd {
+    /// The `b2nd` metalayer's msgpack content, in the fixed layout C-Blosc2 writes and reads.
+    pub fn to_meta(&self) -> Result<Vec<u8>, Error> {
+        let ndim = self.shape.len();
+        if ndim > 15 || self.chunkshape.len() != ndim || self.blockshape.len() != ndim {
+            return Err(Error::malformed(
+                "b2nd metalayer",
+                0,
+                "at most 15 dimensions, with one chunk and block size each",
+            ));
+        }
+        let i32_of = |d: u64| {
+            i32::try_from(d).map_err(|_| {
+                Error::malformed("b2nd metalayer", 0, "chunk or block dimension too large")
+            })
+        };
+        let mut m = vec![0x97, 0, ndim as u8, 0x90 + ndim as u8];
+        for &d in &self.shape {
+            m.push(0xd3);
+            m.extend_from_slice(&(d as i64).to_be_bytes());
+        }
+        for dims in [&self.chunkshape, &self.blockshape] {
+            m.push(0x90 + ndim as u8);
+            for &d in dims.iter() {
+                m.push(0xd2);
+                m.extend_from_slice(&i32_of(d)?.to_be_bytes());
+            }
+        }
+        m.push(0);
+        m.push(0xdb);
+        m.extend_from_slice(&(self.dtype.len() as u32).to_be_bytes());
+        m.extend_from_slice(self.dtype.as_bytes());
+        Ok(m)
+    }
+}
+
+/// Writes the C-order array `data` (items of `p.typesize` bytes) as a `.b2nd` frame with the
+/// chunk and block shapes of `nd`: each chunk padded to the chunk shape, its blocks in C
+/// order, each padded to the block shape. `vlmeta` become variable-length metalayers.
+pub fn b2nd_frame(
+    nd: &B2nd,
+    data: &[u8],
+    p: &CParams,
+    vlmeta: &[(String, Vec<u8>)],
+) -> Result<Vec<u8>, Error> {
+    let ndim = nd.shape.len();
+    let item = p.typesize.max(1);
+    let count: u64 = nd.shape.iter().product();
+    if count * item as u64 != data.len() as u64 {
+        return Err(Error::malformed(
+            "array",
+            0,
+            format!("{} bytes for {count} items of {item} bytes", data.len()),
+        ));
+    }
+    if count > 0 && (nd.chunkshape.contains(&0) || nd.blockshape.contains(&0)) {
+        return Err(Error::malformed(
+            "b2nd metalayer",
+            0,
+            "a zero chunk or block dimension",
+        ));
+    }
+    let nblocks: Vec<u64> = (0..ndim)
+        .map(|d| nd.chunkshape[d].div_ceil(nd.blockshape[d].max(1)))
+        .collect();
+    let block_items: u64 = nd.blockshape.iter().product();
+    let blocks_per_chunk: u64 = nblocks.iter().product();
+    let chunk_bytes = usize::try_from(blocks_per_chunk * block_items * item as u64)
+        .ok()
+        .filter(|&c| c <= i32::MAX as usize - EXTENDED_HEADER)
+        .ok_or_else(|| Error::malformed("b2nd metalayer", 0, "chunks larger than 2 GiB"))?;
+    let mut params = *p;
+    params.blocksize = usize::try_from(block_items * item as u64).unwrap_or(0);
+    let mut w = FrameWriter::new(chunk_bytes.max(item), params);
+    w.metalayers.push(("b2nd".into(), nd.to_meta()?));
+    w.vlmetalayers = vlmeta.to_vec();
+    if ndim == 0 {
+        w.append(data)?;
+        return w.finish();
+    }
+    if count == 0 {
+        return w.finish();
+    }
+    let nchunks: Vec<u64> = (0..ndim)
+        .map(|d| nd.shape[d].div_ceil(nd.chunkshape[d]))
+        .collect();
+    let mut buf = vec![0u8; chunk_bytes];
+    let mut ci = vec![0u64; ndim];
+    let last = ndim - 1;
+    for _ in 0..nchunks.iter().product::<u64>() {
+        buf.fill(0);
+        let mut bi = vec![0u64; ndim];
+        for b in 0..blocks_per_chunk {
+            let base = b * block_items * item as u64;
+            let rows = block_items / nd.blockshape[last];
+            let mut ei = vec![0u64; ndim];
+            for r in 0..rows {
+                let mut inside = true;
+                let mut flat = 0u64;
+                for d in 0..ndim {
+                    let inner = bi[d] * nd.blockshape[d] + ei[d];
+                    let g = ci[d] * nd.chunkshape[d] + inner;
+                    if g >= nd.shape[d] || inner >= nd.chunkshape[d] {
+                        inside = false;
+                        break;
+                    }
+                    flat = flat * nd.shape[d] + g;
+                }
+                if inside {
+                    let inner0 = bi[last] * nd.blockshape[last];
+                    let g0 = ci[last] * nd.chunkshape[last] + inner0;
+                    let n = nd.blockshape[last]
+                        .min(nd.shape[last] - g0)
+                        .min(nd.chunkshape[last] - inner0);
+                    let to = (base + r * nd.blockshape[last] * item as u64) as usize;
+                    let from = (flat * item as u64) as usize;
+                    let len = (n * item as u64) as usize;
+                    buf[to..to + len].copy_from_slice(&data[from..from + len]);
+                }
+                for d in (0..last).rev() {
+                    ei[d] += 1;
+                    if ei[d] < nd.blockshape[d] {
+                        break;
+                    }
+                    ei[d] = 0;
+                }
+            }
+            for d in (0..ndim).rev() {
+                bi[d] += 1;
+                if bi[d] < nblocks[d] {
+                    break;
+                }
+                bi[d] = 0;
+            }
+        }
+        w.append(&buf)?;
+        for d in (0..ndim).rev() {
+            ci[d] += 1;
+            if ci[d] < nchunks[d] {
+                break;
+            }
+            ci[d] = 0;
+        }
+    }
+    w.finish()
+}
