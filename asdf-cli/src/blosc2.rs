@@ -143,16 +143,221 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
     ))
 }
 
-/// `y.asdf` → `z.b2nd`/`z.b2frame`: the array at `array` (a JSON pointer into the tree).
+/// The JSON pointers of every ndarray in `node`.
+fn ndarrays(node: &Node, path: &mut String, out: &mut Vec<String>) {
+    if node.is_ndarray() {
+        out.push(if path.is_empty() {
+            "/".into()
+        } else {
+            path.clone()
+        });
+        return;
+    }
+    match node.value() {
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                let len = path.len();
+                path.push('/');
+                let key = k.as_str().map(str::to_string).unwrap_or_else(|| "?".into());
+                path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                ndarrays(v, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Seq(items) => {
+            for (i, v) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("/{i}"));
+                ndarrays(v, path, out);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// YAML node → msgpack value (for metalayers going back to Blosc2).
+fn node_meta(n: &Node) -> Meta {
+    match n.value() {
+        Value::Null => Meta::Nil,
+        Value::Bool(b) => Meta::Boolean(*b),
+        Value::Int(Integer::Small(i)) => match (i64::try_from(*i), u64::try_from(*i)) {
+            (Ok(v), _) => Meta::from(v),
+            (_, Ok(v)) => Meta::from(v),
+            _ => Meta::from(i.to_string()),
+        },
+        Value::Int(i) => Meta::from(i.to_string()),
+        Value::Float(f) => Meta::F64(*f),
+        Value::Str(s) => Meta::from(s.as_str()),
+        Value::Binary(b) => Meta::Binary(b.clone()),
+        Value::Seq(items) => Meta::Array(items.iter().map(node_meta).collect()),
+        Value::Map(entries) => Meta::Map(
+            entries
+                .iter()
+                .map(|(k, v)| (node_meta(k), node_meta(v)))
+                .collect(),
+        ),
+        Value::Timestamp(t) => Meta::from(t.text.as_str()),
+        Value::Recursive(name) => Meta::from(format!("*{name}")),
+    }
+}
+
+fn msgpack(m: &Meta) -> Vec<u8> {
+    let mut out = Vec::new();
+    // writing into a Vec cannot fail
+    let _ = rmpv::encode::write_value(&mut out, m);
+    out
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it, synced, then renamed.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.unwrap_or_else(|| "out".into()),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `y.asdf` → `z.b2nd`/`z.b2frame`: the array at `array` (a JSON pointer into the tree;
+/// needed when the file has more than one), compressed with `codec` (zstd, lz4 or zlib;
+/// default zstd level 5 with shuffle, as python-blosc2). A `.b2nd` keeps the shape and
+/// datatype (chunks of about 4 MiB in whole rows, blocks of about 256 KiB); the tree's
+/// `blosc2_vlmeta` and `blosc2_meta` mappings, when converting the array at `/data`, become
+/// the frame's metalayers again. A `.b2frame` holds the bytes as a plain super-chunk.
 pub fn from_asdf(
-    _access: &crate::Access,
-    _input: &Path,
+    access: &crate::Access,
+    input: &Path,
     output: &Path,
-    _codec: Option<&str>,
-    _array: Option<&str>,
+    codec: Option<&str>,
+    array: Option<&str>,
 ) -> Result<String, String> {
-    Err(format!(
-        "{}: writing Blosc2 frames is not supported yet",
-        output.display()
+    use asdf_blosc2::{CParams, Codec, Filter};
+    let file = access.open(input)?;
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", input.display());
+    let path = match array {
+        Some(p) => p.to_string(),
+        None => {
+            let mut found = Vec::new();
+            ndarrays(file.tree(), &mut String::new(), &mut found);
+            match found.len() {
+                1 => found.remove(0),
+                0 => return Err(at(&"the file holds no array")),
+                _ => {
+                    return Err(at(&format!(
+                        "the file holds {} arrays ({}); choose one with --array",
+                        found.len(),
+                        found.join(", ")
+                    )))
+                }
+            }
+        }
+    };
+    let a = file
+        .dyn_array(&path)
+        .map_err(|e| at(&format!("{path}: {}", crate::chain(&e))))?;
+    let codec = match codec.unwrap_or("zstd") {
+        "zstd" => Codec::Zstd,
+        "lz4" => Codec::Lz4,
+        "zlib" => Codec::Zlib,
+        other => {
+            return Err(format!(
+                "compression {other:?} cannot be written to Blosc2 (choose zstd, lz4 or zlib)"
+            ))
+        }
+    };
+    let item = a.dtype.itemsize();
+    let p = CParams {
+        codec,
+        level: 5,
+        filter: if item > 1 {
+            Filter::Shuffle
+        } else {
+            Filter::None
+        },
+        typesize: item.max(1),
+        blocksize: 0,
+    };
+    let is_nd = output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("b2nd"));
+    let mut vl = Vec::new();
+    let mut fixed = Vec::new();
+    if path == "/data" {
+        for (key, into) in [("/blosc2_vlmeta", &mut vl), ("/blosc2_meta", &mut fixed)] {
+            if let Some(Value::Map(entries)) = file.get(key).map(|n| n.value().clone()) {
+                for (k, v) in entries {
+                    if let Some(name) = k.as_str() {
+                        into.push((name.to_string(), msgpack(&node_meta(&v))));
+                    }
+                }
+            }
+        }
+    }
+    let bytes = if is_nd {
+        let shape: Vec<u64> = a.shape.iter().map(|&d| d as u64).collect();
+        let row: u64 = shape.iter().skip(1).product::<u64>() * item as u64;
+        let rows_for = |target: u64, most: u64| (target / row.max(1)).clamp(1, most.max(1));
+        let (chunkshape, blockshape) = if shape.is_empty() {
+            (vec![], vec![])
+        } else {
+            let mut c = shape.clone();
+            c[0] = rows_for(4 << 20, shape[0]).min(shape[0]);
+            let mut b = c.clone();
+            b[0] = rows_for(256 << 10, c[0]).min(c[0]);
+            (c, b)
+        };
+        let nd = asdf_blosc2::B2nd {
+            shape,
+            chunkshape,
+            blockshape,
+            dtype: a.dtype.to_numpy_str(),
+        };
+        let mut frame = asdf_blosc2::b2nd_frame(&nd, &a.data, &p, &vl).map_err(|e| at(&e))?;
+        if !fixed.is_empty() {
+            // fixed metalayers besides b2nd: rewrite with them
+            let f = Frame::parse(&frame).map_err(|e| at(&e))?;
+            let mut w = asdf_blosc2::FrameWriter::new(f.chunksize.max(1), p);
+            w.metalayers = f.metalayers.clone();
+            w.metalayers
+                .extend(fixed.into_iter().filter(|(n, _)| n != "b2nd"));
+            w.vlmetalayers = vl;
+            for i in 0..f.nchunks {
+                w.append(&f.chunk(i).map_err(|e| at(&e))?)
+                    .map_err(|e| at(&e))?;
+            }
+            frame = w.finish().map_err(|e| at(&e))?;
+        }
+        frame
+    } else {
+        let chunk = ((4usize << 20) / p.typesize).max(1) * p.typesize;
+        let mut w = asdf_blosc2::FrameWriter::new(chunk, p);
+        w.vlmetalayers = vl;
+        w.metalayers = fixed;
+        for piece in a.data.chunks(chunk) {
+            w.append(piece).map_err(|e| at(&e))?;
+        }
+        w.finish().map_err(|e| at(&e))?
+    };
+    write_atomic(output, &bytes).map_err(|e| format!("{}: {e}", output.display()))?;
+    Ok(format!(
+        "wrote {} ({} bytes, array {path})\n",
+        output.display(),
+        bytes.len()
     ))
 }

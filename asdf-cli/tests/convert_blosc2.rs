@@ -64,8 +64,50 @@ fn every_blosc2_fixture_converts_to_asdf_with_numpys_bytes() {
                 Some("m/s")
             );
         }
+        // and back: the same array and metadata in a frame python-blosc2 reads
+        let back = dir.join(format!("{stem}.back.{ext}"));
+        let out = convert(&output, &back, &[]);
+        assert!(
+            out.status.success(),
+            "{stem} back: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let orig = std::fs::read(&input).unwrap();
+        let orig = asdf_blosc2::Frame::parse(&orig).unwrap();
+        let again = std::fs::read(&back).unwrap();
+        let again = asdf_blosc2::Frame::parse(&again).unwrap();
+        match (orig.b2nd(), again.b2nd()) {
+            (Some(o), Some(g)) => {
+                let (o, g) = (o.unwrap(), g.unwrap());
+                assert_eq!(o.shape, g.shape, "{stem}");
+                let dt = asdf_core::array::DType::from_numpy_str;
+                assert_eq!(
+                    dt(&o.dtype),
+                    dt(&g.dtype),
+                    "{stem}: {} vs {}",
+                    o.dtype,
+                    g.dtype
+                );
+                assert_eq!(again.b2nd_array(&g).unwrap(), want, "{stem}");
+            }
+            (None, None) => assert_eq!(again.decode_all().unwrap(), want, "{stem}"),
+            _ => panic!("{stem}: b2nd metalayer lost or made up"),
+        }
+        assert_eq!(again.vlmeta().unwrap(), orig.vlmeta().unwrap(), "{stem}");
+        for (name, _) in orig.metalayers.iter().filter(|(n, _)| n != "b2nd") {
+            assert_eq!(
+                again.meta(name).map(Result::unwrap),
+                orig.meta(name).map(Result::unwrap),
+                "{stem} {name}"
+            );
+        }
         if let Some(o) = &oracle {
-            std::fs::create_dir_all(o).unwrap();
+            let frames = o.join("blosc2-frames");
+            std::fs::create_dir_all(&frames).unwrap();
+            if ext == "b2nd" {
+                std::fs::copy(&back, frames.join(format!("cli_{stem}.b2nd"))).unwrap();
+                std::fs::write(frames.join(format!("cli_{stem}.bin")), &want).unwrap();
+            }
             let to = o.join(format!("blosc2_{stem}.asdf"));
             std::fs::copy(&output, &to).unwrap();
             let json = asdf_core::canonical::to_json(&AsdfFile::open(&to).unwrap()).unwrap();
@@ -93,5 +135,41 @@ fn a_broken_frame_is_one_line_naming_the_file() {
         "{err}"
     );
     assert!(!dir.join("cut.asdf").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_with_several_arrays_needs_array() {
+    let dir = std::env::temp_dir().join(format!("asdf-cv-b2-many-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/data/observation.asdf");
+    let out = convert(&src, &dir.join("x.b2nd"), &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("arrays (") && err.contains("choose one with --array"),
+        "{err}"
+    );
+    let f = AsdfFile::open(&src).unwrap();
+    let mut first = None;
+    for key in ["/data", "/sci", "/image", "/flux"] {
+        if f.dyn_array(key).is_ok() {
+            first = Some(key);
+            break;
+        }
+    }
+    let key = first.expect("an array at a top-level key of the example");
+    let out = convert(&src, &dir.join("x.b2nd"), &["--array", key]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(dir.join("x.b2nd")).unwrap();
+    let fr = asdf_blosc2::Frame::parse(&bytes).unwrap();
+    let nd = fr.b2nd().unwrap().unwrap();
+    let a = f.dyn_array(key).unwrap();
+    assert_eq!(nd.dtype, a.dtype.to_numpy_str());
+    assert_eq!(fr.b2nd_array(&nd).unwrap(), a.data);
     let _ = std::fs::remove_dir_all(&dir);
 }
