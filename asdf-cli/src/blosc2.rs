@@ -1,6 +1,7 @@
 //! `asdftool convert` between Blosc2 frames (`.b2nd`, `.b2frame`) and ASDF.
 //!
-//! `x.b2nd` → `y.asdf`: the array at tree key `data` (datatype from the `b2nd` metalayer's
+//! `x.b2nd` → `y.asdf` (blocks `bsc2` unless `-c` says otherwise): the array at tree key
+//! `data` (datatype from the `b2nd` metalayer's
 //! numpy string, shape from its shape), the frame's variable-length metalayers under
 //! `blosc2_vlmeta` and its other fixed metalayers under `blosc2_meta`, msgpack values as
 //! YAML values (binary as `!!binary`). A plain super-chunk (`.b2frame`) becomes a 1-D array of
@@ -49,14 +50,14 @@ fn meta_node(m: &Meta) -> Node {
 
 fn codec_choice(codec: Option<&str>) -> Result<CompressionChoice, String> {
     match codec {
-        None => Ok(CompressionChoice::Codec(Compression::Zstd)),
+        None => Ok(CompressionChoice::Codec(Compression::Bsc2)),
         Some("none") => Ok(CompressionChoice::None),
         Some(name) => name
             .parse::<Compression>()
             .map(CompressionChoice::Codec)
             .map_err(|_| {
                 format!(
-                    "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc or none)"
+                    "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc, bsc2, bls2 or none)"
                 )
             }),
     }

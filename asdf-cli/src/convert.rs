@@ -26,7 +26,7 @@ fn compression(name: &str) -> Result<CompressionChoice, String> {
         .map(CompressionChoice::Codec)
         .map_err(|_| {
             format!(
-                "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc or none)"
+                "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc, bsc2, bls2 or none)"
             )
         })
 }

@@ -115,7 +115,7 @@ enum Command {
         /// The output file.
         #[arg(short, long)]
         output: PathBuf,
-        /// Compression for every block: zlib, bzp2, lz4, zstd, lz4f, blsc or none
+        /// Compression for every block: zlib, bzp2, lz4, zstd, lz4f, blsc, bsc2, bls2 or none
         /// (default: keep each block's).
         #[arg(short, long)]
         compress: Option<String>,
@@ -152,8 +152,9 @@ enum Command {
         input: PathBuf,
         /// The output file (written atomically).
         output: PathBuf,
-        /// Compression of the output's blocks (ASDF: zlib, bzp2, lz4, zstd, lz4f, blsc,
-        /// bsc2, bls2 or none).
+        /// Compression of the output: for ASDF zlib, bzp2, lz4, zstd, lz4f, blsc, bsc2, bls2
+        /// or none (default: bsc2 from Blosc2, each block's own from ASDF); for Blosc2 zstd
+        /// (default), lz4 or zlib.
         #[arg(short, long)]
         compress: Option<String>,
         /// From ASDF: the array to write, as a JSON pointer into the tree (`/data`); needed

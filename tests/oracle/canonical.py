@@ -46,6 +46,11 @@ PINNED_ASDF = "6.0.0"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import testdata  # noqa: E402  (tests/testdata.py: the test-data locator)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import blosc2_compressors  # noqa: E402  (test-only compressors for bsc2 and bls2 blocks)
+
+blosc2_compressors.register()
+
 
 # --------------------------------------------------------------------------------------------
 # arrays: dtype text and the hash of the values

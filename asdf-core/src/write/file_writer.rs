@@ -222,13 +222,13 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 Ok(Pre::Piped)
             }
             (Some(c), None) => {
-                let e = codec::encode(c, job.data.bytes(), level).map_err(|source| {
-                    WriteError::Codec {
+                let e = codec::encode_items(c, job.data.bytes(), level, job.typesize).map_err(
+                    |source| WriteError::Codec {
                         block: i,
                         codec: c,
                         source,
-                    }
-                })?;
+                    },
+                )?;
                 let sum = if opts.checksums { md5(&e) } else { [0; 16] };
                 Ok(Pre::Encoded(e, sum))
             }

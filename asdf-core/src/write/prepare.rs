@@ -43,6 +43,8 @@ pub(crate) struct BlockJob<'w> {
     pub copy: Option<CopyRange>,
     /// The source file's block this job reproduces unchanged, if any.
     pub origin: Option<usize>,
+    /// Bytes per item of the array (codecs that shuffle use it; 1 when unknown).
+    pub typesize: usize,
 }
 
 impl<'w> BlockJob<'w> {
@@ -52,6 +54,7 @@ impl<'w> BlockJob<'w> {
             compression,
             copy: None,
             origin: None,
+            typesize: 1,
         }
     }
 }
@@ -476,7 +479,8 @@ impl<'w> Prep<'w, '_> {
                 m.push((word("shape"), shape_node(shape)));
             }
             Storage::Internal | Storage::External => {
-                let job = BlockJob::new(data, compression);
+                let mut job = BlockJob::new(data, compression);
+                job.typesize = dtype.itemsize().max(1);
                 let src = if storage == Storage::External {
                     let stem = self.stem.as_deref().ok_or(WriteError::ExternalNeedsPath)?;
                     let name = format!("{stem}{:04}.asdf", self.externals.len());
@@ -636,6 +640,7 @@ impl<'w> Prep<'w, '_> {
                         _ => {
                             let data = file.block_data(idx).map_err(|e| source_err(path, e))?;
                             let mut job = BlockJob::new(BlockData::Slice(data), compression);
+                            job.typesize = meta.dtype.as_ref().map_or(1, |d| d.itemsize().max(1));
                             // uncompressed and kept so: the kernel may copy it too
                             if compression.is_none() && input.is_none() && file.path().is_some() {
                                 job.copy = Some(self.copy_range(file, idx, path)?);
