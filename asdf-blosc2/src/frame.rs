@@ -19,6 +19,8 @@ pub type Meta = rmpv::Value;
 #[derive(Debug)]
 pub struct Frame<'a> {
     bytes: &'a [u8],
+    /// For a sparse frame: the folder holding its chunk files.
+    sparse_dir: Option<std::path::PathBuf>,
     header_len: usize,
     /// Decoded bytes in all chunks.
     pub nbytes: u64,
@@ -114,6 +116,25 @@ impl<'a> Frame<'a> {
     /// As [`Frame::parse`], refusing a frame that declares more than `max_nbytes` decoded
     /// bytes in all.
     pub fn parse_limited(bytes: &'a [u8], max_nbytes: u64) -> Result<Frame<'a>, Error> {
+        Frame::parse_any(bytes, max_nbytes, None)
+    }
+
+    /// Opens a sparse frame: `index` is the bytes of `DIR/chunks.b2frame` (a frame of header,
+    /// offsets and trailer, no chunks), and chunk *n* is the file `DIR/%08X.chunk` named by
+    /// its offset, read when the chunk is.
+    pub fn parse_sparse(
+        index: &'a [u8],
+        dir: impl Into<std::path::PathBuf>,
+        max_nbytes: u64,
+    ) -> Result<Frame<'a>, Error> {
+        Frame::parse_any(index, max_nbytes, Some(dir.into()))
+    }
+
+    fn parse_any(
+        bytes: &'a [u8],
+        max_nbytes: u64,
+        sparse_dir: Option<std::path::PathBuf>,
+    ) -> Result<Frame<'a>, Error> {
         let h = slice(bytes, 0, HEADER_MIN as u64, "frame header")?;
         if h[0] & 0xf0 != 0x90 || h[1] != 0xa8 || &h[2..10] != b"b2frame\0" {
             return Err(Error::malformed(
@@ -155,12 +176,33 @@ impl<'a> Frame<'a> {
                 format!("header says {frame_len} bytes, the frame has {len}"),
             ));
         }
-        if frame_type != 0 {
-            return Err(Error::Unsupported {
-                what: "sparse frame header inside a contiguous file",
-                offset: 26,
-            });
+        match (frame_type, sparse_dir.is_some()) {
+            (0, false) | (1, true) => {}
+            (1, false) => {
+                return Err(Error::Unsupported {
+                    what: "the index of a sparse frame (open its folder)",
+                    offset: 26,
+                })
+            }
+            (0, true) => {
+                return Err(Error::malformed(
+                    "frame type",
+                    26,
+                    "a contiguous frame where a sparse frame's index was expected",
+                ))
+            }
+            (t, _) => {
+                return Err(Error::Unsupported {
+                    what: if t < 16 {
+                        "reserved frame type"
+                    } else {
+                        "user-defined frame type"
+                    },
+                    offset: 26,
+                })
+            }
         }
+        let sparse = sparse_dir.is_some();
         if (general >> 4) & 3 != 1 {
             return Err(Error::Unsupported {
                 what: "chunk offsets other than 64-bit",
@@ -178,7 +220,7 @@ impl<'a> Frame<'a> {
         }
         let cbytes = u64::try_from(cbytes)
             .ok()
-            .filter(|&c| c <= len - header_len as u64)
+            .filter(|&c| sparse || c <= len - header_len as u64)
             .ok_or_else(|| Error::malformed("compressed size", 39, "outside the frame"))?;
         let typesize = usize::try_from(typesize)
             .ok()
@@ -192,7 +234,8 @@ impl<'a> Frame<'a> {
 
         // the offsets chunk follows the data chunks
         let mut offsets = Vec::new();
-        let off_at = header_len as u64 + cbytes;
+        // (a sparse frame's index holds no chunks: its offsets follow the header)
+        let off_at = header_len as u64 + if sparse { 0 } else { cbytes };
         if nbytes > 0 {
             let off_src = &bytes[off_at as usize..];
             let oh = ChunkHeader::parse(off_src).map_err(|e| e.shifted(off_at))?;
@@ -254,6 +297,7 @@ impl<'a> Frame<'a> {
             .collect::<Result<Vec<_>, Error>>()?;
         Ok(Frame {
             bytes,
+            sparse_dir,
             header_len,
             nbytes,
             cbytes,
@@ -326,6 +370,27 @@ impl<'a> Frame<'a> {
                         format!("reserved special value kind {k} for chunk {i}"),
                     ))
                 }
+            }
+            return Ok(());
+        }
+        if let Some(dir) = &self.sparse_dir {
+            let id = u32::try_from(off).map_err(|_| {
+                Error::malformed("chunk offset", 0, format!("chunk {i}: file number {off}"))
+            })?;
+            let path = dir.join(format!("{id:08X}.chunk"));
+            let src = std::fs::read(&path).map_err(|e| Error::Io {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            let h = ChunkHeader::parse(&src)?;
+            chunk::decode_into(&h, &src, limit, out)?;
+            let want = self.chunk_len(i);
+            if self.chunksize > 0 && out.len() != want {
+                return Err(Error::malformed(
+                    "chunk",
+                    0,
+                    format!("{}: {} bytes, {want} expected", path.display(), out.len()),
+                ));
             }
             return Ok(());
         }

@@ -14,6 +14,25 @@ fn manifest() -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// The bytes of a case's frame: the file, or a sparse frame's index.
+fn frame_bytes(case: &serde_json::Value) -> Vec<u8> {
+    let p = data_dir().join(case["file"].as_str().unwrap());
+    if case["sparse"].as_bool() == Some(true) {
+        std::fs::read(p.join("chunks.b2frame")).unwrap()
+    } else {
+        std::fs::read(p).unwrap()
+    }
+}
+
+fn parse<'a>(case: &serde_json::Value, bytes: &'a [u8]) -> Result<Frame<'a>, asdf_blosc2::Error> {
+    if case["sparse"].as_bool() == Some(true) {
+        let dir = data_dir().join(case["file"].as_str().unwrap());
+        Frame::parse_sparse(bytes, dir, u64::MAX)
+    } else {
+        Frame::parse(bytes)
+    }
+}
+
 fn to_json(m: &Meta) -> serde_json::Value {
     match m {
         Meta::Nil => serde_json::Value::Null,
@@ -38,14 +57,14 @@ fn to_json(m: &Meta) -> serde_json::Value {
 fn every_python_frame_decodes_to_numpys_bytes() {
     let m = manifest();
     let cases = m["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 69, "cases in the manifest");
+    assert_eq!(cases.len(), 71, "cases in the manifest");
     let mut failures = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap();
-        let bytes = std::fs::read(data_dir().join(case["file"].as_str().unwrap())).unwrap();
+        let bytes = frame_bytes(case);
         let want = std::fs::read(data_dir().join(format!("{name}.bin"))).unwrap();
         let got = (|| -> Result<Vec<u8>, asdf_blosc2::Error> {
-            let f = Frame::parse(&bytes)?;
+            let f = parse(case, &bytes)?;
             assert_eq!(
                 f.typesize as u64,
                 case["itemsize"].as_u64().unwrap(),
@@ -131,8 +150,8 @@ fn frames_written_here_read_back_and_are_left_for_python() {
             continue;
         }
         let name = case["name"].as_str().unwrap();
-        let bytes = std::fs::read(data_dir().join(file)).unwrap();
-        let f = Frame::parse(&bytes).unwrap();
+        let bytes = frame_bytes(case);
+        let f = parse(case, &bytes).unwrap();
         let nd = f.b2nd().unwrap().unwrap();
         let data = f.b2nd_array(&nd).unwrap();
         let vl: Vec<(String, Vec<u8>)> = f.vlmetalayers.clone();
@@ -160,5 +179,28 @@ fn frames_written_here_read_back_and_are_left_for_python() {
         }
         n += 1;
     }
-    assert_eq!(n, 64, "arrays written");
+    assert_eq!(n, 66, "arrays written");
+}
+
+#[test]
+fn a_sparse_index_alone_is_refused_and_a_missing_chunk_file_named() {
+    let dir = data_dir().join("sparse_f8.b2nd");
+    let index = std::fs::read(dir.join("chunks.b2frame")).unwrap();
+    assert!(matches!(
+        Frame::parse(&index),
+        Err(asdf_blosc2::Error::Unsupported { offset: 26, .. })
+    ));
+    let tmp = std::env::temp_dir().join(format!("asdf-b2-sparse-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("chunks.b2frame"), &index).unwrap();
+    std::fs::copy(dir.join("00000000.chunk"), tmp.join("00000000.chunk")).unwrap();
+    let f = Frame::parse_sparse(&index, &tmp, u64::MAX).unwrap();
+    assert!(f.chunk(0).is_ok());
+    match f.chunk(1) {
+        Err(asdf_blosc2::Error::Io { path, .. }) => {
+            assert!(path.ends_with("00000001.chunk"), "{path}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
 }

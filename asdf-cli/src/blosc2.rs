@@ -63,11 +63,23 @@ fn codec_choice(codec: Option<&str>) -> Result<CompressionChoice, String> {
     }
 }
 
-/// `x.b2nd`/`x.b2frame` → `y.asdf`.
+/// `x.b2nd`/`x.b2frame` (a file, or the folder of a sparse frame) → `y.asdf`.
 pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<String, String> {
     let at = |e: &dyn std::fmt::Display| format!("{}: {e}", input.display());
-    let bytes = std::fs::read(input).map_err(|e| at(&e))?;
-    let frame = Frame::parse(&bytes).map_err(|e| at(&e))?;
+    // a folder is a sparse frame: its index and one file per chunk
+    let sparse = input.is_dir();
+    let index = if sparse {
+        input.join("chunks.b2frame")
+    } else {
+        input.to_path_buf()
+    };
+    let bytes = std::fs::read(&index).map_err(|e| format!("{}: {e}", index.display()))?;
+    let frame = if sparse {
+        Frame::parse_sparse(&bytes, input, u64::MAX)
+    } else {
+        Frame::parse(&bytes)
+    }
+    .map_err(|e| at(&e))?;
     let (dtype, shape, data) = match frame.b2nd() {
         Some(nd) => {
             let nd = nd.map_err(|e| at(&e))?;

@@ -60,14 +60,16 @@ cases = []
 
 
 def nd(name, arr, chunks, blocks, codec=C.ZSTD, clevel=5, filters=(F.SHUFFLE,),
-       filters_meta=None, splitmode=blosc2.SplitMode.AUTO_SPLIT, meta=None, vlmeta=None):
+       filters_meta=None, splitmode=blosc2.SplitMode.AUTO_SPLIT, meta=None, vlmeta=None,
+       contiguous=True):
     path = os.path.join(OUT, name + ".b2nd")
     filters = list(filters)
     cparams = blosc2.CParams(
         codec=codec, clevel=clevel, filters=filters,
         filters_meta=list(filters_meta) if filters_meta else [0] * len(filters),
         splitmode=splitmode, nthreads=1)
-    kw = dict(urlpath=path, mode="w", cparams=cparams, chunks=chunks, blocks=blocks)
+    kw = dict(urlpath=path, mode="w", cparams=cparams, chunks=chunks, blocks=blocks,
+              contiguous=contiguous)
     if meta:
         kw["meta"] = meta
     b = blosc2.asarray(arr, **kw)
@@ -82,6 +84,7 @@ def nd(name, arr, chunks, blocks, codec=C.ZSTD, clevel=5, filters=(F.SHUFFLE,),
         else str(arr.dtype), "shape": list(arr.shape), "chunks": list(chunks),
         "blocks": list(blocks), "codec": str(codec), "filters": [str(f) for f in filters],
         "itemsize": arr.dtype.itemsize, "vlmeta": vlmeta or {}, "meta": meta or {},
+        "sparse": not contiguous,
     })
 
 
@@ -188,6 +191,10 @@ def main():
             np.zeros(230, "<f8"))
     special("special_frame_value", 4, 400, 260, blosc2.SpecialValue.VALUE,
             np.int32(7).tobytes(), np.full(260, 7, "<i4"))
+    # sparse frames: a folder of chunk files and an index frame
+    nd("sparse_f8", data("<f8", (30, 20)), (8, 20), (4, 20), contiguous=False,
+       vlmeta={"kind": "sparse"})
+    nd("sparse_zeros", np.zeros((100,), "<i4"), (30,), (10,), contiguous=False)
     # clevel 0: every chunk stored as it is (memcpyed)
     nd("memcpyed", data("<i4", (1000,)), (300,), (64,), clevel=0)
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
