@@ -206,6 +206,37 @@ pub fn decode_into(
             limit: limit as u64,
         });
     }
+    // checked before the buffer is sized by the header
+    check(hdr, src)?;
+    out.resize(hdr.nbytes, 0);
+    decode_to_slice(hdr, src, out)
+}
+
+/// Checks what can be checked of a chunk without decoding it.
+fn check(hdr: &ChunkHeader, src: &[u8]) -> Result<(), Error> {
+    slice(src, 0, hdr.cbytes as u64, "chunk")?;
+    if hdr.blosc2_flags2 & 1 != 0 {
+        return Err(Error::Unsupported {
+            what: "variable-length blocks",
+            offset: 30,
+        });
+    }
+    Ok(())
+}
+
+/// Decodes the chunk into `out`, whose length must be the chunk's decoded size.
+pub fn decode_to_slice(hdr: &ChunkHeader, src: &[u8], out: &mut [u8]) -> Result<(), Error> {
+    if out.len() != hdr.nbytes {
+        return Err(Error::malformed(
+            "nbytes",
+            4,
+            format!(
+                "the chunk holds {} bytes, {} expected",
+                hdr.nbytes,
+                out.len()
+            ),
+        ));
+    }
     let src = slice(src, 0, hdr.cbytes as u64, "chunk")?;
     if hdr.blosc2_flags2 & 1 != 0 {
         return Err(Error::Unsupported {
@@ -223,7 +254,7 @@ pub fn decode_into(
     match hdr.special {
         Special::None => {}
         Special::Zeros | Special::Uninit => {
-            out.resize(hdr.nbytes, 0);
+            out.fill(0);
             return Ok(());
         }
         Special::Nan => {
@@ -241,9 +272,8 @@ pub fn decode_into(
             if hdr.nbytes % ts != 0 {
                 return Err(Error::malformed("nbytes", 4, "not a multiple of typesize"));
             }
-            out.reserve_exact(hdr.nbytes);
-            for _ in 0..hdr.nbytes / ts {
-                out.extend_from_slice(one);
+            for item in out.chunks_exact_mut(ts) {
+                item.copy_from_slice(one);
             }
             return Ok(());
         }
@@ -257,9 +287,8 @@ pub fn decode_into(
                 ));
             }
             let v = &src[hdr.header_len..];
-            out.reserve_exact(hdr.nbytes);
-            for _ in 0..hdr.nbytes / vs {
-                out.extend_from_slice(v);
+            for item in out.chunks_exact_mut(vs) {
+                item.copy_from_slice(v);
             }
             return Ok(());
         }
@@ -276,7 +305,7 @@ pub fn decode_into(
                 ),
             ));
         }
-        out.extend_from_slice(&src[hdr.header_len..]);
+        out.copy_from_slice(&src[hdr.header_len..]);
         return Ok(());
     }
     if hdr.nbytes == 0 {
@@ -337,7 +366,6 @@ pub fn decode_into(
         nblocks as u64 * 4,
         "block starts",
     )?;
-    out.resize(hdr.nbytes, 0);
     let mut block = Vec::with_capacity(bs);
     let mut tmp = Vec::with_capacity(bs);
     let dont_split = hdr.flags & FLAG_DONT_SPLIT != 0;

@@ -2,6 +2,8 @@
 //! chunk (where each chunk starts, or a run of special values) and a msgpack trailer
 //! (variable-length metalayers).
 
+use rayon::prelude::*;
+
 use crate::chunk::{self, ChunkHeader};
 use crate::error::{slice, Error};
 
@@ -416,14 +418,25 @@ impl<'a> Frame<'a> {
         Ok(())
     }
 
-    /// All chunks, decoded and concatenated.
+    /// All chunks, decoded and concatenated (in parallel, chunks on rayon's threads).
     pub fn decode_all(&self) -> Result<Vec<u8>, Error> {
-        let mut all = Vec::new();
-        let mut one = Vec::new();
-        for i in 0..self.nchunks {
-            self.chunk_into(i, &mut one)?;
-            all.extend_from_slice(&one);
+        if self.chunksize == 0 {
+            let mut all = Vec::new();
+            let mut one = Vec::new();
+            for i in 0..self.nchunks {
+                self.chunk_into(i, &mut one)?;
+                all.extend_from_slice(&one);
+            }
+            return Ok(all);
         }
+        let mut all = zeroed(self.nbytes)?;
+        all.par_chunks_mut(self.chunksize)
+            .enumerate()
+            .try_for_each_init(Vec::new, |buf, (i, dst)| {
+                self.chunk_into(i, buf)?;
+                dst.copy_from_slice(buf);
+                Ok(())
+            })?;
         Ok(all)
     }
 
@@ -447,6 +460,20 @@ impl<'a> Frame<'a> {
     pub fn b2nd(&self) -> Option<Result<B2nd, Error>> {
         self.meta("b2nd").map(|m| B2nd::from_meta(&m?))
     }
+}
+
+/// `n` zero bytes, or an error when they cannot be had.
+fn zeroed(n: u64) -> Result<Vec<u8>, Error> {
+    let too_big = || Error::TooLarge {
+        what: "decoded data",
+        size: n,
+        limit: isize::MAX as u64,
+    };
+    let n = usize::try_from(n).map_err(|_| too_big())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| too_big())?;
+    v.resize(n, 0);
+    Ok(v)
 }
 
 fn decode_msgpack(bytes: &[u8], what: &'static str) -> Result<Meta, Error> {
@@ -523,7 +550,7 @@ impl Frame<'_> {
             .ok_or_else(|| {
                 Error::malformed("b2nd metalayer", 0, "shape larger than the frame's data")
             })? as usize;
-        let mut out = vec![0u8; total];
+        let mut out = zeroed(total as u64)?;
         if total == 0 || ndim == 0 {
             if ndim == 0 && total > 0 {
                 let c = self.chunk(0)?;
@@ -559,6 +586,34 @@ impl Frame<'_> {
             .checked_mul(block_items)
             .filter(|c| c.checked_mul(item as u64).is_some())
             .ok_or_else(too_big)?;
+        // chunks of whole rows (every dimension but the first complete, in chunks and in
+        // blocks) lie one after the other in the array: decode them in parallel, in place
+        if (1..ndim).all(|d| nd.chunkshape[d] == nd.shape[d] && nd.blockshape[d] == nd.shape[d]) {
+            let rows = usize::try_from(nd.chunkshape[0] * (total as u64 / nd.shape[0].max(1)))
+                .map_err(|_| too_big())?;
+            if self.nchunks < total.div_ceil(rows.max(1)) {
+                return Err(Error::malformed(
+                    "b2nd metalayer",
+                    0,
+                    format!("{} chunks for the array's shape", self.nchunks),
+                ));
+            }
+            out.par_chunks_mut(rows.max(1))
+                .enumerate()
+                .try_for_each_init(Vec::new, |buf, (c, dst)| {
+                    self.chunk_into(c, buf)?;
+                    let got = buf.get(..dst.len()).ok_or_else(|| {
+                        Error::malformed(
+                            "b2nd chunk",
+                            0,
+                            format!("chunk {c} holds {} bytes, {} needed", buf.len(), dst.len()),
+                        )
+                    })?;
+                    dst.copy_from_slice(got);
+                    Ok(())
+                })?;
+            return Ok(out);
+        }
         let mut buf = Vec::new();
         let mut ci = vec![0u64; ndim];
         for c in 0..self.nchunks {

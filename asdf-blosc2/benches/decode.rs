@@ -1,0 +1,73 @@
+//! Decoding and encoding a large `.b2nd` (python-blosc2's defaults: zstd 5 + shuffle).
+//!
+//!     .venv-oracle/bin/python asdf-blosc2/benches/compare_python.py
+//!
+//! writes the input with python-blosc2 (`target/bench-data/blosc2/f8_1g.b2nd`, 1 GiB of
+//! float64), times python-blosc2 on it, then runs this bench and prints both. Alone:
+//! `cargo bench -p asdf-blosc2 --bench decode` (the input must exist). Prints JSON.
+
+use std::time::Instant;
+
+use asdf_blosc2::{b2nd_frame, CParams, Codec, Filter, Frame};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let path = std::env::var("B2_BENCH_FILE").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/bench-data/blosc2/f8_1g.b2nd"
+        )
+        .into()
+    });
+    let Ok(bytes) = std::fs::read(&path) else {
+        eprintln!("{path}: missing; run asdf-blosc2/benches/compare_python.py first");
+        return;
+    };
+    let runs: usize = std::env::var("B2_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let f = Frame::parse(&bytes).expect("frame");
+    let nd = f.b2nd().expect("b2nd").expect("b2nd metalayer");
+    let mut decode = Vec::new();
+    let mut data = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let f = Frame::parse(&bytes).expect("frame");
+        data = f.b2nd_array(&nd).expect("decode");
+        decode.push(t.elapsed().as_secs_f64());
+    }
+    let p = CParams {
+        codec: Codec::Zstd,
+        level: 5,
+        filter: Filter::Shuffle,
+        typesize: f.typesize,
+        blocksize: 0,
+    };
+    let mut encode = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let out = b2nd_frame(&nd, &data, &p, &[]).expect("encode");
+        encode.push(t.elapsed().as_secs_f64());
+        std::hint::black_box(out);
+    }
+    // one chunk of the frame, which holds many
+    let t = Instant::now();
+    let mut one = Vec::new();
+    for i in 0..runs {
+        f.chunk_into(i % f.nchunks, &mut one).expect("chunk");
+    }
+    let chunk = t.elapsed().as_secs_f64() / runs as f64;
+    println!(
+        "{{\"bytes\": {}, \"chunks\": {}, \"decode_s\": {:.4}, \"encode_s\": {:.4}, \"one_chunk_s\": {:.5}}}",
+        data.len(),
+        f.nchunks,
+        median(decode),
+        median(encode),
+        chunk
+    );
+}
