@@ -98,6 +98,98 @@ pub(crate) fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
     Some(op)
 }
 
+/// Nearest match distance encodable without the far form (`back` up to 8190).
+const NEAR: usize = MAX_DISTANCE;
+/// Farthest match distance (the far form: 8192 + a 16-bit number).
+const FAR: usize = 65535 + MAX_DISTANCE + 1;
+/// The last bytes of the input are always literals (a stream must end with a literal run).
+const TAIL: usize = 12;
+const HASH_BITS: u32 = 14;
+
+fn hash(b: &[u8]) -> usize {
+    let v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    (v.wrapping_mul(2_654_435_761) >> (32 - HASH_BITS)) as usize
+}
+
+fn flush_literals(out: &mut Vec<u8>, lit: &[u8]) {
+    for run in lit.chunks(32) {
+        out.push((run.len() - 1) as u8);
+        out.extend_from_slice(run);
+    }
+}
+
+/// Encodes `input` as a BloscLZ stream (greedy LZ77 with a hash of 4 bytes): literal runs
+/// of 1 to 32 bytes, matches of 3 bytes or more up to 73,726 bytes back. Every stream starts
+/// and ends with a literal run, as the decoder requires.
+pub(crate) fn compress(input: &[u8]) -> Vec<u8> {
+    let n = input.len();
+    let mut out = Vec::with_capacity(n / 2 + 16);
+    if n == 0 {
+        return out;
+    }
+    let mut table = vec![0usize; 1 << HASH_BITS];
+    let mut lit_start = 0usize;
+    // the first byte is always a literal
+    let mut i = 1usize;
+    while i + TAIL < n {
+        let h = hash(&input[i..i + 4]);
+        let cand = table[h];
+        table[h] = i;
+        let d = i - cand;
+        if cand > 0 && d <= FAR && input[cand..cand + 4] == input[i..i + 4] {
+            // extend the match, keeping the tail for literals
+            let max = n - TAIL - i;
+            let mut len = 4;
+            while len < max && input[cand + len] == input[i + len] {
+                len += 1;
+            }
+            flush_literals(&mut out, &input[lit_start..i]);
+            let back = d - 1;
+            let (near, far) = if back < NEAR {
+                (back, None)
+            } else {
+                (NEAR, Some(back - NEAR))
+            };
+            let hi = if far.is_some() { 31 } else { (near >> 8) as u8 };
+            let code = if far.is_some() {
+                255
+            } else {
+                (near & 255) as u8
+            };
+            let l = len - 2; // 1..=6 in the control byte, 7 and more in extra bytes
+            if l < 7 {
+                out.push(((l as u8) << 5) | hi);
+            } else {
+                out.push((7 << 5) | hi);
+                let mut rest = len - 9;
+                while rest >= 255 {
+                    out.push(255);
+                    rest -= 255;
+                }
+                out.push(rest as u8);
+            }
+            out.push(code);
+            if let Some(f) = far {
+                out.push((f >> 8) as u8);
+                out.push((f & 255) as u8);
+            }
+            // remember a position inside the match, then go on after it
+            if i + len + 4 <= n {
+                let p = i + len - 1;
+                if p + 4 <= n {
+                    table[hash(&input[p..p + 4])] = p;
+                }
+            }
+            i += len;
+            lit_start = i;
+        } else {
+            i += 1;
+        }
+    }
+    flush_literals(&mut out, &input[lit_start..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::decompress;
@@ -116,6 +208,37 @@ mod tests {
         let input = [0, b'a', (1 << 5), 5, 0, b'z'];
         let mut out = [0u8; 8];
         assert_eq!(decompress(&input, &mut out), None);
+    }
+
+    #[test]
+    fn compressed_streams_decode_to_their_input() {
+        let mut inputs: Vec<Vec<u8>> = vec![
+            vec![7],
+            b"abcabcabcabcabcabcabcabcabcabcabcabc".to_vec(),
+            vec![0; 100_000],
+            (0..50_000u32)
+                .flat_map(|i| (i % 251).to_le_bytes())
+                .collect(),
+        ];
+        // a repeat 20,000 bytes back: the far form
+        let mut far: Vec<u8> = (0..20_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        far.extend_from_within(0..5000);
+        far.extend_from_slice(b"the end of it");
+        inputs.push(far);
+        for input in inputs {
+            let c = super::compress(&input);
+            let mut out = vec![0u8; input.len()];
+            assert_eq!(
+                decompress(&c, &mut out),
+                Some(input.len()),
+                "{} bytes",
+                input.len()
+            );
+            assert_eq!(out, input);
+        }
+        assert!(super::compress(&[0u8; 100_000]).len() < 1000);
     }
 
     #[test]

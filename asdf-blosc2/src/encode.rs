@@ -1,7 +1,7 @@
 //! Writing Blosc2: chunks (extended header, one stream per block) and contiguous frames, in
 //! the layout C-Blosc2 reads.
 
-use crate::chunk::{EXTENDED_HEADER, LZ4, ZLIB, ZSTD};
+use crate::chunk::{BLOSCLZ, EXTENDED_HEADER, LZ4, ZLIB, ZSTD};
 use crate::error::Error;
 use crate::filters;
 use crate::frame::B2nd;
@@ -10,6 +10,8 @@ use crate::frame::B2nd;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Codec {
+    /// BloscLZ, C-Blosc2's own LZ77 codec (our encoder: greedy, one hash probe).
+    Blosclz,
     /// LZ4 (fast).
     Lz4,
     /// zlib (deflate with the zlib wrapper).
@@ -22,6 +24,7 @@ impl Codec {
     /// The chunk header's format number, and python-blosc2's codec number (the frame's).
     fn numbers(self) -> (u8, u8) {
         match self {
+            Codec::Blosclz => (BLOSCLZ, 0),
             Codec::Lz4 => (LZ4, 1),
             Codec::Zlib => (ZLIB, 4),
             Codec::Zstd => (ZSTD, 5),
@@ -111,6 +114,7 @@ fn compress(codec: Codec, level: i32, data: &[u8]) -> Result<Vec<u8>, Error> {
         detail: e.to_string(),
     };
     Ok(match codec {
+        Codec::Blosclz => crate::blosclz::compress(data),
         Codec::Lz4 => lz4_flex::block::compress(data),
         Codec::Zlib => {
             use std::io::Write;

@@ -142,6 +142,8 @@ fn frames_written_here_read_back_and_are_left_for_python() {
         (Codec::Zlib, Filter::None),
         (Codec::Zstd, Filter::BitShuffle),
         (Codec::Lz4, Filter::Shuffle),
+        (Codec::Blosclz, Filter::Shuffle),
+        (Codec::Blosclz, Filter::BitShuffle),
     ];
     let mut n = 0;
     for (k, case) in manifest()["cases"].as_array().unwrap().iter().enumerate() {

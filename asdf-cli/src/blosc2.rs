@@ -288,11 +288,10 @@ pub fn from_asdf(
         "zstd" => Codec::Zstd,
         "lz4" => Codec::Lz4,
         "zlib" => Codec::Zlib,
-        other => {
-            return Err(format!(
-                "compression {other:?} cannot be written to Blosc2 (choose zstd, lz4 or zlib)"
-            ))
-        }
+        "blosclz" => Codec::Blosclz,
+        other => return Err(format!(
+            "compression {other:?} cannot be written to Blosc2 (choose zstd, lz4, zlib or blosclz)"
+        )),
     };
     let item = a.dtype.itemsize();
     let p = CParams {
