@@ -44,7 +44,7 @@ fn main() {
     let p = CParams {
         codec: Codec::Zstd,
         level: 5,
-        filter: Filter::Shuffle,
+        filters: Filter::Shuffle.only(),
         typesize: f.typesize,
         blocksize: 0,
     };

@@ -32,16 +32,53 @@ impl Codec {
     }
 }
 
-/// The filter applied before the codec.
+/// A filter applied before the codec, in a pipeline of up to six.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Filter {
-    /// None.
+    /// None (an empty slot).
     None,
-    /// Byte shuffle (python-blosc2's default).
+    /// Byte shuffle (python-blosc2's default); meta: bytes to group by (0: the type size).
     Shuffle,
     /// Bit shuffle.
     BitShuffle,
+    /// XOR with the previous item (first block) or with the first block (others); must be
+    /// the first filter.
+    Delta,
+    /// Zero low mantissa bits of float32/float64 items (lossy); meta as a signed byte: bits
+    /// of mantissa to keep, or (negative) to drop.
+    TruncPrec,
+    /// Differences of consecutive bytes in each byte stream (after a shuffle); meta: the
+    /// stream count (0: the type size).
+    ByteDelta,
+}
+
+impl Filter {
+    fn id(self) -> u8 {
+        match self {
+            Filter::None => filters::NOFILTER,
+            Filter::Shuffle => filters::SHUFFLE,
+            Filter::BitShuffle => filters::BITSHUFFLE,
+            Filter::Delta => filters::DELTA,
+            Filter::TruncPrec => filters::TRUNC_PREC,
+            Filter::ByteDelta => filters::BYTEDELTA,
+        }
+    }
+
+    /// A pipeline of this filter alone (meta 0), in the last slot as C-Blosc2 puts it.
+    pub const fn only(self) -> [(Filter, u8); 6] {
+        let mut p = [(Filter::None, 0); 6];
+        p[5] = (self, 0);
+        p
+    }
+
+    /// A pipeline of these filters in order (at most six), padded with empty slots in front.
+    pub fn pipeline(steps: &[(Filter, u8)]) -> [(Filter, u8); 6] {
+        let mut p = [(Filter::None, 0); 6];
+        let steps = &steps[..steps.len().min(6)];
+        p[6 - steps.len()..].copy_from_slice(steps);
+        p
+    }
 }
 
 /// How to compress.
@@ -51,8 +88,8 @@ pub struct CParams {
     pub codec: Codec,
     /// Its level (zstd 1-22, zlib 1-9; lz4 ignores it).
     pub level: i32,
-    /// The filter.
-    pub filter: Filter,
+    /// The filter pipeline, applied in slot order (see [`Filter::pipeline`]).
+    pub filters: [(Filter, u8); 6],
     /// Item size in bytes (what shuffle regroups by).
     pub typesize: usize,
     /// Bytes per block; 0 picks one (256 KiB, in whole items).
@@ -65,7 +102,7 @@ impl Default for CParams {
         CParams {
             codec: Codec::Zstd,
             level: 5,
-            filter: Filter::Shuffle,
+            filters: Filter::Shuffle.only(),
             typesize: 8,
             blocksize: 0,
         }
@@ -104,6 +141,133 @@ fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) {
         }
     }
     dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Refuses pipelines the decoders would not undo the same way: delta anywhere but first,
+/// and truncation of anything but 4- or 8-byte items or by more than the mantissa.
+fn check_pipeline(p: &CParams) -> Result<(), Error> {
+    let used: Vec<(usize, (Filter, u8))> = p
+        .filters
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, (f, _))| *f != Filter::None)
+        .collect();
+    for (n, (k, (f, m))) in used.iter().enumerate() {
+        let bad = |d: String| Err(Error::malformed("filter pipeline", *k as u64, d));
+        match f {
+            Filter::Delta if n != 0 => return bad("delta must be the first filter".into()),
+            Filter::TruncPrec => {
+                let mantissa = match p.typesize {
+                    4 => 23,
+                    8 => 52,
+                    t => return bad(format!("trunc_prec needs 4- or 8-byte items, not {t}")),
+                };
+                let bits = *m as i8;
+                let zeroed = if bits >= 0 {
+                    mantissa - i32::from(bits)
+                } else {
+                    -i32::from(bits)
+                };
+                if i32::from(bits).abs() > mantissa || zeroed >= mantissa || zeroed < 0 {
+                    return bad(format!("trunc_prec by {bits} bits"));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Applies the pipeline to one block (`src`, in `dst`); `first` is the chunk's first block
+/// as given (the delta filter's reference), `is_first` whether `src` is that block.
+fn forward(
+    p: &CParams,
+    ts: usize,
+    src: &[u8],
+    first: &[u8],
+    is_first: bool,
+    dst: &mut [u8],
+    tmp: &mut [u8],
+) {
+    dst.copy_from_slice(src);
+    for &(f, m) in &p.filters {
+        let t = &mut tmp[..dst.len()];
+        match f {
+            Filter::None => continue,
+            Filter::Shuffle => shuffle(if m == 0 { ts } else { usize::from(m) }, dst, t),
+            Filter::BitShuffle => bitshuffle(ts, dst, t),
+            Filter::Delta => delta(ts, dst, first, is_first, t),
+            Filter::TruncPrec => trunc_prec(ts, m as i8, dst, t),
+            Filter::ByteDelta => bytedelta(if m == 0 { ts } else { usize::from(m) }, dst, t),
+        }
+        dst.copy_from_slice(t);
+    }
+}
+
+fn delta(ts: usize, src: &[u8], first: &[u8], is_first: bool, dst: &mut [u8]) {
+    let w = match ts {
+        1 | 2 | 4 | 8 => ts,
+        t if t % 8 == 0 => 8,
+        _ => 1,
+    };
+    let n = src.len() / w;
+    dst.copy_from_slice(src);
+    if is_first {
+        for i in 1..n {
+            for b in 0..w {
+                dst[i * w + b] = src[i * w + b] ^ first[(i - 1) * w + b];
+            }
+        }
+    } else {
+        for k in 0..n * w {
+            dst[k] = src[k] ^ first[k];
+        }
+    }
+}
+
+fn trunc_prec(ts: usize, bits: i8, src: &[u8], dst: &mut [u8]) {
+    dst.copy_from_slice(src);
+    let mantissa: i32 = if ts == 4 { 23 } else { 52 };
+    let zeroed = if bits >= 0 {
+        mantissa - i32::from(bits)
+    } else {
+        -i32::from(bits)
+    } as u32;
+    match ts {
+        4 => {
+            let mask = !((1u32 << zeroed) - 1);
+            for x in dst.chunks_exact_mut(4) {
+                let v = u32::from_le_bytes([x[0], x[1], x[2], x[3]]) & mask;
+                x.copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        _ => {
+            let mask = !((1u64 << zeroed) - 1);
+            for x in dst.chunks_exact_mut(8) {
+                let v = u64::from_le_bytes(x[..8].try_into().unwrap_or([0; 8])) & mask;
+                x.copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+}
+
+fn bytedelta(streams: usize, src: &[u8], dst: &mut [u8]) {
+    dst.copy_from_slice(src);
+    let len = src.len() / streams.max(1);
+    if len == 0 {
+        return;
+    }
+    for (s, d) in src[..len * streams]
+        .chunks_exact(len)
+        .zip(dst[..len * streams].chunks_exact_mut(len))
+    {
+        let mut prev = 0u8;
+        for (x, y) in s.iter().zip(d.iter_mut()) {
+            *y = x.wrapping_sub(prev);
+            prev = *x;
+        }
+    }
 }
 
 fn compress(codec: Codec, level: i32, data: &[u8]) -> Result<Vec<u8>, Error> {
@@ -145,12 +309,11 @@ pub fn encode_chunk(data: &[u8], p: &CParams) -> Result<Vec<u8>, Error> {
     header[1] = 1; // codec format version
     header[3] = ts as u8;
     header[4..8].copy_from_slice(&(nbytes as i32).to_le_bytes());
-    let filter_id = match p.filter {
-        Filter::None => filters::NOFILTER,
-        Filter::Shuffle => filters::SHUFFLE,
-        Filter::BitShuffle => filters::BITSHUFFLE,
-    };
-    header[16 + 5] = filter_id;
+    check_pipeline(p)?;
+    for (k, &(f, m)) in p.filters.iter().enumerate() {
+        header[16 + k] = f.id();
+        header[24 + k] = m;
+    }
     header[22] = 0; // user-defined codec
                     // extended header (shuffle and bitshuffle bits both set), blocks never split
     let flags_base = 0x01 | 0x04 | 0x10;
@@ -173,16 +336,21 @@ pub fn encode_chunk(data: &[u8], p: &CParams) -> Result<Vec<u8>, Error> {
     let mut out = header.to_vec();
     out.resize(EXTENDED_HEADER + 4 * nblocks, 0);
     let mut buf = vec![0u8; blocksize];
+    let mut tmp = vec![0u8; blocksize];
     for (j, block) in data.chunks(blocksize).enumerate() {
         let start = out.len();
         out[EXTENDED_HEADER + 4 * j..EXTENDED_HEADER + 4 * j + 4]
             .copy_from_slice(&(start as i32).to_le_bytes());
         let b = &mut buf[..block.len()];
-        match p.filter {
-            Filter::None => b.copy_from_slice(block),
-            Filter::Shuffle => shuffle(ts, block, b),
-            Filter::BitShuffle => bitshuffle(ts, block, b),
-        }
+        forward(
+            p,
+            ts,
+            block,
+            &data[..blocksize.min(nbytes)],
+            j == 0,
+            b,
+            &mut tmp,
+        );
         if b.iter().all(|&x| x == 0) {
             out.extend_from_slice(&0i32.to_le_bytes());
             continue;
@@ -310,16 +478,12 @@ impl FrameWriter {
         });
         h.push(0xd8);
         h.push(6); // filter slots
-        let mut fl = [0u8; 6];
-        fl[5] = match p.filter {
-            Filter::None => filters::NOFILTER,
-            Filter::Shuffle => filters::SHUFFLE,
-            Filter::BitShuffle => filters::BITSHUFFLE,
-        };
+        let fl: [u8; 6] = std::array::from_fn(|k| p.filters[k].0.id());
+        let fm: [u8; 6] = std::array::from_fn(|k| p.filters[k].1);
         h.extend_from_slice(&fl);
         h.push(compcode); // codec (as C-Blosc2 writes it)
         h.push(0); // codec meta
-        h.extend_from_slice(&[0; 6]); // filters meta
+        h.extend_from_slice(&fm);
         h.push(0); // other flags 2
         h.push(0); // reserved
         debug_assert_eq!(h.len(), 87);
@@ -344,7 +508,7 @@ impl FrameWriter {
             let op = CParams {
                 codec: Codec::Zstd,
                 level: 5,
-                filter: Filter::Shuffle,
+                filters: Filter::Shuffle.only(),
                 typesize: 8,
                 blocksize: 0,
             };
@@ -359,7 +523,7 @@ impl FrameWriter {
                 let p = CParams {
                     codec: Codec::Zstd,
                     level: 5,
-                    filter: Filter::None,
+                    filters: Filter::None.only(),
                     typesize: 1,
                     blocksize: 0,
                 };
@@ -571,4 +735,65 @@ pub fn b2nd_frame(
         }
     }
     w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(filters: [(Filter, u8); 6], typesize: usize) -> CParams {
+        CParams {
+            filters,
+            typesize,
+            ..CParams::default()
+        }
+    }
+
+    #[test]
+    fn pipelines_the_decoder_cannot_undo_are_refused() {
+        let data = vec![1u8; 64];
+        let late_delta = Filter::pipeline(&[(Filter::Shuffle, 0), (Filter::Delta, 0)]);
+        assert!(matches!(
+            encode_chunk(&data, &params(late_delta, 8)),
+            Err(Error::Malformed {
+                what: "filter pipeline",
+                ..
+            })
+        ));
+        let trunc = Filter::pipeline(&[(Filter::TruncPrec, 10)]);
+        assert!(encode_chunk(&data, &params(trunc, 2)).is_err());
+        let too_much = Filter::pipeline(&[(Filter::TruncPrec, (-30i8) as u8)]);
+        assert!(encode_chunk(&data, &params(too_much, 4)).is_err());
+        assert!(encode_chunk(&data, &params(trunc, 4)).is_ok());
+    }
+
+    #[test]
+    fn every_pipeline_round_trips_through_the_decoder() {
+        let data: Vec<u8> = (0..10_000u32)
+            .flat_map(|i| ((i / 7) as f32 * 0.5).to_le_bytes())
+            .collect();
+        for steps in [
+            vec![(Filter::Delta, 0), (Filter::Shuffle, 0)],
+            vec![(Filter::Shuffle, 0), (Filter::ByteDelta, 0)],
+            vec![(Filter::BitShuffle, 0)],
+            vec![(Filter::Shuffle, 2)],
+        ] {
+            for codec in [Codec::Blosclz, Codec::Lz4, Codec::Zlib, Codec::Zstd] {
+                let p = CParams {
+                    codec,
+                    filters: Filter::pipeline(&steps),
+                    typesize: 4,
+                    blocksize: 4096,
+                    ..CParams::default()
+                };
+                let c = encode_chunk(&data, &p).unwrap();
+                assert!(c.len() < data.len() / 2, "{codec:?} {steps:?}: {}", c.len());
+                assert_eq!(
+                    crate::chunk::decode(&c, data.len()).unwrap(),
+                    data,
+                    "{codec:?} {steps:?}"
+                );
+            }
+        }
+    }
 }

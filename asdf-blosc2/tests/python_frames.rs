@@ -136,14 +136,23 @@ fn frames_written_here_read_back_and_are_left_for_python() {
     if let Some(o) = &out {
         std::fs::create_dir_all(o).unwrap();
     }
-    let settings = [
-        (Codec::Zstd, Filter::Shuffle),
-        (Codec::Lz4, Filter::BitShuffle),
-        (Codec::Zlib, Filter::None),
-        (Codec::Zstd, Filter::BitShuffle),
-        (Codec::Lz4, Filter::Shuffle),
-        (Codec::Blosclz, Filter::Shuffle),
-        (Codec::Blosclz, Filter::BitShuffle),
+    let settings: Vec<(Codec, [(Filter, u8); 6])> = vec![
+        (Codec::Zstd, Filter::Shuffle.only()),
+        (Codec::Lz4, Filter::BitShuffle.only()),
+        (Codec::Zlib, Filter::None.only()),
+        (Codec::Zstd, Filter::BitShuffle.only()),
+        (Codec::Lz4, Filter::Shuffle.only()),
+        (Codec::Blosclz, Filter::Shuffle.only()),
+        (Codec::Blosclz, Filter::BitShuffle.only()),
+        (
+            Codec::Zstd,
+            Filter::pipeline(&[(Filter::Delta, 0), (Filter::Shuffle, 0)]),
+        ),
+        (
+            Codec::Lz4,
+            Filter::pipeline(&[(Filter::Shuffle, 0), (Filter::ByteDelta, 0)]),
+        ),
+        (Codec::Blosclz, Filter::Delta.only()),
     ];
     let mut n = 0;
     for (k, case) in manifest()["cases"].as_array().unwrap().iter().enumerate() {
@@ -157,11 +166,15 @@ fn frames_written_here_read_back_and_are_left_for_python() {
         let nd = f.b2nd().unwrap().unwrap();
         let data = f.b2nd_array(&nd).unwrap();
         let vl: Vec<(String, Vec<u8>)> = f.vlmetalayers.clone();
-        let (codec, filter) = settings[k % settings.len()];
+        let (codec, mut filters) = settings[k % settings.len()];
+        if name.contains("truncprec") {
+            // python-blosc2 kept 20 mantissa bits: truncating again to 20 changes nothing
+            filters = Filter::pipeline(&[(Filter::TruncPrec, 20), (Filter::Shuffle, 0)]);
+        }
         let p = CParams {
             codec,
             level: 5,
-            filter,
+            filters,
             typesize: f.typesize,
             blocksize: 0,
         };
@@ -172,7 +185,7 @@ fn frames_written_here_read_back_and_are_left_for_python() {
         assert_eq!(
             g.b2nd_array(&nd2).unwrap(),
             data,
-            "{name} ({codec:?}, {filter:?})"
+            "{name} ({codec:?}, {filters:?})"
         );
         assert_eq!(g.vlmetalayers, vl, "{name}");
         if let Some(o) = &out {

@@ -289,18 +289,20 @@ pub fn from_asdf(
         "lz4" => Codec::Lz4,
         "zlib" => Codec::Zlib,
         "blosclz" => Codec::Blosclz,
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "compression {other:?} cannot be written to Blosc2 (choose zstd, lz4, zlib or blosclz)"
-        )),
+        ))
+        }
     };
     let item = a.dtype.itemsize();
     let p = CParams {
         codec,
         level: 5,
-        filter: if item > 1 {
-            Filter::Shuffle
+        filters: if item > 1 {
+            Filter::Shuffle.only()
         } else {
-            Filter::None
+            Filter::None.only()
         },
         typesize: item.max(1),
         blocksize: 0,

@@ -28,10 +28,10 @@ fn params(level: Option<i32>, typesize: usize) -> asdf_blosc2::CParams {
     asdf_blosc2::CParams {
         codec: asdf_blosc2::Codec::Zstd,
         level: level.unwrap_or(5).clamp(1, 22),
-        filter: if typesize > 1 {
-            asdf_blosc2::Filter::Shuffle
+        filters: if typesize > 1 {
+            asdf_blosc2::Filter::Shuffle.only()
         } else {
-            asdf_blosc2::Filter::None
+            asdf_blosc2::Filter::None.only()
         },
         typesize: typesize.clamp(1, 255),
         blocksize: 0,
