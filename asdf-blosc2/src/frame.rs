@@ -541,15 +541,33 @@ impl Frame<'_> {
     /// The whole n-dimensional array of a `.b2nd` frame, in C order: each chunk is padded to
     /// the chunk shape, and within it the blocks are in C order, each block in C order.
     pub fn b2nd_array(&self, nd: &B2nd) -> Result<Vec<u8>, Error> {
+        let rows = nd.shape.first().copied().unwrap_or(1);
+        self.b2nd_rows(nd, 0..rows)
+    }
+
+    /// Rows `rows` (along the first axis) of a `.b2nd` array, in C order: only the chunks
+    /// that hold them are decoded. A 0-d array has one row.
+    pub fn b2nd_rows(&self, nd: &B2nd, rows: std::ops::Range<u64>) -> Result<Vec<u8>, Error> {
         let ndim = nd.shape.len();
         let item = self.typesize;
         let count = nd.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-        let total = count
+        let all = count
             .and_then(|c| c.checked_mul(item as u64))
             .filter(|&t| t <= self.nbytes.max(item as u64))
             .ok_or_else(|| {
                 Error::malformed("b2nd metalayer", 0, "shape larger than the frame's data")
-            })? as usize;
+            })?;
+        let nrows = nd.shape.first().copied().unwrap_or(1);
+        let (r0, r1) = (rows.start, rows.end);
+        if r0 > r1 || r1 > nrows {
+            return Err(Error::malformed(
+                "row range",
+                0,
+                format!("rows {r0}..{r1} of an array of {nrows}"),
+            ));
+        }
+        let row_bytes = all.checked_div(nrows).unwrap_or(0);
+        let total = ((r1 - r0) * row_bytes) as usize;
         let mut out = zeroed(total as u64)?;
         if total == 0 || ndim == 0 {
             if ndim == 0 && total > 0 {
@@ -557,13 +575,6 @@ impl Frame<'_> {
                 out.copy_from_slice(slice(&c, 0, total as u64, "0-d array")?);
             }
             return Ok(out);
-        }
-        if nd.chunkshape.contains(&0) || nd.blockshape.contains(&0) {
-            return Err(Error::malformed(
-                "b2nd metalayer",
-                0,
-                "a zero chunk or block dimension",
-            ));
         }
         // chunks per dimension, and blocks per chunk per dimension
         let nchunks: Vec<u64> = (0..ndim)
@@ -589,26 +600,41 @@ impl Frame<'_> {
         // chunks of whole rows (every dimension but the first complete, in chunks and in
         // blocks) lie one after the other in the array: decode them in parallel, in place
         if (1..ndim).all(|d| nd.chunkshape[d] == nd.shape[d] && nd.blockshape[d] == nd.shape[d]) {
-            let rows = usize::try_from(nd.chunkshape[0] * (total as u64 / nd.shape[0].max(1)))
-                .map_err(|_| too_big())?;
-            if self.nchunks < total.div_ceil(rows.max(1)) {
+            let cr = nd.chunkshape[0];
+            let (c0, c1) = (r0 / cr, r1.div_ceil(cr));
+            if (self.nchunks as u64) < c1 {
                 return Err(Error::malformed(
                     "b2nd metalayer",
                     0,
                     format!("{} chunks for the array's shape", self.nchunks),
                 ));
             }
-            out.par_chunks_mut(rows.max(1))
-                .enumerate()
-                .try_for_each_init(Vec::new, |buf, (c, dst)| {
+            // the output cut at chunk boundaries, each piece with its chunk and first row
+            let mut pieces = Vec::new();
+            let mut rest = &mut out[..];
+            for c in c0..c1 {
+                let from = r0.max(c * cr);
+                let to = r1.min((c + 1) * cr);
+                let (piece, tail) = rest.split_at_mut(((to - from) * row_bytes) as usize);
+                pieces.push((c as usize, (from - c * cr) * row_bytes, piece));
+                rest = tail;
+            }
+            pieces
+                .into_par_iter()
+                .try_for_each_init(Vec::new, |buf, (c, skip, dst)| {
                     self.chunk_into(c, buf)?;
-                    let got = buf.get(..dst.len()).ok_or_else(|| {
-                        Error::malformed(
-                            "b2nd chunk",
-                            0,
-                            format!("chunk {c} holds {} bytes, {} needed", buf.len(), dst.len()),
-                        )
-                    })?;
+                    let got = buf
+                        .get(skip as usize..skip as usize + dst.len())
+                        .ok_or_else(|| {
+                            Error::malformed(
+                                "b2nd chunk",
+                                0,
+                                format!(
+                                    "chunk {c} holds {} bytes, rows past them asked",
+                                    buf.len()
+                                ),
+                            )
+                        })?;
                     dst.copy_from_slice(got);
                     Ok(())
                 })?;
@@ -617,6 +643,18 @@ impl Frame<'_> {
         let mut buf = Vec::new();
         let mut ci = vec![0u64; ndim];
         for c in 0..self.nchunks {
+            // chunks whose rows are all outside the range are not decoded
+            let first = ci[0] * nd.chunkshape[0];
+            if first >= r1 || first + nd.chunkshape[0] <= r0 {
+                for d in (0..ndim).rev() {
+                    ci[d] += 1;
+                    if ci[d] < nchunks[d] {
+                        break;
+                    }
+                    ci[d] = 0;
+                }
+                continue;
+            }
             self.chunk_into(c, &mut buf)?;
             if (buf.len() as u64) < chunk_items * item as u64 {
                 return Err(Error::malformed(
@@ -642,11 +680,16 @@ impl Frame<'_> {
                     for d in 0..ndim {
                         let g = ci[d] * nd.chunkshape[d] + bi[d] * nd.blockshape[d] + ei[d];
                         let within_chunk = bi[d] * nd.blockshape[d] + ei[d] < nd.chunkshape[d];
-                        if g >= nd.shape[d] || !within_chunk {
+                        let (g, extent) = if d == 0 {
+                            (g.wrapping_sub(r0), r1 - r0)
+                        } else {
+                            (g, nd.shape[d])
+                        };
+                        if g >= extent || !within_chunk {
                             inside = false;
                             break;
                         }
-                        flat = flat * nd.shape[d] + g;
+                        flat = flat * extent + g;
                     }
                     if inside {
                         let d = ndim - 1;

@@ -219,3 +219,52 @@ fn a_sparse_index_alone_is_refused_and_a_missing_chunk_file_named() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn row_ranges_read_equal_numpys_rows_and_touch_only_their_chunks() {
+    let mut n = 0;
+    for case in manifest()["cases"].as_array().unwrap() {
+        let shape = case["shape"].as_array().unwrap();
+        let Some(rows) = shape.first().and_then(|d| d.as_u64()) else {
+            continue;
+        };
+        if case["dtype"].is_null() || rows < 3 {
+            continue;
+        }
+        let name = case["name"].as_str().unwrap();
+        let bytes = frame_bytes(case);
+        let f = parse(case, &bytes).unwrap();
+        let nd = f.b2nd().unwrap().unwrap();
+        let want = std::fs::read(data_dir().join(format!("{name}.bin"))).unwrap();
+        let row = want.len() / rows as usize;
+        for (a, b) in [(1, rows - 1), (0, 1), (rows - 1, rows), (2, 2)] {
+            let got = f.b2nd_rows(&nd, a..b).unwrap();
+            assert_eq!(
+                got,
+                want[a as usize * row..b as usize * row],
+                "{name} {a}..{b}"
+            );
+        }
+        assert!(f.b2nd_rows(&nd, 0..rows + 1).is_err());
+        n += 1;
+    }
+    assert!(n > 50, "{n} arrays");
+
+    // break the last chunk of a frame: the first rows still read, the whole array does not
+    let mut bytes = std::fs::read(data_dir().join("zstd_shuffle.b2nd")).unwrap();
+    let f = Frame::parse(&bytes).unwrap();
+    let nd = f.b2nd().unwrap().unwrap();
+    assert_eq!((nd.shape[0], nd.chunkshape[0], f.nchunks), (37, 10, 4));
+    let last = f.chunk(3).unwrap();
+    assert!(!last.is_empty());
+    let at = bytes
+        .windows(16)
+        .rposition(|w| w[0] == 5 && w[2] == 0x85)
+        .unwrap();
+    drop(f);
+    bytes[at + 12..at + 16].copy_from_slice(&1i32.to_le_bytes()); // cbytes: too small
+    let f = Frame::parse(&bytes).unwrap();
+    assert!(f.chunk(3).is_err());
+    assert!(f.b2nd_rows(&nd, 0..30).is_ok());
+    assert!(f.b2nd_array(&nd).is_err());
+}
