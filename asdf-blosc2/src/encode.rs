@@ -14,6 +14,9 @@ pub enum Codec {
     Blosclz,
     /// LZ4 (fast).
     Lz4,
+    /// LZ4 with a harder match search (the same block format as LZ4; our encoder: hash
+    /// chains, more candidates at higher levels).
+    Lz4hc,
     /// zlib (deflate with the zlib wrapper).
     Zlib,
     /// Zstandard (python-blosc2's default).
@@ -26,6 +29,7 @@ impl Codec {
         match self {
             Codec::Blosclz => (BLOSCLZ, 0),
             Codec::Lz4 => (LZ4, 1),
+            Codec::Lz4hc => (LZ4, 2),
             Codec::Zlib => (ZLIB, 4),
             Codec::Zstd => (ZSTD, 5),
         }
@@ -280,6 +284,7 @@ fn compress(codec: Codec, level: i32, data: &[u8]) -> Result<Vec<u8>, Error> {
     Ok(match codec {
         Codec::Blosclz => crate::blosclz::compress(data),
         Codec::Lz4 => lz4_flex::block::compress(data),
+        Codec::Lz4hc => crate::lz4hc::compress(data, 4usize << level.clamp(1, 9)),
         Codec::Zlib => {
             use std::io::Write;
             let lvl = flate2::Compression::new(level.clamp(0, 9) as u32);
@@ -778,7 +783,13 @@ mod tests {
             vec![(Filter::BitShuffle, 0)],
             vec![(Filter::Shuffle, 2)],
         ] {
-            for codec in [Codec::Blosclz, Codec::Lz4, Codec::Zlib, Codec::Zstd] {
+            for codec in [
+                Codec::Blosclz,
+                Codec::Lz4,
+                Codec::Lz4hc,
+                Codec::Zlib,
+                Codec::Zstd,
+            ] {
                 let p = CParams {
                     codec,
                     filters: Filter::pipeline(&steps),

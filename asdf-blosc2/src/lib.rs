@@ -15,6 +15,7 @@ pub mod encode;
 mod error;
 mod filters;
 pub mod frame;
+mod lz4hc;
 
 pub use encode::{b2nd_frame, encode_chunk, CParams, Codec, Filter, FrameWriter};
 pub use error::Error;

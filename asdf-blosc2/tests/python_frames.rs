@@ -153,6 +153,8 @@ fn frames_written_here_read_back_and_are_left_for_python() {
             Filter::pipeline(&[(Filter::Shuffle, 0), (Filter::ByteDelta, 0)]),
         ),
         (Codec::Blosclz, Filter::Delta.only()),
+        (Codec::Lz4hc, Filter::Shuffle.only()),
+        (Codec::Lz4hc, Filter::BitShuffle.only()),
     ];
     let mut n = 0;
     for (k, case) in manifest()["cases"].as_array().unwrap().iter().enumerate() {

@@ -289,9 +289,10 @@ pub fn from_asdf(
         "lz4" => Codec::Lz4,
         "zlib" => Codec::Zlib,
         "blosclz" => Codec::Blosclz,
+        "lz4hc" => Codec::Lz4hc,
         other => {
             return Err(format!(
-            "compression {other:?} cannot be written to Blosc2 (choose zstd, lz4, zlib or blosclz)"
+            "compression {other:?} cannot be written to Blosc2 (choose zstd, lz4, lz4hc, zlib or blosclz)"
         ))
         }
     };
