@@ -62,12 +62,35 @@ fn main() {
         f.chunk_into(i % f.nchunks, &mut one).expect("chunk");
     }
     let chunk = t.elapsed().as_secs_f64() / runs as f64;
+    // opening a frame and reading one chunk, with 10 and with 100,000 chunks of 8 KiB
+    let mut open_one = Vec::new();
+    for nchunks in [10usize, 100_000] {
+        let mut w = asdf_blosc2::FrameWriter::new(8192, p);
+        let piece: Vec<u8> = (0..1024u64)
+            .flat_map(|i| ((i * 3) as f64).to_le_bytes())
+            .collect();
+        for _ in 0..nchunks {
+            w.append(&piece).expect("append");
+        }
+        let frame = w.finish().expect("frame");
+        let mut ts = Vec::new();
+        for k in 0..runs.max(5) {
+            let t = Instant::now();
+            let f = Frame::parse(&frame).expect("frame");
+            let c = f.chunk((k * 7919) % nchunks).expect("chunk");
+            ts.push(t.elapsed().as_secs_f64());
+            std::hint::black_box(c);
+        }
+        open_one.push(median(ts));
+    }
     println!(
-        "{{\"bytes\": {}, \"chunks\": {}, \"decode_s\": {:.4}, \"encode_s\": {:.4}, \"one_chunk_s\": {:.5}}}",
+        "{{\"bytes\": {}, \"chunks\": {}, \"decode_s\": {:.4}, \"encode_s\": {:.4}, \"one_chunk_s\": {:.5}, \"open_and_one_chunk_of_10_s\": {:.6}, \"open_and_one_chunk_of_100000_s\": {:.6}}}",
         data.len(),
         f.nchunks,
         median(decode),
         median(encode),
-        chunk
+        chunk,
+        open_one[0],
+        open_one[1]
     );
 }
