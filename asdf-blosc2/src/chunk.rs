@@ -357,6 +357,38 @@ pub fn decode_to_slice(hdr: &ChunkHeader, src: &[u8], out: &mut [u8]) -> Result<
             });
         }
     }
+    let mut scratch = Scratch::default();
+    let bs = hdr.blocksize;
+    let nblocks = hdr.nbytes.div_ceil(bs);
+    for j in 0..nblocks {
+        let (first, rest) = out.split_at_mut(j.min(1) * bs);
+        let dref = if j == 0 { None } else { Some(&first[..]) };
+        decode_block(hdr, src, j, dref, &mut scratch)?;
+        let offset = j * bs - first.len();
+        let bsize = scratch.block.len();
+        rest[offset..offset + bsize].copy_from_slice(&scratch.block);
+    }
+    Ok(())
+}
+
+/// Buffers and decoders reused from block to block.
+#[derive(Default)]
+struct Scratch {
+    block: Vec<u8>,
+    tmp: Vec<u8>,
+    dec: Decoder,
+}
+
+/// Decodes block `j` of a regular chunk (checked by [`decode_to_slice`]'s caller path) into
+/// `scratch.block`; `dref` is the decoded first block (for delta), `None` for block 0.
+fn decode_block(
+    hdr: &ChunkHeader,
+    src: &[u8],
+    j: usize,
+    dref: Option<&[u8]>,
+    scratch: &mut Scratch,
+) -> Result<(), Error> {
+    let ts = hdr.typesize;
     let bs = hdr.blocksize;
     let nblocks = hdr.nbytes.div_ceil(bs);
     let leftover = hdr.nbytes % bs;
@@ -366,11 +398,9 @@ pub fn decode_to_slice(hdr: &ChunkHeader, src: &[u8], out: &mut [u8]) -> Result<
         nblocks as u64 * 4,
         "block starts",
     )?;
-    let mut block = Vec::with_capacity(bs);
-    let mut tmp = Vec::with_capacity(bs);
     let dont_split = hdr.flags & FLAG_DONT_SPLIT != 0;
-    let mut dec = Decoder::default();
-    for j in 0..nblocks {
+    let Scratch { block, tmp, dec } = scratch;
+    {
         let last_partial = j == nblocks - 1 && leftover > 0;
         let bsize = if last_partial { leftover } else { bs };
         let at = hdr.header_len + 4 * j;
@@ -437,21 +467,75 @@ pub fn decode_to_slice(hdr: &ChunkHeader, src: &[u8], out: &mut [u8]) -> Result<
                 pos += n;
             }
         }
-        let (first, rest) = out.split_at_mut(j.min(1) * bs);
-        let dref = if j == 0 { None } else { Some(&first[..]) };
         backward(
             &hdr.filters,
             &hdr.filters_meta,
             ts,
             hdr.version,
-            &mut block,
-            &mut tmp,
+            block,
+            tmp,
             dref,
         )?;
-        let offset = j * bs - first.len();
-        rest[offset..offset + bsize].copy_from_slice(&block);
     }
     Ok(())
+}
+
+/// Bytes `range` of a chunk's decoded data, decoding only the blocks that hold them (and
+/// the first block, when a delta filter needs it). For the offsets index of large frames.
+pub fn decode_range(
+    hdr: &ChunkHeader,
+    src: &[u8],
+    range: std::ops::Range<usize>,
+) -> Result<Vec<u8>, Error> {
+    if range.start > range.end || range.end > hdr.nbytes {
+        return Err(Error::malformed(
+            "range",
+            4,
+            format!("bytes {range:?} of a chunk of {}", hdr.nbytes),
+        ));
+    }
+    let regular = hdr.special == Special::None
+        && !hdr.memcpyed()
+        && hdr.blosc2_flags & 0x09 == 0
+        && hdr.blosc2_flags2 & 1 == 0
+        && matches!(hdr.codec, BLOSCLZ | LZ4 | ZLIB | ZSTD)
+        && hdr.filters.iter().all(|&f| {
+            matches!(
+                f,
+                filters::NOFILTER
+                    | filters::SHUFFLE
+                    | filters::BITSHUFFLE
+                    | filters::DELTA
+                    | filters::TRUNC_PREC
+                    | filters::BYTEDELTA
+            )
+        });
+    if !regular || hdr.nbytes == 0 {
+        let all = decode(src, hdr.nbytes)?;
+        return Ok(all[range].to_vec());
+    }
+    slice(src, 0, hdr.cbytes as u64, "chunk")?;
+    let bs = hdr.blocksize;
+    let mut scratch = Scratch::default();
+    let first = if hdr.filters.contains(&filters::DELTA) && range.start >= bs {
+        decode_block(hdr, src, 0, None, &mut scratch)?;
+        Some(std::mem::take(&mut scratch.block))
+    } else {
+        None
+    };
+    let mut out = Vec::with_capacity(range.len());
+    let mut block0: Option<Vec<u8>> = first;
+    for j in range.start / bs..range.end.div_ceil(bs) {
+        let dref = if j == 0 { None } else { block0.as_deref() };
+        decode_block(hdr, src, j, dref, &mut scratch)?;
+        if j == 0 {
+            block0 = Some(scratch.block.clone());
+        }
+        let lo = range.start.max(j * bs) - j * bs;
+        let hi = range.end.min(j * bs + scratch.block.len()) - j * bs;
+        out.extend_from_slice(&scratch.block[lo..hi]);
+    }
+    Ok(out)
 }
 
 /// The codecs' decoders, kept across streams.

@@ -510,12 +510,13 @@ impl FrameWriter {
             h.extend_from_slice(c);
         }
         if !self.chunks.is_empty() {
+            // small blocks: a reader looks an offset up by decoding only its block
             let op = CParams {
                 codec: Codec::Zstd,
                 level: 5,
                 filters: Filter::Shuffle.only(),
                 typesize: 8,
-                blocksize: 0,
+                blocksize: 16 << 10,
             };
             h.extend_from_slice(&encode_chunk(&offsets, &op)?);
         }

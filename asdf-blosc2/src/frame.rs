@@ -14,6 +14,63 @@ const TRAILER_TAIL: usize = 23;
 /// Largest chunk size a frame may declare (C-Blosc2's limit: 2 GiB).
 const MAX_CHUNK: u64 = i32::MAX as u64;
 
+/// Offsets indexes up to this many bytes are decoded when the frame is parsed; larger ones
+/// (over 8,192 chunks) block by block as chunks are looked up, so that reading one chunk
+/// costs the same in a frame of 10 chunks or of 100,000.
+const LAZY_OFFSETS: usize = 64 << 10;
+
+/// Where each chunk starts.
+#[derive(Debug)]
+enum Offsets<'a> {
+    Decoded(Vec<i64>),
+    Lazy {
+        src: &'a [u8],
+        at: u64,
+        hdr: ChunkHeader,
+        /// Decoded blocks of the index, by block number.
+        blocks: std::sync::Mutex<std::collections::HashMap<usize, std::sync::Arc<Vec<u8>>>>,
+    },
+}
+
+impl Offsets<'_> {
+    fn get(&self, i: usize) -> Result<i64, Error> {
+        match self {
+            Offsets::Decoded(v) => v.get(i).copied().ok_or_else(|| {
+                Error::malformed("chunk index", 0, format!("no offset for chunk {i}"))
+            }),
+            Offsets::Lazy {
+                src,
+                at,
+                hdr,
+                blocks,
+            } => {
+                let bs = hdr.blocksize;
+                let j = i * 8 / bs;
+                let cached = blocks.lock().ok().and_then(|m| m.get(&j).cloned());
+                let block = match cached {
+                    Some(b) => b,
+                    None => {
+                        let end = ((j + 1) * bs).min(hdr.nbytes);
+                        let b = std::sync::Arc::new(
+                            chunk::decode_range(hdr, src, j * bs..end)
+                                .map_err(|e| e.shifted(*at))?,
+                        );
+                        if let Ok(mut m) = blocks.lock() {
+                            m.insert(j, b.clone());
+                        }
+                        b
+                    }
+                };
+                let k = i * 8 - j * bs;
+                let bytes = block.get(k..k + 8).ok_or_else(|| {
+                    Error::malformed("offsets chunk", *at, format!("no offset for chunk {i}"))
+                })?;
+                Ok(i64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])))
+            }
+        }
+    }
+}
+
 /// A msgpack value of a metalayer or variable-length metalayer, decoded.
 pub type Meta = rmpv::Value;
 
@@ -34,7 +91,7 @@ pub struct Frame<'a> {
     pub chunksize: usize,
     /// Number of chunks.
     pub nchunks: usize,
-    offsets: Vec<i64>,
+    offsets: Offsets<'a>,
     /// Fixed-size metalayers of the header: (name, raw msgpack content).
     pub metalayers: Vec<(String, Vec<u8>)>,
     /// Variable-length metalayers of the trailer: (name, decoded msgpack content).
@@ -235,41 +292,63 @@ impl<'a> Frame<'a> {
         let metalayers = read_metalayers(&bytes[..header_len], HEADER_MIN, 0)?;
 
         // the offsets chunk follows the data chunks
-        let mut offsets = Vec::new();
         // (a sparse frame's index holds no chunks: its offsets follow the header)
         let off_at = header_len as u64 + if sparse { 0 } else { cbytes };
-        if nbytes > 0 {
+        let (offsets, count) = if nbytes > 0 {
             let off_src = &bytes[off_at as usize..];
             let oh = ChunkHeader::parse(off_src).map_err(|e| e.shifted(off_at))?;
-            // at most one 8-byte offset per stored byte of the frame, and what the sizes say
-            let limit = usize::try_from(len.saturating_mul(8)).unwrap_or(usize::MAX);
-            let raw = chunk::decode(off_src, limit).map_err(|e| e.shifted(off_at))?;
-            if raw.len() % 8 != 0 {
+            if oh.nbytes % 8 != 0 {
                 return Err(Error::malformed(
                     "offsets chunk",
                     off_at,
-                    format!("{} bytes is not a whole number of offsets", raw.len()),
+                    format!("{} bytes is not a whole number of offsets", oh.nbytes),
                 ));
             }
-            let _ = oh;
-            offsets = raw
-                .chunks_exact(8)
-                .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                .collect();
-        }
+            // at most one 8-byte offset per stored byte of the frame
+            if oh.nbytes as u64 > len.saturating_mul(8) {
+                return Err(Error::malformed(
+                    "offsets chunk",
+                    off_at,
+                    format!("{} bytes of offsets in a frame of {len}", oh.nbytes),
+                ));
+            }
+            let count = oh.nbytes / 8;
+            if oh.nbytes <= LAZY_OFFSETS {
+                let raw = chunk::decode(off_src, oh.nbytes).map_err(|e| e.shifted(off_at))?;
+                let v = raw
+                    .chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect();
+                (Offsets::Decoded(v), count)
+            } else {
+                // many chunks: decode only the blocks of the index that are looked up
+                let src = slice(off_src, 0, oh.cbytes as u64, "offsets chunk")
+                    .map_err(|e| e.shifted(off_at))?;
+                (
+                    Offsets::Lazy {
+                        src,
+                        at: off_at,
+                        hdr: oh,
+                        blocks: Default::default(),
+                    },
+                    count,
+                )
+            }
+        } else {
+            (Offsets::Decoded(Vec::new()), 0)
+        };
         let nchunks = if chunksize > 0 {
             usize::try_from(nbytes.div_ceil(chunksize as u64)).unwrap_or(usize::MAX)
         } else {
-            offsets.len()
+            count
         };
-        if nchunks > offsets.len() {
+        if nchunks > count {
             return Err(Error::malformed(
                 "offsets chunk",
                 off_at,
-                format!("{} offsets for {nchunks} chunks", offsets.len()),
+                format!("{count} offsets for {nchunks} chunks"),
             ));
         }
-        offsets.truncate(nchunks);
 
         // trailer: its length sits 22 bytes before the end
         let tail_at = len
@@ -331,13 +410,14 @@ impl<'a> Frame<'a> {
     /// Decodes chunk `i` into `out` (cleared first).
     pub fn chunk_into(&self, i: usize, out: &mut Vec<u8>) -> Result<(), Error> {
         out.clear();
-        let Some(&off) = self.offsets.get(i) else {
+        if i >= self.nchunks {
             return Err(Error::malformed(
                 "chunk index",
                 0,
                 format!("chunk {i} of {}", self.nchunks),
             ));
-        };
+        }
+        let off = self.offsets.get(i)?;
         // a chunk decodes to at most what the frame declares
         let limit = if self.chunksize > 0 {
             self.chunk_len(i)

@@ -270,3 +270,33 @@ fn row_ranges_read_equal_numpys_rows_and_touch_only_their_chunks() {
     assert!(f.b2nd_rows(&nd, 0..30).is_ok());
     assert!(f.b2nd_array(&nd).is_err());
 }
+
+#[test]
+fn frames_of_many_chunks_look_up_offsets_block_by_block() {
+    use asdf_blosc2::{CParams, Codec, Filter, FrameWriter};
+    let p = CParams {
+        codec: Codec::Lz4,
+        level: 5,
+        filters: Filter::Shuffle.only(),
+        typesize: 4,
+        blocksize: 0,
+    };
+    let mut w = FrameWriter::new(64, p);
+    let chunk = |i: u32| -> Vec<u8> {
+        (0..16u32)
+            .flat_map(|k| (i * 16 + k).to_le_bytes())
+            .collect()
+    };
+    for i in 0..20_000 {
+        w.append(&chunk(i)).unwrap();
+    }
+    let frame = w.finish().unwrap();
+    let f = Frame::parse(&frame).unwrap();
+    assert_eq!(f.nchunks, 20_000);
+    for i in [0u32, 1, 8191, 8192, 12_345, 19_999] {
+        assert_eq!(f.chunk(i as usize).unwrap(), chunk(i), "chunk {i}");
+    }
+    let all = f.decode_all().unwrap();
+    assert_eq!(all.len(), 20_000 * 64);
+    assert_eq!(&all[64 * 777..64 * 778], &chunk(777)[..]);
+}
