@@ -71,6 +71,8 @@ pub(crate) struct CopyRange {
     pub data_size: u64,
     /// The block's checksum as stored (zeros: none).
     pub checksum: [u8; 16],
+    /// The block's compression (to tell a legacy checksum of the decoded data from damage).
+    pub compression: Option<Compression>,
 }
 
 /// The prepared tree and the blocks it refers to.
@@ -549,6 +551,9 @@ impl<'w> Prep<'w, '_> {
             len: hdr.used_size,
             data_size: hdr.data_size,
             checksum: hdr.checksum,
+            compression: hdr
+                .compression_label()
+                .and_then(|l| Compression::from_label(&l).ok().flatten()),
         })
     }
 
@@ -641,8 +646,18 @@ impl<'w> Prep<'w, '_> {
                             let data = file.block_data(idx).map_err(|e| source_err(path, e))?;
                             let mut job = BlockJob::new(BlockData::Slice(data), compression);
                             job.typesize = meta.dtype.as_ref().map_or(1, |d| d.itemsize().max(1));
-                            // uncompressed and kept so: the kernel may copy it too
-                            if compression.is_none() && input.is_none() && file.path().is_some() {
+                            // uncompressed and kept so: the kernel may copy it too (not a
+                            // block whose stored bytes are encoded without a label, as the
+                            // ASDF 0.1.0 draft's encoding chains are)
+                            let stored_is_data = file
+                                .blocks()
+                                .get(idx)
+                                .is_some_and(|b| b.used_size == data.len() as u64);
+                            if compression.is_none()
+                                && input.is_none()
+                                && stored_is_data
+                                && file.path().is_some()
+                            {
                                 job.copy = Some(self.copy_range(file, idx, path)?);
                             }
                             job
