@@ -54,6 +54,18 @@ pub enum Error {
         #[source]
         source: CodecError,
     },
+    /// A block of an ASDF 0.1.0 file whose encoding (the draft's YAML encoding chain, or
+    /// the 2014 encoding field) cannot be undone (only the arrays using this block fail).
+    #[error("block {block} at byte {offset}: cannot undo its asdf 0.1.0 encoding")]
+    LegacyEncoding {
+        /// Block index in file order.
+        block: usize,
+        /// File offset of the block header.
+        offset: u64,
+        /// What is wrong.
+        #[source]
+        source: crate::file::LegacyEncodingError,
+    },
     /// A block's stored MD5 matches neither its stored nor its decoded bytes.
     #[error(
         "block {block} at byte {offset}: checksum mismatch (stored {expected}, computed {actual})"

@@ -23,10 +23,12 @@ use crate::{Error, Result};
 mod confine;
 mod direct_read;
 mod journal;
+mod legacy;
 mod read_as;
 mod refs;
 
 pub use journal::journal_path;
+pub use legacy::{decode_chain, map_tag, LegacyEncodingError, LEGACY_TAG_PREFIX};
 
 pub use confine::ExternalPolicy;
 pub use refs::RefTarget;
@@ -236,7 +238,7 @@ impl AsdfFile {
         options: OpenOptions,
     ) -> Result<Self> {
         let (layout, tree_bytes) = layout::read_layout(&*source, &options.layout_limits)?;
-        let doc = if tree_bytes.is_empty() {
+        let mut doc = if tree_bytes.is_empty() {
             Document {
                 version: None,
                 tag_directives: Vec::new(),
@@ -254,6 +256,9 @@ impl AsdfFile {
                 e.shifted(lines, start)
             })?
         };
+        if layout.is_legacy() {
+            legacy::upgrade_tree(&mut doc);
+        }
         let blocks = (0..layout.blocks.len()).map(|_| OnceLock::new()).collect();
         let confinement = Confinement::new(&options.external, &base_dir);
         let file = AsdfFile {
@@ -279,14 +284,15 @@ impl AsdfFile {
         Ok(file)
     }
 
-    /// The ASDF Standard version of the file: its `#ASDF_STANDARD` line, else
+    /// The ASDF Standard version of the file: its `#ASDF_STANDARD` line, else `1.0.0` for a
+    /// file headed `#ASDF 0.1.0` (its tags are read as 1.0.0 tags), else
     /// [`schema::DEFAULT_STANDARD`](crate::schema::DEFAULT_STANDARD) (`1.6.0`).
     pub fn standard_version(&self) -> &str {
-        self.layout
-            .header
-            .standard_version
-            .as_deref()
-            .unwrap_or(crate::schema::DEFAULT_STANDARD)
+        match self.layout.header.standard_version.as_deref() {
+            Some(v) => v,
+            None if self.layout.is_legacy() => "1.0.0",
+            None => crate::schema::DEFAULT_STANDARD,
+        }
     }
 
     /// Validates the tree as python asdf does on open: the root against the `core/asdf`
@@ -420,6 +426,11 @@ impl AsdfFile {
     }
 
     fn load_block(&self, h: &BlockHeader) -> Result<BlockBytes> {
+        if let Some(lb) = self.layout.legacy_block(h.index) {
+            if lb.has_chain(h) || lb.encoding_name().is_some() {
+                return self.load_legacy_encoded(h, lb).map(BlockBytes::Owned);
+            }
+        }
         let compression = self.compression(h)?;
         if h.data_size > self.options.max_block_bytes {
             return Err(Error::Limit {
@@ -440,6 +451,48 @@ impl AsdfFile {
             self.check_md5(h, stored.as_slice(), Some(&decoded))?;
         }
         Ok(BlockBytes::Owned(decoded))
+    }
+
+    /// A legacy block whose data is encoded: the draft's encoding chain, or the 2014
+    /// layout's encoding field (which no file we know sets: an unknown encoding).
+    fn load_legacy_encoded(&self, h: &BlockHeader, lb: &layout::LegacyBlock) -> Result<Vec<u8>> {
+        let err = |source| Error::LegacyEncoding {
+            block: h.index,
+            offset: h.offset,
+            source,
+        };
+        if !lb.has_chain(h) {
+            let name = lb.encoding_name().unwrap_or_default();
+            return Err(err(LegacyEncodingError::Unknown(name)));
+        }
+        let stored = self.stored_bytes(h)?;
+        legacy::decode_chain(
+            stored.as_slice(),
+            h.data_size,
+            self.options.max_block_bytes,
+            self.legacy_byte_order(h.index),
+        )
+        .map_err(err)
+    }
+
+    /// The byte order of the first array read from block `index` (that of the floats a
+    /// `quantize` encoding produces); little-endian when no array names the block.
+    fn legacy_byte_order(&self, index: usize) -> array::ByteOrder {
+        let count = self.layout.blocks.len();
+        let mut order = None;
+        self.doc.root.walk_lazy(&mut |p, n| {
+            if order.is_some() || !n.is_ndarray() {
+                return;
+            }
+            if let Ok(meta) = NdArrayMeta::from_node(n, &p.pointer()) {
+                if matches!(meta.source, ArraySource::Block(_))
+                    && meta.block_index(count) == Some(index)
+                {
+                    order = Some(meta.byteorder);
+                }
+            }
+        });
+        order.unwrap_or(array::ByteOrder::Little)
     }
 
     /// The stored bytes of a block: a range of the map, or read into a fresh (huge-page
@@ -659,6 +712,13 @@ impl AsdfFile {
             return Ok(None);
         }
         let h = self.block_header(idx)?;
+        if self
+            .layout
+            .legacy_block(idx)
+            .is_some_and(|lb| lb.has_chain(h) || lb.encoding_name().is_some())
+        {
+            return Ok(None); // decoded by `load_block`
+        }
         let compression = self.compression(h)?;
         if compression.is_none() && (self.mmap.is_some() || self.options.verify_checksums) {
             // Mapped blocks are served from the map; verified ones go through the cache.

@@ -1,6 +1,7 @@
 //! Block headers: parsing, encoding, walking, checking the block index, reading stored bytes.
 
 use super::index::{find_index, parse_index};
+use super::legacy::{parse_legacy_at, LegacyBlock};
 use super::{
     BlockHeader, LayoutError, LayoutLimits, ReadAt, Window, BLOCK_MAGIC, MIN_BLOCK_HEADER_SIZE,
     WINDOW_BIG, WINDOW_SMALL,
@@ -93,8 +94,9 @@ pub fn encode_block_header(b: &BlockHeader) -> Vec<u8> {
     out
 }
 
-/// Check a header's sizes against the file and fill in a streamed block's sizes.
-fn check_sizes(h: &mut BlockHeader, file_len: u64) -> Result<(), LayoutError> {
+/// Check a header's sizes against the file and fill in a streamed block's sizes. `coded`:
+/// the stored bytes are encoded (compressed), so their size may differ from the data size.
+fn check_sizes(h: &mut BlockHeader, file_len: u64, coded: bool) -> Result<(), LayoutError> {
     let data_offset = h
         .offset
         .checked_add(PREFIX + u64::from(h.header_size))
@@ -139,7 +141,7 @@ fn check_sizes(h: &mut BlockHeader, file_len: u64) -> Result<(), LayoutError> {
             });
         }
     }
-    if h.used_size > h.allocated_size || (h.compression == [0; 4] && h.used_size != h.data_size) {
+    if h.used_size > h.allocated_size || (!coded && h.used_size != h.data_size) {
         return Err(LayoutError::BadSizes {
             index: h.index,
             offset: h.offset,
@@ -170,9 +172,75 @@ fn read_header(
     };
     let bytes = window.get(offset, PREFIX as usize + usize::from(hs), chunk)?;
     let mut h = parse_at(bytes, offset, index)?;
-    check_sizes(&mut h, file_len)?;
+    let coded = h.compression != [0; 4];
+    check_sizes(&mut h, file_len, coded)?;
     Ok(h)
 }
+
+/// Read and check the header of block `index` of a file headed `#ASDF 0.1.0`: a legacy
+/// layout when `header_size` is below 48, the 1.x one otherwise.
+fn read_header_legacy(
+    window: &mut Window<'_>,
+    offset: u64,
+    index: usize,
+    file_len: u64,
+    chunk: usize,
+) -> Result<(BlockHeader, Option<LegacyBlock>), LayoutError> {
+    let prefix = window.get(offset, PREFIX as usize, chunk)?;
+    let hs = match prefix.get(4..6) {
+        Some(&[a, b]) if prefix.starts_with(&BLOCK_MAGIC) => u16::from_be_bytes([a, b]),
+        _ => return read_header(window, offset, index, file_len, chunk).map(|h| (h, None)),
+    };
+    if hs >= MIN_BLOCK_HEADER_SIZE {
+        return read_header(window, offset, index, file_len, chunk).map(|h| (h, None));
+    }
+    let bytes = window.get(offset, PREFIX as usize + usize::from(hs), chunk)?;
+    let (mut h, legacy) = parse_legacy_at(bytes, offset, index)?;
+    let coded = h.compression != [0; 4] || legacy.has_chain(&h);
+    check_sizes(&mut h, file_len, coded)?;
+    Ok((h, Some(legacy)))
+}
+
+/// Walk the block headers of a file headed `#ASDF 0.1.0` (no block index existed then):
+/// the blocks and, per block, its legacy header fields.
+pub(crate) fn walk_legacy(
+    src: &dyn ReadAt,
+    file_len: u64,
+    first: u64,
+    limits: &LayoutLimits,
+) -> Result<LegacyWalk, LayoutError> {
+    let mut window = Window::new(src, file_len);
+    let mut blocks = Vec::new();
+    let mut legacy = Vec::new();
+    let mut pos = first;
+    let mut stride = 0u64;
+    loop {
+        if blocks.len() >= limits.max_blocks {
+            return Err(LayoutError::TooManyBlocks {
+                offset: pos,
+                limit: limits.max_blocks,
+            });
+        }
+        let (h, l) =
+            read_header_legacy(&mut window, pos, blocks.len(), file_len, chunk_for(stride))?;
+        let streamed = h.is_streamed();
+        let end = h.end_offset();
+        stride = end - pos;
+        blocks.push(h);
+        legacy.push(l);
+        if streamed || end >= file_len {
+            break;
+        }
+        if window.get(end, 4, chunk_for(stride))? != BLOCK_MAGIC {
+            break;
+        }
+        pos = end;
+    }
+    Ok((blocks, legacy))
+}
+
+/// The blocks of a legacy walk and their legacy header fields.
+pub(crate) type LegacyWalk = (Vec<BlockHeader>, Vec<Option<LegacyBlock>>);
 
 /// Read size for the next header: big windows while blocks are small.
 fn chunk_for(stride: u64) -> usize {

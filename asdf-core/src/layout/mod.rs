@@ -20,11 +20,13 @@ use std::io;
 
 mod blocks;
 mod index;
+mod legacy;
 mod read_at;
 mod tree;
 
 pub use blocks::{encode_block_header, parse_block_header, read_stored, read_stored_into};
 pub use index::encode_block_index;
+pub use legacy::{parse_legacy_block_header, LegacyBlock, LegacyLayout, FLAG_ENCODED};
 
 /// The 4-byte magic that starts every block header: `\xd3BLK`.
 pub const BLOCK_MAGIC: [u8; 4] = [0xd3, b'B', b'L', b'K'];
@@ -145,6 +147,26 @@ pub enum LayoutError {
         offset: u64,
         /// The stored `header_size`.
         header_size: u16,
+    },
+    /// In a file headed `#ASDF 0.1.0`, a `header_size` below 48 that is none of the legacy
+    /// layouts (36, 40, 44); from [`parse_legacy_block_header`], any size that is not one.
+    #[error("block {index} at offset {offset}: header_size {header_size} is no asdf 0.1.0 block layout (36, 40 or 44 bytes) nor the 1.x one (48 or more)")]
+    NotLegacyHeaderSize {
+        /// Block position in file order.
+        index: usize,
+        /// Offset of the block magic.
+        offset: u64,
+        /// The stored `header_size`.
+        header_size: u16,
+    },
+    /// A 36-byte (draft 0.1.0) block header with both STREAMED and ENCODED set, which the
+    /// draft forbids.
+    #[error("block {index} at offset {offset}: the streamed and encoded flags are both set")]
+    LegacyStreamedEncoded {
+        /// Block position in file order.
+        index: usize,
+        /// Offset of the block magic.
+        offset: u64,
     },
     /// The block's allocated space runs past the end of the file.
     #[error("block {index} at offset {offset}: allocated space ends at {end}, past the end of the file ({file_len} bytes)")]
@@ -294,6 +316,21 @@ pub struct Layout {
     pub blocks: Vec<BlockHeader>,
     /// Offset of the `#ASDF BLOCK INDEX` line when a valid index was found and used.
     pub block_index: Option<u64>,
+    /// For a file headed `#ASDF 0.1.0`, one entry per block: its legacy header fields when
+    /// the block uses a legacy layout ([`LegacyLayout`]). Empty for every other file.
+    pub legacy: Vec<Option<LegacyBlock>>,
+}
+
+impl Layout {
+    /// Whether the file is headed `#ASDF 0.1.0` (legacy tags, `dtype`, block layouts).
+    pub fn is_legacy(&self) -> bool {
+        self.header.asdf_version.as_deref() == Some("0.1.0")
+    }
+
+    /// The legacy header fields of block `index`, when it uses a legacy layout.
+    pub fn legacy_block(&self, index: usize) -> Option<&LegacyBlock> {
+        self.legacy.get(index).and_then(Option::as_ref)
+    }
 }
 
 /// Locate the header, the tree and every block of `src`, and return the tree's bytes.
@@ -311,11 +348,18 @@ pub fn read_layout(
         tree: located.tree,
         blocks: Vec::new(),
         block_index: None,
+        legacy: Vec::new(),
     };
     if let Some(first) = located.first_block {
-        let (blocks, index) = blocks::locate_blocks(src, file_len, first, limits)?;
-        layout.blocks = blocks;
-        layout.block_index = index;
+        if layout.is_legacy() {
+            let (blocks, legacy) = blocks::walk_legacy(src, file_len, first, limits)?;
+            layout.blocks = blocks;
+            layout.legacy = legacy;
+        } else {
+            let (blocks, index) = blocks::locate_blocks(src, file_len, first, limits)?;
+            layout.blocks = blocks;
+            layout.block_index = index;
+        }
     }
     Ok((layout, located.tree_bytes))
 }
