@@ -260,17 +260,24 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 header.used_size = used;
                 header.allocated_size = alloc;
                 header.data_size = range.data_size;
-                // the stored checksum travels with the stored bytes (a block that does not
-                // match it keeps not matching); one is computed only where there was none
-                let hash = opts.checksums && range.checksum == [0; 16];
-                if opts.checksums {
-                    header.checksum = range.checksum;
-                }
+                // with checksums, the stored bytes are hashed on the way: a block whose
+                // checksum matches (or that had none) gets that checksum; one whose stored
+                // checksum is the MD5 of its decoded data (older writers) gets the MD5 of the
+                // stored bytes every reader expects; a damaged block keeps its checksum, so
+                // the damage stays visible
+                let hash = opts.checksums;
                 w.write_all(&encode_block_header(&header))?;
                 let sum = copy_stored(w, wb, range, data_at, hash)?;
                 write_zeros(w, alloc - used)?;
                 if hash {
-                    header.checksum = sum;
+                    header.checksum = if range.checksum == [0; 16]
+                        || range.checksum == sum
+                        || legacy_checksum(range)
+                    {
+                        sum
+                    } else {
+                        range.checksum
+                    };
                     patch_header(w, at, &header)?;
                 }
                 alloc
@@ -327,6 +334,24 @@ pub(crate) fn write_blocks<W: Write + Seek>(
         pos = next;
     }
     Ok((offsets, pos))
+}
+
+/// Whether the stored checksum of `range` is the MD5 of its decoded data (as writers before
+/// ASDF standard 1.x's checksum rule wrote it). Reads and decodes the block; any failure
+/// counts as no.
+fn legacy_checksum(range: &CopyRange) -> bool {
+    let Ok(n) = usize::try_from(range.len) else {
+        return false;
+    };
+    let mut stored = vec![0u8; n];
+    if read_exact_at(&range.file, &mut stored, range.offset).is_err() {
+        return false;
+    }
+    match range.compression {
+        None => false,
+        Some(c) => codec::decode(c, &stored, range.data_size)
+            .is_ok_and(|decoded| md5(&decoded) == range.checksum),
+    }
 }
 
 /// Bytes per piece when stored bytes are copied through memory.
@@ -769,6 +794,7 @@ mod tests {
             len,
             data_size: len,
             checksum: [0; 16],
+            compression: None,
         };
         let (off, len) = (1000u64, content.len() as u64 - 5000);
         let want = &content[1000..1000 + len as usize];

@@ -20,9 +20,11 @@ pub enum UpdateMode {
     /// Write the whole new file beside the old one, sync it and rename it over the old one
     /// (the default). At every moment the path holds the old file or the new one, whole, for
     /// every reader, python asdf and other programs included. Costs a copy of the blocks:
-    /// blocks kept as they are (same compression) are copied by the kernel
-    /// (`copy_file_range` on Linux: no pass through this process, and a shared extent where
-    /// the file system has reflinks, as btrfs and XFS do), with their stored checksums.
+    /// blocks kept as they are (same compression) are streamed from the old file in 8 MiB
+    /// pieces, never decoded, and hashed on the way when checksums are written; without
+    /// checksums they are copied by the kernel (`copy_file_range` on Linux: no pass through
+    /// this process, and a shared extent where the file system has reflinks, as btrfs and
+    /// XFS do).
     #[default]
     Replace,
     /// When the blocks stay as they are and the new tree fits before the first block, write
@@ -53,10 +55,11 @@ pub enum UpdateKind {
 /// Pass `WriteOptions::default().compression(`[`CompressionChoice::Input`]`)` to keep compressed
 /// blocks as they are (with the default, no compression, they are decompressed).
 ///
-/// A block kept as it is keeps its stored bytes and its stored checksum: a block whose
-/// bytes no longer match their checksum still does not match after the update (the update
-/// does not bless damage with a fresh checksum). A kept block without a checksum gets one
-/// computed when the options ask for checksums.
+/// A block kept as it is keeps its stored bytes. Its checksum, when the options ask for
+/// checksums: the MD5 of the stored bytes if the block had none, had that one, or had the
+/// MD5 of its decoded data (as older writers wrote it, which python asdf now refuses); a
+/// block whose bytes match neither keeps its stored checksum, so the damage stays visible
+/// (the update does not bless it with a fresh checksum).
 ///
 /// [`CompressionChoice::Input`]: super::CompressionChoice::Input
 pub fn update(
