@@ -360,7 +360,7 @@ const COPY_CHUNK: usize = 8 << 20;
 /// Writes the stored bytes of `range` at sink position `at` (where the sink is), through the
 /// kernel when the sink is a file written directly (`copy_file_range`: no copy through this
 /// process, and a shared extent on file systems with reflinks), else through memory in
-/// [`COPY_CHUNK`] pieces; returns their MD5 when `hash` (then always through memory).
+/// [`COPY_CHUNK`] pieces; returns their MD5 when `hash` (read from the source).
 fn copy_stored<W: Write + Seek>(
     w: &mut W,
     wb: &mut Writeback<'_>,
@@ -369,15 +369,29 @@ fn copy_stored<W: Write + Seek>(
     hash: bool,
 ) -> Result<[u8; 16], WriteError> {
     let mut done = 0u64;
-    if let (Some(dst), false) = (wb.copy_to, hash) {
+    if let Some(dst) = wb.copy_to {
         w.flush()?;
         done = kernel_copy(&range.file, range.offset, dst, at, range.len)?;
         w.seek(SeekFrom::Start(at + done))?;
         wb.written(at + done);
     }
     let mut hasher = Md5::new();
-    let rest = range.len - done;
-    let mut buf = vec![0u8; usize::try_from(rest).unwrap_or(COPY_CHUNK).min(COPY_CHUNK)];
+    let mut buf = vec![
+        0u8;
+        usize::try_from(range.len)
+            .unwrap_or(COPY_CHUNK)
+            .min(COPY_CHUNK)
+    ];
+    if hash {
+        // what the kernel copied is hashed from the source (one read, no write of ours)
+        let mut h = 0u64;
+        while h < done {
+            let n = usize::try_from(done - h).map_or(buf.len(), |r| r.min(buf.len()));
+            read_exact_at(&range.file, &mut buf[..n], range.offset + h)?;
+            hasher.update(&buf[..n]);
+            h += n as u64;
+        }
+    }
     while done < range.len {
         let n = usize::try_from(range.len - done).map_or(buf.len(), |r| r.min(buf.len()));
         read_exact_at(&range.file, &mut buf[..n], range.offset + done)?;

@@ -20,11 +20,10 @@ pub enum UpdateMode {
     /// Write the whole new file beside the old one, sync it and rename it over the old one
     /// (the default). At every moment the path holds the old file or the new one, whole, for
     /// every reader, python asdf and other programs included. Costs a copy of the blocks:
-    /// blocks kept as they are (same compression) are streamed from the old file in 8 MiB
-    /// pieces, never decoded, and hashed on the way when checksums are written; without
-    /// checksums they are copied by the kernel (`copy_file_range` on Linux: no pass through
-    /// this process, and a shared extent where the file system has reflinks, as btrfs and
-    /// XFS do).
+    /// blocks kept as they are (same compression) are never decoded; they are copied by the
+    /// kernel (`copy_file_range` on Linux: no pass through this process, and a shared extent
+    /// where the file system has reflinks, as btrfs and XFS do), and read once more to hash
+    /// them when checksums are written (elsewhere: streamed in 8 MiB pieces).
     #[default]
     Replace,
     /// When the blocks stay as they are and the new tree fits before the first block, write
