@@ -656,6 +656,13 @@ impl Frame<'_> {
             }
             return Ok(out);
         }
+        if nd.chunkshape.contains(&0) || nd.blockshape.contains(&0) {
+            return Err(Error::malformed(
+                "b2nd metalayer",
+                0,
+                "a zero chunk or block dimension",
+            ));
+        }
         // chunks per dimension, and blocks per chunk per dimension
         let nchunks: Vec<u64> = (0..ndim)
             .map(|d| nd.shape[d].div_ceil(nd.chunkshape[d]))

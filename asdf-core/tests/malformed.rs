@@ -935,8 +935,9 @@ proptest! {
 fn fuzz_regressions_are_errors() {
     let dir = asdf_test_data::repository_dir().join("fuzz/regressions");
     let mut n = 0;
-    for target in std::fs::read_dir(&dir).unwrap() {
-        for f in std::fs::read_dir(target.unwrap().path()).unwrap() {
+    // the targets whose inputs are ASDF files (blosc2's are frames: asdf-blosc2 replays them)
+    for target in ["open_read", "typed_validate"] {
+        for f in std::fs::read_dir(dir.join(target)).unwrap() {
             let path = f.unwrap().path();
             let bytes = std::fs::read(&path).unwrap();
             let e = error_of(&path.display().to_string(), bytes);
