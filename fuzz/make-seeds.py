@@ -12,11 +12,15 @@
 - blosc2: the Blosc2 fixtures (asdf-blosc2/tests/data/frames) of at most 16 KiB, as the
   blosc2 target reads its input: a 0 byte and the frame, and a 1 byte and the frame from its
   first chunk on (a chunk followed by the rest of the frame).
+- legacy_blocks: the ASDF 0.1.0 files (tests/data/legacy-0.1.0) of at most 8 KiB, whole, and
+  hand-made 0.1.0 files with a 36-byte draft block whose data starts with an encoding chain
+  (zlib; tile and zlib; tile, quantize and zlib; an unknown encoding).
 """
 import hashlib
 import shutil
 import struct
 import sys
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +51,48 @@ def blocks(data):
         pos = data.find(b"\xd3BLK", start + alloc)
 
 
+def legacy_file(datatype, shape, chain, payload, memory):
+    """A #ASDF 0.1.0 file with one 36-byte draft block, ENCODED: the chain, then payload."""
+    tree = ("#ASDF 0.1.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/0.1.0/\n--- !core/asdf\n"
+            f"data: !core/ndarray\n  source: 0\n  dtype: {datatype}\n  byteorder: little\n"
+            f"  shape: {shape}\n...\n").encode()
+    data = f"--- {chain}\n...\n".encode() + payload
+    header = struct.pack(">4sHIQQQQ", b"\xd3BLK", 36, 2, len(data), len(data), memory, 0)
+    return tree + header + data
+
+
+def quantize_chunk(bits, offset, scale, values):
+    packed = 0
+    for v in values:
+        packed = (packed << bits) | (v & ((1 << bits) - 1))
+    nbytes = (bits * len(values) + 7) // 8
+    packed <<= nbytes * 8 - bits * len(values)
+    return struct.pack(">BddQ", bits, offset, scale, len(values)) + packed.to_bytes(nbytes, "big")
+
+
+def legacy_chains():
+    ints = struct.pack("<16h", *range(16))
+    yield legacy_file("int16", "[16]", "[zlib]", zlib.compress(ints), 32)
+    # a 3x5 int16 array in 2x2 tiles: tile grid 2x3, edge tiles padded with 0
+    tiled = []
+    for tr in range(2):
+        for tc in range(3):
+            for r in range(tr * 2, tr * 2 + 2):
+                for c in range(tc * 2, tc * 2 + 2):
+                    tiled.append(r * 5 + c if r < 3 and c < 5 else 0)
+    yield legacy_file("int16", "[3, 5]",
+                      "[[tile, {shape: [2, 2], original_shape: [3, 5], item_size: 2}], zlib]",
+                      zlib.compress(struct.pack(f"<{len(tiled)}h", *tiled)), 30)
+    chunk = quantize_chunk(5, 1.5, 0.25, [t - 12 for t in tiled])
+    yield legacy_file("float32", "[3, 5]",
+                      "[[tile, {shape: [2, 2], original_shape: [3, 5], item_size: 4}], "
+                      f"[quantize, {{dtype: 32, original_shape: [{len(tiled)}]}}], zlib]",
+                      zlib.compress(chunk), 60)
+    yield legacy_file("float64", "[4]", "[[quantize, {dtype: 64, original_shape: [4]}]]",
+                      quantize_chunk(12, 0.0, 2.0, [-2048, 2047, 0, 1]), 32)
+    yield legacy_file("uint8", "[4]", "[lzma]", b"ABCD", 4)
+
+
 def main():
     shutil.rmtree(SEEDS, ignore_errors=True)
     files = []
@@ -73,6 +119,13 @@ def main():
             put("blosc2", b"\0" + data)
             header_len = struct.unpack(">i", data[11:15])[0]
             put("blosc2", b"\1" + data[header_len:])
+    legacy = testdata.require_dir("legacy-0.1.0")
+    for f in sorted(legacy.glob("*/*.asdf")):
+        data = f.read_bytes()
+        if len(data) <= 8192:
+            put("legacy_blocks", data)
+    for seed in legacy_chains():
+        put("legacy_blocks", seed)
     for t in sorted(p.name for p in SEEDS.iterdir()):
         n = list((SEEDS / t).iterdir())
         print(f"{t}: {len(n)} seeds, {sum(p.stat().st_size for p in n)} bytes")
