@@ -663,3 +663,76 @@ fn decoded_sizes_are_checked_before_allocation() {
         })
     ));
 }
+
+/// Every open option reads the same content: memory-mapped, eager, checksums asked for (the
+/// 8-byte legacy checksums are not MD5 digests and are not verified).
+#[test]
+fn open_options_agree_on_legacy_files() {
+    use asdf_core::OpenOptions;
+    for (name, _) in SNAPSHOTS {
+        let Some(dir) = snapshot(name) else { return };
+        for (asdf, _) in pairs(&dir) {
+            let plain = canonical_of(&AsdfFile::open(&asdf).unwrap());
+            for opts in [
+                OpenOptions::new().mmap(true),
+                OpenOptions::new().lazy(false),
+                OpenOptions::new().verify_checksums(true),
+            ] {
+                let f = opts.open(&asdf).unwrap();
+                f.verify_checksums().unwrap();
+                let diffs = common::compare(&plain, &canonical_of(&f), &[]);
+                assert!(diffs.is_empty(), "{} {opts:?}: {diffs:?}", asdf.display());
+            }
+        }
+    }
+}
+
+/// Typed reads through `read_as` (the `FromAsdf` path) see the mapped ndarray tags.
+#[test]
+fn read_as_reads_legacy_arrays() {
+    for (name, _) in SNAPSHOTS {
+        let Some(dir) = snapshot(name) else { return };
+        let f = AsdfFile::open(dir.join("int.asdf")).unwrap();
+        let key = f
+            .arrays()
+            .into_iter()
+            .map(|(p, _)| p)
+            .find(|p| p.ends_with("<i2"))
+            .unwrap();
+        let a: ndarray::ArrayD<i16> = f.read_as(&key).unwrap();
+        assert_eq!(a.into_raw_vec_and_offset().0, [32767, -32768, 0], "{name}");
+    }
+}
+
+/// Each legacy file cut at every byte: an error or a shorter reading, never a panic; a cut
+/// inside the first block header is the typed header error at that block's offset.
+#[test]
+fn cut_legacy_files_fail_cleanly() {
+    for (name, layout) in SNAPSHOTS {
+        let Some(dir) = snapshot(name) else { return };
+        let bytes = std::fs::read(dir.join("basic.asdf")).unwrap();
+        let whole = AsdfFile::from_bytes(bytes.clone()).unwrap();
+        let first = whole.blocks()[0].offset;
+        let header_end = first + 6 + u64::from(layout.header_size());
+        for cut in 0..bytes.len() {
+            let result = AsdfFile::from_bytes(bytes[..cut].to_vec());
+            if let Ok(f) = &result {
+                for (p, _) in f.arrays() {
+                    let _ = f.dyn_array(&p);
+                }
+            }
+            let cut = cut as u64;
+            if cut >= first + 6 && cut < header_end {
+                match result {
+                    Err(Error::Layout(LayoutError::BlockHeaderTooShort {
+                        offset, needed, ..
+                    })) => {
+                        assert_eq!(offset, first, "{name} cut at {cut}");
+                        assert_eq!(needed, 6 + u64::from(layout.header_size()));
+                    }
+                    other => panic!("{name} cut at {cut}: {other:?}"),
+                }
+            }
+        }
+    }
+}
