@@ -49,9 +49,24 @@ pub fn run(
             } else {
                 "none".to_string()
             };
+            // ASDF 0.1.0 layouts: which one, and how the data is encoded
+            let legacy = match file.layout().legacy_block(b.index) {
+                Some(lb) if lb.has_chain(b) => format!(
+                    " (asdf 0.1.0 {}-byte header, data starts with an encoding chain)",
+                    lb.layout.header_size()
+                ),
+                Some(lb) => match lb.encoding_name() {
+                    Some(e) => format!(
+                        " (asdf 0.1.0 {}-byte header, encoding {e:?})",
+                        lb.layout.header_size()
+                    ),
+                    None => format!(" (asdf 0.1.0 {}-byte header)", lb.layout.header_size()),
+                },
+                None => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "  [{}] offset={} header_size={} flags={:#x}{} compression={} allocated={} used={} data={} md5={}",
+                "  [{}] offset={} header_size={} flags={:#x}{} compression={} allocated={} used={} data={} md5={}{}",
                 b.index,
                 b.offset,
                 b.header_size,
@@ -61,7 +76,8 @@ pub fn run(
                 b.allocated_size,
                 b.used_size,
                 b.data_size,
-                sum
+                sum,
+                legacy
             );
         }
     }
