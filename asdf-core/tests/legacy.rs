@@ -736,3 +736,42 @@ fn cut_legacy_files_fail_cleanly() {
         }
     }
 }
+
+/// The 2014 layout's 16-byte encoding field is set in no known file: a block that sets it
+/// fails its arrays with the field's text; a 0.1.0 block of 48 bytes or more is the 1.x one.
+#[test]
+fn the_2014_encoding_field_and_1x_headers_in_0_1_0_files() {
+    let nd = "  source: 0\n  dtype: uint8\n  shape: [4]\n";
+    let mut f44 = vec![0, 0, 0, 0];
+    f44.extend_from_slice(&4u64.to_be_bytes());
+    f44.extend_from_slice(&4u64.to_be_bytes());
+    f44.extend_from_slice(&[0; 8]);
+    f44.extend_from_slice(b"rle\0\0\0\0\0\0\0\0\0\0\0\0\0");
+    let bytes = legacy_file(nd, 44, &f44, &[1, 2, 3, 4]);
+    let block_at = bytes.len() as u64 - 4 - 50;
+    let file = AsdfFile::from_bytes(bytes).unwrap();
+    match file.array::<u8>("/data") {
+        Err(Error::LegacyEncoding {
+            block: 0,
+            offset,
+            source: asdf_core::file::LegacyEncodingError::Unknown(name),
+        }) => assert_eq!((offset, name.as_str()), (block_at, "rle")),
+        other => panic!("{other:?}"),
+    }
+    // 48 bytes: flags, compression, allocated, used, data, 16-byte MD5 (none)
+    let mut f48 = vec![0; 8];
+    for v in [4u64, 4, 4] {
+        f48.extend_from_slice(&v.to_be_bytes());
+    }
+    f48.extend_from_slice(&[0; 16]);
+    let file = AsdfFile::from_bytes(legacy_file(nd, 48, &f48, &[5, 6, 7, 8])).unwrap();
+    assert_eq!(file.layout().legacy_block(0), None);
+    assert_eq!(file.layout().legacy.len(), 1);
+    assert_eq!(
+        file.array::<u8>("/data")
+            .unwrap()
+            .into_raw_vec_and_offset()
+            .0,
+        [5, 6, 7, 8]
+    );
+}
