@@ -360,13 +360,25 @@ pub fn decode_to_slice(hdr: &ChunkHeader, src: &[u8], out: &mut [u8]) -> Result<
     let mut scratch = Scratch::default();
     let bs = hdr.blocksize;
     let nblocks = hdr.nbytes.div_ceil(bs);
+    // the common pipeline, a byte shuffle alone: unshuffle straight into the output
+    let shuffle_only = hdr.filters[..5].iter().all(|&f| f == filters::NOFILTER)
+        && hdr.filters[5] == filters::SHUFFLE;
+    let shuffle_ts = match hdr.filters_meta[5] {
+        0 => hdr.typesize,
+        m => usize::from(m),
+    };
     for j in 0..nblocks {
         let (first, rest) = out.split_at_mut(j.min(1) * bs);
         let dref = if j == 0 { None } else { Some(&first[..]) };
-        decode_block(hdr, src, j, dref, &mut scratch)?;
+        decode_block(hdr, src, j, dref, !shuffle_only, &mut scratch)?;
         let offset = j * bs - first.len();
         let bsize = scratch.block.len();
-        rest[offset..offset + bsize].copy_from_slice(&scratch.block);
+        let dst = &mut rest[offset..offset + bsize];
+        if shuffle_only {
+            filters::unshuffle(shuffle_ts, &scratch.block, dst);
+        } else {
+            dst.copy_from_slice(&scratch.block);
+        }
     }
     Ok(())
 }
@@ -386,6 +398,7 @@ fn decode_block(
     src: &[u8],
     j: usize,
     dref: Option<&[u8]>,
+    filter: bool,
     scratch: &mut Scratch,
 ) -> Result<(), Error> {
     let ts = hdr.typesize;
@@ -429,7 +442,7 @@ fn decode_block(
                 format!("block of {bsize} bytes cannot be split in {nstreams} streams"),
             ));
         }
-        block.clear();
+        // every stream below fills its part of the block: no need to clear it first
         block.resize(bsize, 0);
         for s in 0..nstreams {
             let dst = &mut block[s * neblock..(s + 1) * neblock];
@@ -467,15 +480,17 @@ fn decode_block(
                 pos += n;
             }
         }
-        backward(
-            &hdr.filters,
-            &hdr.filters_meta,
-            ts,
-            hdr.version,
-            block,
-            tmp,
-            dref,
-        )?;
+        if filter {
+            backward(
+                &hdr.filters,
+                &hdr.filters_meta,
+                ts,
+                hdr.version,
+                block,
+                tmp,
+                dref,
+            )?;
+        }
     }
     Ok(())
 }
@@ -518,7 +533,7 @@ pub fn decode_range(
     let bs = hdr.blocksize;
     let mut scratch = Scratch::default();
     let first = if hdr.filters.contains(&filters::DELTA) && range.start >= bs {
-        decode_block(hdr, src, 0, None, &mut scratch)?;
+        decode_block(hdr, src, 0, None, true, &mut scratch)?;
         Some(std::mem::take(&mut scratch.block))
     } else {
         None
@@ -527,7 +542,7 @@ pub fn decode_range(
     let mut block0: Option<Vec<u8>> = first;
     for j in range.start / bs..range.end.div_ceil(bs) {
         let dref = if j == 0 { None } else { block0.as_deref() };
-        decode_block(hdr, src, j, dref, &mut scratch)?;
+        decode_block(hdr, src, j, dref, true, &mut scratch)?;
         if j == 0 {
             block0 = Some(scratch.block.clone());
         }

@@ -407,6 +407,26 @@ impl<'a> Frame<'a> {
         Ok(out)
     }
 
+    /// Decodes chunk `i` straight into `dst` when it is a stored chunk of exactly that size
+    /// (returns `false`, touching nothing, otherwise).
+    fn chunk_direct(&self, i: usize, dst: &mut [u8]) -> Result<bool, Error> {
+        if i >= self.nchunks || self.sparse_dir.is_some() {
+            return Ok(false);
+        }
+        let off = self.offsets.get(i)?;
+        let at = (self.header_len as u64).saturating_add(off as u64);
+        if off < 0 || at >= self.header_len as u64 + self.cbytes {
+            return Ok(false);
+        }
+        let src = &self.bytes[at as usize..(self.header_len as u64 + self.cbytes) as usize];
+        let h = ChunkHeader::parse(src).map_err(|e| e.shifted(at))?;
+        if h.nbytes != dst.len() {
+            return Ok(false);
+        }
+        chunk::decode_to_slice(&h, src, dst).map_err(|e| e.shifted(at))?;
+        Ok(true)
+    }
+
     /// Decodes chunk `i` into `out` (cleared first).
     pub fn chunk_into(&self, i: usize, out: &mut Vec<u8>) -> Result<(), Error> {
         out.clear();
@@ -550,6 +570,9 @@ fn zeroed(n: u64) -> Result<Vec<u8>, Error> {
         limit: isize::MAX as u64,
     };
     let n = usize::try_from(n).map_err(|_| too_big())?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| too_big())?;
     v.resize(n, 0);
@@ -709,6 +732,10 @@ impl Frame<'_> {
             pieces
                 .into_par_iter()
                 .try_for_each_init(Vec::new, |buf, (c, skip, dst)| {
+                    // a whole chunk that is exactly these rows: no copy
+                    if skip == 0 && self.chunk_direct(c, dst)? {
+                        return Ok(());
+                    }
                     self.chunk_into(c, buf)?;
                     let got = buf
                         .get(skip as usize..skip as usize + dst.len())
