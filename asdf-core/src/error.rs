@@ -138,6 +138,16 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// ASDF in FITS: the FITS structure is malformed, or an array whose source is a FITS HDU
+    /// (`fits:SCI,1`) cannot be read. The message is one line and names the HDU and its byte
+    /// offset; `path` is the tree path of the array (empty when opening failed).
+    #[error("{}{error}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
+    Fits {
+        /// Tree path of the array, or empty.
+        path: String,
+        /// What is wrong.
+        error: crate::layout::fits::FitsError,
+    },
     /// A configured limit was exceeded.
     #[error("limit exceeded: {what} is {found}, limit {limit}")]
     Limit {

@@ -22,6 +22,7 @@ use crate::{Error, Result};
 
 mod confine;
 mod direct_read;
+mod fits;
 mod journal;
 mod legacy;
 mod read_as;
@@ -193,6 +194,8 @@ pub struct AsdfFile {
     external: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
     confinement: Confinement,
     options: OpenOptions,
+    /// ASDF in FITS: the FITS file's HDUs (`source` then holds the `ASDF` extension's bytes).
+    fits: Option<fits::Container>,
 }
 
 impl std::fmt::Debug for AsdfFile {
@@ -237,6 +240,16 @@ impl AsdfFile {
         base_dir: PathBuf,
         options: OpenOptions,
     ) -> Result<Self> {
+        // ASDF in FITS: the ASDF file is the data of the `ASDF` extension
+        let (source, mmap, fits) = if fits::sniff(&*source) {
+            let (container, bytes) = fits::open(source).map_err(|error| Error::Fits {
+                path: String::new(),
+                error,
+            })?;
+            (Arc::new(bytes) as Arc<dyn ReadAt>, None, Some(container))
+        } else {
+            (source, mmap, None)
+        };
         let (layout, tree_bytes) = layout::read_layout(&*source, &options.layout_limits)?;
         let mut doc = if tree_bytes.is_empty() {
             Document {
@@ -272,6 +285,7 @@ impl AsdfFile {
             external: Mutex::new(HashMap::new()),
             confinement,
             options,
+            fits,
         };
         if file.options.validate {
             file.validate()?;
@@ -309,6 +323,29 @@ impl AsdfFile {
     /// ```
     pub fn validate(&self) -> std::result::Result<(), crate::schema::ValidationErrors> {
         crate::schema::validate_tree(self.tree(), self.standard_version())
+    }
+
+    /// The HDUs of an ASDF-in-FITS file (a JWST product), in file order; `None` for an ASDF
+    /// file. The tree is that of the HDU named `ASDF`; arrays whose source is `fits:NAME,VER`
+    /// or `fits:INDEX` read the named HDU's data as astropy reads it (see
+    /// `docs/asdf-in-fits.md`).
+    ///
+    /// ```no_run
+    /// let file = asdf_core::AsdfFile::open("jw01234_cal.fits")?;
+    /// for hdu in file.fits_hdus().unwrap_or_default() {
+    ///     println!("{} {} {:?}", hdu.index, hdu.name, hdu.shape());
+    /// }
+    /// let sci = file.array::<f32>("/data")?;
+    /// # Ok::<(), asdf_core::Error>(())
+    /// ```
+    pub fn fits_hdus(&self) -> Option<&[layout::fits::Hdu]> {
+        self.fits.as_ref().map(|c| &c.hdus[..])
+    }
+
+    /// Whether block data lies in the file at [`Self::path`] at the offsets the block headers
+    /// give (false for a file held in memory and for ASDF in FITS).
+    pub(crate) fn blocks_in_path(&self) -> bool {
+        self.path.is_some() && self.fits.is_none()
     }
 
     /// The path the file was opened from, if any.
@@ -636,6 +673,18 @@ impl AsdfFile {
                 let idx = self.block_index(*src, path)?;
                 let data = self.block_data(idx)?;
                 Ok(array::from_block(&meta, data, path)?)
+            }
+            ArraySource::Uri(uri) if uri.starts_with("fits:") => {
+                let err = |error| Error::Fits {
+                    path: path.to_string(),
+                    error,
+                };
+                let Some(container) = &self.fits else {
+                    return Err(err(layout::fits::FitsError::NotInFits { uri: uri.clone() }));
+                };
+                container
+                    .array(uri, self.options.max_block_bytes)
+                    .map_err(err)
             }
             ArraySource::Uri(uri) => {
                 let ext = self.external_file(uri, path)?;

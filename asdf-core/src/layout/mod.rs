@@ -19,6 +19,7 @@
 use std::io;
 
 mod blocks;
+pub mod fits;
 mod index;
 mod legacy;
 mod read_at;

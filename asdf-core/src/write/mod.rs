@@ -326,6 +326,13 @@ pub enum WriteError {
         #[source]
         source: Box<crate::Error>,
     },
+    /// The file is ASDF in FITS, which this library reads but does not update; convert it to
+    /// a plain ASDF file (`asdftool convert x.fits y.asdf`) and update that.
+    #[error("{}: ASDF in FITS is read-only here; convert it to a plain ASDF file to update it", path.display())]
+    ReadOnlyFormat {
+        /// The file.
+        path: std::path::PathBuf,
+    },
     /// External storage needs the path of the main file.
     #[error("external storage needs a file path (use write_to_path)")]
     ExternalNeedsPath,

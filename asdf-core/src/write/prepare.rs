@@ -637,7 +637,7 @@ impl<'w> Prep<'w, '_> {
                 None => {
                     let mut job = match (compression, input) {
                         // the same codec: copy the stored bytes when the file can be read again
-                        (Some(c), Some(i)) if c == i && file.path().is_some() => {
+                        (Some(c), Some(i)) if c == i && file.blocks_in_path() => {
                             let mut job = BlockJob::new(BlockData::Owned(Vec::new()), Some(c));
                             job.copy = Some(self.copy_range(file, idx, path)?);
                             job
@@ -656,7 +656,7 @@ impl<'w> Prep<'w, '_> {
                             if compression.is_none()
                                 && input.is_none()
                                 && stored_is_data
-                                && file.path().is_some()
+                                && file.blocks_in_path()
                             {
                                 job.copy = Some(self.copy_range(file, idx, path)?);
                             }

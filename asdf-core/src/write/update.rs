@@ -100,6 +100,11 @@ pub fn update_with(
             path: String::new(),
             source: Box::new(e),
         })?;
+    if file.fits_hdus().is_some() {
+        return Err(WriteError::ReadOnlyFormat {
+            path: path.to_path_buf(),
+        });
+    }
     let writer = Writer::from_file(&file, opts);
     if mode == UpdateMode::InPlace {
         let plan = prepare::plan(&writer, root, None);
