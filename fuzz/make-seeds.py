@@ -12,6 +12,7 @@
 - blosc2: the Blosc2 fixtures (asdf-blosc2/tests/data/frames) of at most 16 KiB, as the
   blosc2 target reads its input: a 0 byte and the frame, and a 1 byte and the frame from its
   first chunk on (a chunk followed by the rest of the frame).
+- fits: the ASDF-in-FITS fixtures (tests/data/asdf-in-fits) of at most 64 KiB, whole.
 - legacy_blocks: the ASDF 0.1.0 files (tests/data/legacy-0.1.0) of at most 8 KiB, whole, and
   hand-made 0.1.0 files with a 36-byte draft block whose data starts with an encoding chain
   (zlib; tile and zlib; tile, quantize and zlib; an unknown encoding).
@@ -126,6 +127,10 @@ def main():
             put("legacy_blocks", data)
     for seed in legacy_chains():
         put("legacy_blocks", seed)
+    for f in sorted(testdata.require_dir("asdf-in-fits").glob("*.fits")):
+        data = f.read_bytes()
+        if len(data) <= 65536:
+            put("fits", data)
     for t in sorted(p.name for p in SEEDS.iterdir()):
         n = list((SEEDS / t).iterdir())
         print(f"{t}: {len(n)} seeds, {sum(p.stat().st_size for p in n)} bytes")

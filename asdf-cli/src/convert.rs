@@ -143,7 +143,17 @@ pub fn convert(
         }
         (Format::Hdf5, Format::Asdf) => crate::hdf5::to_asdf(input, output, codec),
         (Format::Asdf, Format::Hdf5) => crate::hdf5::from_asdf(access, input, output, codec),
-        (Format::Fits, Format::Asdf) => crate::fits::to_asdf(input, output, codec),
+        (Format::Fits, Format::Asdf) => {
+            // the tree of the ASDF extension; every `fits:` array becomes a block
+            if array.is_some() {
+                return Err("--array applies only when converting from ASDF".into());
+            }
+            run(access, input, output, Mode::Defragment(compress))
+        }
+        (Format::Asdf, Format::Fits) => Err(format!(
+            "{}: writing FITS is not supported (ASDF in FITS is read: convert x.fits y.asdf)",
+            output.display()
+        )),
         (from, to) => Err(format!(
             "cannot convert {from:?} to {to:?}: one side of a conversion must be ASDF \
              (convert through an .asdf file)"

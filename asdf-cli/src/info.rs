@@ -37,6 +37,9 @@ pub fn run(
         out.push_str(line);
         out.push('\n');
     }
+    if let Some(hdus) = file.fits_hdus() {
+        out.push_str(&crate::fits::hdu_table(hdus));
+    }
     if blocks {
         let _ = writeln!(out, "\nblocks: {}", file.blocks().len());
         for b in file.blocks() {
@@ -221,6 +224,9 @@ fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String {
     };
     let storage = match &meta.source {
         ArraySource::Inline(_) => "inline".to_string(),
+        ArraySource::Uri(u) if u.starts_with("fits:") && file.fits_hdus().is_some() => {
+            format!("FITS HDU {}", &u[5..])
+        }
         ArraySource::Uri(u) => format!("external {u}"),
         ArraySource::Block(i) => {
             let count = file.blocks().len() as i64;
