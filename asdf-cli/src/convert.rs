@@ -18,7 +18,7 @@ pub enum Mode {
     ToYaml,
 }
 
-fn compression(name: &str) -> Result<CompressionChoice, String> {
+pub(crate) fn compression(name: &str) -> Result<CompressionChoice, String> {
     if name == "none" {
         return Ok(CompressionChoice::None);
     }

@@ -1,2 +1,69 @@
 //! HDF5 ↔ ASDF conversion without a C library, over the pure-Rust `hdf5-reader` and
 //! `hdf5-writer` crates.
+//!
+//! HDF5 → ASDF ([`to_asdf`], [`read_dataset`]): groups become mappings and datasets
+//! `core/ndarray` nodes at the same key paths, so `af["group"]["dataset"]` in python asdf is the
+//! dataset's array; everything HDF5 says about them that an ASDF array cannot (attributes,
+//! chunk shapes, filters, enum names, scalar datatypes) is kept under the root key `_hdf5`. The
+//! mapping is written down in `docs/hdf5.md`.
+//!
+//! ASDF → HDF5 ([`from_asdf`]): arrays become datasets at their key paths, the rest of the
+//! tree attributes of their group.
+
+mod datatype;
+mod from_asdf;
+mod to_asdf;
+
+pub use from_asdf::{from_asdf, FromAsdfSummary};
+pub use to_asdf::{read_dataset, to_asdf, ToAsdfOptions, ToAsdfSummary, META_KEY};
+
+/// What went wrong converting between HDF5 and ASDF; each names the file and the object.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Hdf5Error {
+    /// The HDF5 reader refused the file or an object in it.
+    #[error("{path}: {message}")]
+    Read {
+        /// The HDF5 object path (`/` for the file itself).
+        path: String,
+        /// What the reader said.
+        message: String,
+    },
+    /// An HDF5 datatype that has no ASDF equivalent (opaque, references, variable-length
+    /// sequences other than strings, time).
+    #[error("{path}: HDF5 datatype {what} has no ASDF equivalent")]
+    Unsupported {
+        /// The HDF5 object path (with `@name` for an attribute).
+        path: String,
+        /// The datatype, described.
+        what: String,
+    },
+    /// A tree that the conversion cannot express.
+    #[error("{path}: {message}")]
+    Tree {
+        /// Tree path in the ASDF file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// Reading the ASDF file failed.
+    #[error("{0}")]
+    Asdf(#[from] asdf_core::Error),
+    /// Writing the ASDF file failed.
+    #[error("cannot write the ASDF file: {0}")]
+    AsdfWrite(#[from] asdf_core::write::WriteError),
+    /// Writing the HDF5 file failed.
+    #[error("cannot write the HDF5 file: {0}")]
+    Hdf5Write(String),
+    /// The operating system failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// Result with [`Hdf5Error`].
+pub type Result<T, E = Hdf5Error> = std::result::Result<T, E>;

@@ -1,0 +1,401 @@
+//! HDF5 datatypes ↔ ASDF datatypes, and how HDF5 element bytes become packed ASDF ones.
+
+use asdf_core::array::{ByteOrder, DType, Field, ScalarType};
+use hdf5_reader::{ByteOrder as H5Order, Datatype, StringSize};
+
+/// How the bytes of one HDF5 element become the bytes of one ASDF element: the ASDF datatype
+/// and the pieces of the HDF5 element copied, in order, to make it (HDF5 compounds may hold
+/// padding; ASDF records are packed).
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub dtype: DType,
+    /// Extra dimensions an array datatype adds to the dataset's shape.
+    pub inner_shape: Vec<usize>,
+    /// Size of one HDF5 element.
+    pub src_size: usize,
+    /// (offset in the HDF5 element, length), copied one after the other.
+    pub pieces: Vec<(usize, usize)>,
+    /// Enum member names and values, when the datatype is an enum (bool enums excluded).
+    pub enum_members: Option<Vec<(String, i128)>>,
+}
+
+impl Plan {
+    /// Whether the HDF5 bytes are already the ASDF bytes.
+    pub fn is_identity(&self) -> bool {
+        self.pieces.len() == 1 && self.pieces[0] == (0, self.src_size)
+    }
+
+    /// Converts `count` HDF5 elements.
+    pub fn convert(&self, src: Vec<u8>) -> Vec<u8> {
+        if self.is_identity() {
+            return src;
+        }
+        let out_size: usize = self.pieces.iter().map(|p| p.1).sum();
+        let n = src.len().checked_div(self.src_size).unwrap_or(0);
+        let mut out = Vec::with_capacity(n * out_size);
+        for e in src.chunks_exact(self.src_size.max(1)) {
+            for &(off, len) in &self.pieces {
+                out.extend_from_slice(&e[off..off + len]);
+            }
+        }
+        out
+    }
+}
+
+fn order(o: &H5Order) -> ByteOrder {
+    match o {
+        H5Order::BigEndian => ByteOrder::Big,
+        _ => ByteOrder::Little,
+    }
+}
+
+fn scalar(ty: ScalarType, byteorder: ByteOrder) -> DType {
+    DType::Scalar { ty, byteorder }
+}
+
+fn int_of(size: u8, signed: bool) -> Option<ScalarType> {
+    Some(match (size, signed) {
+        (1, true) => ScalarType::Int8,
+        (2, true) => ScalarType::Int16,
+        (4, true) => ScalarType::Int32,
+        (8, true) => ScalarType::Int64,
+        (1, false) => ScalarType::UInt8,
+        (2, false) => ScalarType::UInt16,
+        (4, false) => ScalarType::UInt32,
+        (8, false) => ScalarType::UInt64,
+        _ => return None,
+    })
+}
+
+/// A short description of an HDF5 datatype, for errors.
+pub(crate) fn describe(dt: &Datatype) -> String {
+    match dt {
+        Datatype::FixedPoint { size, signed, .. } => {
+            format!(
+                "{}int{}",
+                if *signed { "" } else { "u" },
+                u32::from(*size) * 8
+            )
+        }
+        Datatype::FloatingPoint { size, .. } => format!("float{}", u32::from(*size) * 8),
+        Datatype::String { size, .. } => format!("string ({size:?})"),
+        Datatype::Compound { .. } => "compound".into(),
+        Datatype::Array { .. } => "array".into(),
+        Datatype::Enum { .. } => "enum".into(),
+        Datatype::VarLen { .. } => "variable-length sequence".into(),
+        Datatype::Opaque { tag, .. } => format!("opaque ({tag:?})"),
+        Datatype::Reference { .. } => "reference".into(),
+        Datatype::Bitfield { .. } => "bitfield".into(),
+    }
+}
+
+/// The plan for a dataset's or attribute's datatype; `Err` describes what has no ASDF form.
+pub(crate) fn plan(dt: &Datatype) -> Result<Plan, String> {
+    let mut pieces = Vec::new();
+    let (dtype, inner_shape) = match dt {
+        // an array datatype at the top adds its dimensions to the shape, as h5py reads it
+        Datatype::Array { base, dims } => {
+            let base_plan = plan(base)?;
+            let count = dims.iter().map(|&d| d as usize).product::<usize>();
+            for i in 0..count {
+                for &(o, l) in &base_plan.pieces {
+                    pieces.push((i * base_plan.src_size + o, l));
+                }
+            }
+            let mut shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+            shape.extend(base_plan.inner_shape);
+            (base_plan.dtype, shape)
+        }
+        _ => (element(dt, 0, &mut pieces)?, Vec::new()),
+    };
+    let enum_members = match dt {
+        Datatype::Enum { base, members } if !is_bool_enum(base, members) => Some(
+            members
+                .iter()
+                .map(|m| (m.name.clone(), enum_value(base, &m.value)))
+                .collect(),
+        ),
+        _ => None,
+    };
+    Ok(Plan {
+        dtype,
+        inner_shape,
+        src_size: size_of(dt),
+        pieces: merge(pieces),
+        enum_members,
+    })
+}
+
+/// Adjacent pieces become one.
+fn merge(pieces: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(pieces.len());
+    for (o, l) in pieces {
+        match out.last_mut() {
+            Some(last) if last.0 + last.1 == o => last.1 += l,
+            _ => out.push((o, l)),
+        }
+    }
+    out
+}
+
+pub(crate) fn size_of(dt: &Datatype) -> usize {
+    match dt {
+        Datatype::FixedPoint { size, .. }
+        | Datatype::FloatingPoint { size, .. }
+        | Datatype::Bitfield { size, .. }
+        | Datatype::Reference { size, .. } => usize::from(*size),
+        Datatype::String {
+            size: StringSize::Fixed(n),
+            ..
+        } => *n as usize,
+        Datatype::String { .. } | Datatype::VarLen { .. } => 16,
+        Datatype::Compound { size, .. } | Datatype::Opaque { size, .. } => *size as usize,
+        Datatype::Array { base, dims } => {
+            size_of(base) * dims.iter().map(|&d| d as usize).product::<usize>()
+        }
+        Datatype::Enum { base, .. } => size_of(base),
+    }
+}
+
+fn is_bool_enum(base: &Datatype, members: &[hdf5_reader::EnumMember]) -> bool {
+    matches!(base, Datatype::FixedPoint { size: 1, .. })
+        && members.len() == 2
+        && members.iter().any(|m| m.name == "FALSE" && m.value == [0])
+        && members.iter().any(|m| m.name == "TRUE" && m.value == [1])
+}
+
+fn enum_value(base: &Datatype, bytes: &[u8]) -> i128 {
+    let (signed, big) = match base {
+        Datatype::FixedPoint {
+            signed, byte_order, ..
+        } => (*signed, matches!(byte_order, H5Order::BigEndian)),
+        _ => (false, false),
+    };
+    let mut b = bytes.to_vec();
+    if big {
+        b.reverse();
+    }
+    let mut v: u128 = 0;
+    for (i, x) in b.iter().enumerate().take(16) {
+        v |= u128::from(*x) << (8 * i);
+    }
+    let bits = 8 * b.len().min(16);
+    if signed && bits > 0 && bits < 128 && v >> (bits - 1) & 1 == 1 {
+        (v as i128) - (1i128 << bits)
+    } else {
+        v as i128
+    }
+}
+
+/// One element (or compound field) at `off`: its ASDF datatype, pieces appended.
+fn element(dt: &Datatype, off: usize, pieces: &mut Vec<(usize, usize)>) -> Result<DType, String> {
+    Ok(match dt {
+        Datatype::FixedPoint {
+            size,
+            signed,
+            byte_order,
+        } => {
+            let ty = int_of(*size, *signed).ok_or_else(|| describe(dt))?;
+            pieces.push((off, usize::from(*size)));
+            scalar(ty, order(byte_order))
+        }
+        Datatype::Bitfield { size, byte_order } => {
+            let ty = int_of(*size, false).ok_or_else(|| describe(dt))?;
+            pieces.push((off, usize::from(*size)));
+            scalar(ty, order(byte_order))
+        }
+        Datatype::FloatingPoint { size, byte_order } => {
+            let ty = match size {
+                2 => ScalarType::Float16,
+                4 => ScalarType::Float32,
+                8 => ScalarType::Float64,
+                _ => return Err(describe(dt)),
+            };
+            pieces.push((off, usize::from(*size)));
+            scalar(ty, order(byte_order))
+        }
+        Datatype::String {
+            size: StringSize::Fixed(n),
+            ..
+        } => {
+            pieces.push((off, *n as usize));
+            scalar(ScalarType::Ascii(*n as usize), ByteOrder::Big)
+        }
+        Datatype::Enum { base, members } => {
+            if is_bool_enum(base, members) {
+                pieces.push((off, 1));
+                scalar(ScalarType::Bool8, ByteOrder::Little)
+            } else {
+                element(base, off, pieces)?
+            }
+        }
+        Datatype::Compound { fields, size } => {
+            if let Some(c) = complex(fields, *size) {
+                pieces.push((off, *size as usize));
+                return Ok(c);
+            }
+            let mut out = Vec::with_capacity(fields.len());
+            for f in fields {
+                let at = off + f.byte_offset as usize;
+                let (dtype, shape) = match &f.datatype {
+                    Datatype::Array { base, dims } => {
+                        let bsize = size_of(base);
+                        let count: usize = dims.iter().map(|&d| d as usize).product();
+                        let mut dtype = None;
+                        for i in 0..count {
+                            dtype = Some(element(base, at + i * bsize, pieces)?);
+                        }
+                        let dtype = match dtype {
+                            Some(d) => d,
+                            None => element(base, at, &mut Vec::new())?,
+                        };
+                        (dtype, dims.iter().map(|&d| d as usize).collect())
+                    }
+                    other => (element(other, at, pieces)?, Vec::new()),
+                };
+                out.push(Field {
+                    name: f.name.clone(),
+                    dtype,
+                    shape,
+                });
+            }
+            DType::Record(out)
+        }
+        other => return Err(describe(other)),
+    })
+}
+
+/// h5py's complex numbers: a compound of two floats of one size named `r` and `i`.
+fn complex(fields: &[hdf5_reader::CompoundField], size: u32) -> Option<DType> {
+    let [re, im] = fields else { return None };
+    let (
+        Datatype::FloatingPoint {
+            size: a,
+            byte_order: oa,
+        },
+        Datatype::FloatingPoint {
+            size: b,
+            byte_order: ob,
+        },
+    ) = (&re.datatype, &im.datatype)
+    else {
+        return None;
+    };
+    let named = re.name == "r" && im.name == "i";
+    if !named
+        || a != b
+        || oa != ob
+        || re.byte_offset != 0
+        || im.byte_offset != u32::from(*a)
+        || size != 2 * u32::from(*a)
+    {
+        return None;
+    }
+    let ty = match a {
+        4 => ScalarType::Complex64,
+        8 => ScalarType::Complex128,
+        _ => return None,
+    };
+    Some(scalar(ty, order(oa)))
+}
+
+/// The HDF5 datatype of an ASDF datatype (records packed, complex numbers as h5py writes
+/// them: a compound of `r` and `i`).
+pub(crate) fn to_hdf5(dt: &DType) -> Result<Datatype, String> {
+    let bo = |b: &ByteOrder| match b {
+        ByteOrder::Big => H5Order::BigEndian,
+        ByteOrder::Little => H5Order::LittleEndian,
+    };
+    Ok(match dt {
+        DType::Scalar { ty, byteorder } => {
+            let o = bo(byteorder);
+            let int = |size: u8, signed: bool| Datatype::FixedPoint {
+                size,
+                signed,
+                byte_order: o,
+            };
+            let float = |size: u8| Datatype::FloatingPoint {
+                size,
+                byte_order: o,
+            };
+            match ty {
+                ScalarType::Int8 => int(1, true),
+                ScalarType::Int16 => int(2, true),
+                ScalarType::Int32 => int(4, true),
+                ScalarType::Int64 => int(8, true),
+                ScalarType::UInt8 => int(1, false),
+                ScalarType::UInt16 => int(2, false),
+                ScalarType::UInt32 => int(4, false),
+                ScalarType::UInt64 => int(8, false),
+                ScalarType::Float16 => float(2),
+                ScalarType::Float32 => float(4),
+                ScalarType::Float64 => float(8),
+                ScalarType::Complex64 | ScalarType::Complex128 => {
+                    let s: u8 = if *ty == ScalarType::Complex64 { 4 } else { 8 };
+                    Datatype::Compound {
+                        size: 2 * u32::from(s),
+                        fields: vec![
+                            hdf5_reader::CompoundField {
+                                name: "r".into(),
+                                byte_offset: 0,
+                                datatype: float(s),
+                            },
+                            hdf5_reader::CompoundField {
+                                name: "i".into(),
+                                byte_offset: u32::from(s),
+                                datatype: float(s),
+                            },
+                        ],
+                    }
+                }
+                ScalarType::Bool8 => Datatype::Enum {
+                    base: Box::new(int(1, true)),
+                    members: vec![
+                        hdf5_reader::EnumMember {
+                            name: "FALSE".into(),
+                            value: vec![0],
+                        },
+                        hdf5_reader::EnumMember {
+                            name: "TRUE".into(),
+                            value: vec![1],
+                        },
+                    ],
+                },
+                ScalarType::Ascii(n) => Datatype::String {
+                    size: StringSize::Fixed(u32::try_from(*n).map_err(|_| "string too long")?),
+                    encoding: hdf5_reader::StringEncoding::Ascii,
+                    padding: hdf5_reader::StringPadding::NullPad,
+                },
+                ScalarType::Ucs4(_) => {
+                    return Err("ucs4 strings (HDF5 has no UTF-32 strings)".into())
+                }
+            }
+        }
+        DType::Record(fields) => {
+            let mut out = Vec::with_capacity(fields.len());
+            let mut offset = 0u32;
+            for f in fields {
+                let base = to_hdf5(&f.dtype)?;
+                let datatype = if f.shape.is_empty() {
+                    base
+                } else {
+                    Datatype::Array {
+                        base: Box::new(base),
+                        dims: f.shape.iter().map(|&d| d as u64).collect(),
+                    }
+                };
+                out.push(hdf5_reader::CompoundField {
+                    name: f.name.clone(),
+                    byte_offset: offset,
+                    datatype,
+                });
+                offset += u32::try_from(f.dtype.itemsize() * f.count())
+                    .map_err(|_| "record too large")?;
+            }
+            Datatype::Compound {
+                size: offset,
+                fields: out,
+            }
+        }
+    })
+}

@@ -1,0 +1,475 @@
+//! ASDF → HDF5: arrays become datasets at their key paths (with the chunk shape and filters
+//! that `_hdf5` recorded, or chunked and deflated when the ASDF block was compressed); the
+//! attributes `_hdf5` recorded come back with their datatypes; other scalars become
+//! attributes of their group, and subtrees HDF5 cannot hold become YAML-text attributes.
+
+use std::path::Path;
+
+use asdf_core::array::{ArraySource, DType, DynArray, NdArrayMeta, ScalarType};
+use asdf_core::yaml::EmitOptions;
+use asdf_core::{AsdfFile, Node, Value};
+use hdf5_writer::{
+    AttributeBuilder, DatasetBuilder, Datatype, EnumMember, FilterDescription, Hdf5Builder,
+    Hdf5Writer, WriteOptions,
+};
+
+use crate::datatype::to_hdf5;
+use crate::to_asdf::META_KEY;
+use crate::{Hdf5Error, Result};
+
+/// What [`from_asdf`] wrote.
+#[derive(Clone, Debug)]
+pub struct FromAsdfSummary {
+    /// Bytes written.
+    pub len: u64,
+    /// Datasets written.
+    pub datasets: usize,
+    /// Attributes written.
+    pub attributes: usize,
+}
+
+/// Keys of the root that describe the ASDF file itself, not data.
+const ASDF_KEYS: [&str; 2] = ["asdf_library", "history"];
+
+/// Chunks of about this many bytes when an array gets no recorded chunk shape.
+const CHUNK_BYTES: usize = 1 << 20;
+
+fn tree_err(path: &str, message: impl Into<String>) -> Hdf5Error {
+    Hdf5Error::Tree {
+        path: if path.is_empty() {
+            "/".into()
+        } else {
+            path.into()
+        },
+        message: message.into(),
+    }
+}
+
+fn write_err(e: impl std::fmt::Display) -> Hdf5Error {
+    Hdf5Error::Hdf5Write(e.to_string())
+}
+
+/// Converts the ASDF file at `input` into the HDF5 file at `output` (written to a temporary
+/// file beside it, then renamed).
+pub fn from_asdf(input: &Path, output: &Path) -> Result<FromAsdfSummary> {
+    let file = AsdfFile::open(input)?;
+    let meta = file.get(&format!("/{META_KEY}")).cloned();
+    let mut walk = Walk {
+        file: &file,
+        meta: meta.as_ref(),
+        builder: Hdf5Builder::new(),
+        summary: FromAsdfSummary {
+            len: 0,
+            datasets: 0,
+            attributes: 0,
+        },
+    };
+    walk.group(file.tree(), "")?;
+    let Walk {
+        builder,
+        mut summary,
+        ..
+    } = walk;
+    let plan = builder.into_plan().map_err(write_err)?;
+    let dir = output
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = tempfile_in(dir, output)?;
+    let io = |e: std::io::Error| Hdf5Error::Io {
+        path: output.display().to_string(),
+        source: e,
+    };
+    let f = std::fs::File::create(&tmp).map_err(io)?;
+    let result = Hdf5Writer::new(std::io::BufWriter::new(f), WriteOptions::default())
+        .finish(plan)
+        .map_err(write_err)
+        .and_then(|w| {
+            let f = w.into_inner().map_err(|e| io(e.into_error()))?;
+            f.sync_all().map_err(io)?;
+            Ok(())
+        });
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, output).map_err(io)?;
+    summary.len = std::fs::metadata(output).map_err(io)?.len();
+    Ok(summary)
+}
+
+fn tempfile_in(dir: &Path, output: &Path) -> Result<std::path::PathBuf> {
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(dir.join(format!(".{name}.{}.tmp", std::process::id())))
+}
+
+struct Walk<'f> {
+    file: &'f AsdfFile,
+    meta: Option<&'f Node>,
+    builder: Hdf5Builder,
+    summary: FromAsdfSummary,
+}
+
+/// `_hdf5/<section>/<hdf5 path>`.
+fn hint<'n>(meta: Option<&'n Node>, section: &str, hpath: &str) -> Option<&'n Node> {
+    meta?.get(section)?.get(hpath)
+}
+
+fn int_list(node: &Node) -> Option<Vec<i128>> {
+    node.as_seq()?
+        .iter()
+        .map(|n| n.as_int()?.as_i128())
+        .collect()
+}
+
+impl Walk<'_> {
+    fn group(&mut self, node: &Node, path: &str) -> Result<()> {
+        let Some(entries) = node.as_map() else {
+            return Err(tree_err(path, "the root of the tree is not a mapping"));
+        };
+        let hpath = if path.is_empty() { "/" } else { path };
+        let recorded = hint(self.meta, "attrs", hpath).and_then(Node::as_map);
+        for (k, v) in entries {
+            let Some(name) = k.as_str() else {
+                return Err(tree_err(path, "a mapping key that is not a string"));
+            };
+            if path.is_empty() && (ASDF_KEYS.contains(&name) || name == META_KEY) {
+                continue;
+            }
+            let p = format!("{path}/{name}");
+            if v.is_ndarray() {
+                self.dataset(v, &p)?;
+            } else if let Some(dt) = hint(self.meta, "scalar_datasets", &p).and_then(Node::as_str) {
+                self.scalar_dataset(v, dt, &p)?;
+            } else if let Some(shape) = hint(self.meta, "string_datasets", &p).and_then(int_list) {
+                self.string_dataset(v, &shape, &p)?;
+            } else if v.as_map().is_some() && v.tag().is_none() {
+                self.group(v, &p)?;
+            } else if recorded.is_some_and(|r| r.iter().any(|(k, _)| k.as_str() == Some(name))) {
+                // also recorded as an attribute: written from the record below
+            } else {
+                let attr = self.attribute(name, v, &p)?;
+                self.group_attribute(path, attr);
+            }
+        }
+        for (k, v) in recorded.unwrap_or_default() {
+            let name = k.as_str().unwrap_or_default();
+            let attr = self.attribute(name, v, &format!("{hpath}@{name}"))?;
+            self.group_attribute(path, attr);
+        }
+        Ok(())
+    }
+
+    fn group_attribute(&mut self, path: &str, attr: AttributeBuilder) {
+        self.summary.attributes += 1;
+        let b = std::mem::take(&mut self.builder);
+        self.builder = if path.is_empty() {
+            b.attribute(attr)
+        } else {
+            b.group_attribute(path.trim_start_matches('/'), attr)
+        };
+    }
+
+    /// The HDF5 datatype of an array at `hpath`: an enum when `_hdf5` recorded one.
+    fn datatype(&self, dtype: &DType, hpath: &str) -> Result<Datatype> {
+        let base = to_hdf5(dtype).map_err(|what| Hdf5Error::Unsupported {
+            path: hpath.to_string(),
+            what,
+        })?;
+        let Some(members) = hint(self.meta, "enums", hpath).and_then(Node::as_map) else {
+            return Ok(base);
+        };
+        let size = dtype.itemsize();
+        let big = matches!(
+            dtype,
+            DType::Scalar {
+                byteorder: asdf_core::array::ByteOrder::Big,
+                ..
+            }
+        );
+        let members = members
+            .iter()
+            .map(|(k, v)| {
+                let value = v.as_int().and_then(|i| i.as_i128()).unwrap_or(0);
+                let mut bytes = value.to_le_bytes()[..size].to_vec();
+                if big {
+                    bytes.reverse();
+                }
+                EnumMember {
+                    name: k.as_str().unwrap_or_default().to_string(),
+                    value: bytes,
+                }
+            })
+            .collect();
+        Ok(Datatype::Enum {
+            base: Box::new(base),
+            members,
+        })
+    }
+
+    fn dataset(&mut self, node: &Node, hpath: &str) -> Result<()> {
+        let array = self.file.dyn_array_of(node, hpath)?;
+        let compressed = self.was_compressed(node, hpath);
+        let mut datatype = self.datatype(&array.dtype, hpath)?;
+        let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
+        let mut data = array.data;
+        if let Some(layout) = hint(self.meta, "compound_layouts", hpath) {
+            data = pad_compound(&mut datatype, layout, data).ok_or_else(|| {
+                tree_err(
+                    hpath,
+                    "its recorded compound layout does not fit its datatype",
+                )
+            })?;
+        }
+        let itemsize = super::datatype::size_of(&datatype);
+        let mut ds = DatasetBuilder::new(hpath.trim_start_matches('/'), datatype, shape.clone())
+            .raw_data(data);
+        let chunks = hint(self.meta, "chunks", hpath).and_then(int_list);
+        let filters: Vec<FilterDescription> = hint(self.meta, "filters", hpath)
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|f| {
+                let id = f.get("id")?.as_int()?.as_i128()?;
+                let params = f.get("params").and_then(int_list).unwrap_or_default();
+                Some(FilterDescription {
+                    id: u16::try_from(id).ok()?,
+                    name: None,
+                    client_data: params.iter().map(|&p| p as u32).collect(),
+                })
+            })
+            // the writer knows deflate, shuffle and fletcher32
+            .filter(|f| matches!(f.id, 1..=3))
+            .collect();
+        let empty = shape.contains(&0);
+        match chunks {
+            Some(c) if !empty && c.len() == shape.len() => {
+                ds = ds.chunked(c.iter().map(|&d| d as u64).collect::<Vec<u64>>());
+                for f in filters {
+                    ds = ds.filter(f);
+                }
+            }
+            None if compressed && !empty && !shape.is_empty() => {
+                ds = ds
+                    .chunked(auto_chunks(&shape, itemsize))
+                    .filter(FilterDescription {
+                        id: 1,
+                        name: None,
+                        client_data: vec![4],
+                    });
+            }
+            _ => {}
+        }
+        ds = self.dataset_attributes(ds, hpath)?;
+        self.summary.datasets += 1;
+        self.builder = std::mem::take(&mut self.builder).dataset(ds);
+        Ok(())
+    }
+
+    fn was_compressed(&self, node: &Node, hpath: &str) -> bool {
+        let Ok(meta) = NdArrayMeta::from_node(node, hpath) else {
+            return false;
+        };
+        let ArraySource::Block(_) = meta.source else {
+            return false;
+        };
+        meta.block_index(self.file.blocks().len())
+            .and_then(|i| self.file.blocks().get(i))
+            .is_some_and(|b| b.compression_label().is_some())
+    }
+
+    fn string_dataset(&mut self, node: &Node, shape: &[i128], hpath: &str) -> Result<()> {
+        let mut strings = Vec::new();
+        flatten_strings(node, &mut strings).ok_or_else(|| {
+            tree_err(hpath, "a string dataset holds something other than strings")
+        })?;
+        let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+        let mut ds =
+            DatasetBuilder::vlen_string_data(hpath.trim_start_matches('/'), shape, &strings)
+                .map_err(|e| write_err(format!("{hpath}: {e}")))?;
+        ds = self.dataset_attributes(ds, hpath)?;
+        self.summary.datasets += 1;
+        self.builder = std::mem::take(&mut self.builder).dataset(ds);
+        Ok(())
+    }
+
+    fn dataset_attributes(
+        &mut self,
+        mut ds: DatasetBuilder,
+        hpath: &str,
+    ) -> Result<DatasetBuilder> {
+        for (k, v) in hint(self.meta, "attrs", hpath)
+            .and_then(Node::as_map)
+            .unwrap_or_default()
+        {
+            let name = k.as_str().unwrap_or_default();
+            ds = ds.attribute(self.attribute(name, v, &format!("{hpath}@{name}"))?);
+            self.summary.attributes += 1;
+        }
+        Ok(ds)
+    }
+
+    fn scalar_dataset(&mut self, node: &Node, dtype: &str, hpath: &str) -> Result<()> {
+        let array = scalar_array(node, dtype)
+            .ok_or_else(|| tree_err(hpath, format!("{node:?} is not a {dtype} scalar")))?;
+        let datatype = self.datatype(&array.dtype, hpath)?;
+        let mut ds =
+            DatasetBuilder::new(hpath.trim_start_matches('/'), datatype, Vec::<u64>::new())
+                .raw_data(array.data);
+        ds = self.dataset_attributes(ds, hpath)?;
+        self.summary.datasets += 1;
+        self.builder = std::mem::take(&mut self.builder).dataset(ds);
+        Ok(())
+    }
+
+    /// An attribute from a tree value: numbers as int64/float64, booleans as h5py's bool enum,
+    /// strings as variable-length strings, arrays with their datatypes, anything else as its
+    /// YAML text.
+    fn attribute(&self, name: &str, v: &Node, at: &str) -> Result<AttributeBuilder> {
+        let w = |e: hdf5_writer::Error| write_err(format!("{at}: {e}"));
+        if v.is_ndarray() {
+            let array = self.file.dyn_array_of(v, at)?;
+            let datatype = to_hdf5(&array.dtype).map_err(|what| Hdf5Error::Unsupported {
+                path: at.to_string(),
+                what,
+            })?;
+            let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
+            return Ok(AttributeBuilder::new(name, datatype, shape, array.data));
+        }
+        if v.tag().is_none() {
+            match v.value() {
+                Value::Int(i) => {
+                    if let Some(x) = i.as_i128().and_then(|x| i64::try_from(x).ok()) {
+                        return AttributeBuilder::scalar(name, x).map_err(w);
+                    }
+                }
+                Value::Float(f) => return AttributeBuilder::scalar(name, *f).map_err(w),
+                Value::Bool(b) => {
+                    let dt = to_hdf5(&DType::Scalar {
+                        ty: ScalarType::Bool8,
+                        byteorder: asdf_core::array::ByteOrder::Little,
+                    })
+                    .map_err(|e| write_err(format!("{at}: {e}")))?;
+                    return Ok(AttributeBuilder::new(
+                        name,
+                        dt,
+                        Vec::new(),
+                        vec![u8::from(*b)],
+                    ));
+                }
+                Value::Str(s) if !s.contains('\0') => {
+                    return AttributeBuilder::vlen_string(name, s).map_err(w)
+                }
+                Value::Seq(items) if !items.is_empty() => {
+                    let strings: Option<Vec<&str>> = items.iter().map(Node::as_str).collect();
+                    if let Some(strings) = strings.filter(|s| s.iter().all(|x| !x.contains('\0'))) {
+                        return AttributeBuilder::vlen_strings(name, &strings).map_err(w);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // anything else: its YAML text, so that nothing is lost
+        let text = asdf_core::yaml::emit(v, &EmitOptions::default())
+            .map_err(|e| tree_err(at, format!("cannot write as YAML text: {e}")))?;
+        AttributeBuilder::vlen_strings(name, &[text.trim_end()]).map_err(w)
+    }
+}
+
+/// Spreads packed records over the compound layout `_hdf5` recorded (field offsets and size,
+/// padding zeroed), and sets that layout on the datatype.
+fn pad_compound(datatype: &mut Datatype, layout: &Node, packed: Vec<u8>) -> Option<Vec<u8>> {
+    let size = usize::try_from(layout.get("size")?.as_int()?.as_i128()?).ok()?;
+    let offsets: Vec<usize> = int_list(layout.get("offsets")?)?
+        .iter()
+        .map(|&o| usize::try_from(o).ok())
+        .collect::<Option<_>>()?;
+    let Datatype::Compound {
+        size: dsize,
+        fields,
+    } = datatype
+    else {
+        return None;
+    };
+    if offsets.len() != fields.len() {
+        return None;
+    }
+    let widths: Vec<usize> = fields
+        .iter()
+        .map(|f| super::datatype::size_of(&f.datatype))
+        .collect();
+    let packed_size: usize = widths.iter().sum();
+    if offsets.iter().zip(&widths).any(|(o, w)| o + w > size) || packed_size == 0 {
+        return None;
+    }
+    let n = packed.len() / packed_size;
+    let mut out = vec![0u8; n.checked_mul(size)?];
+    for (e, src) in packed.chunks_exact(packed_size).enumerate() {
+        let mut at = 0;
+        for (o, w) in offsets.iter().zip(&widths) {
+            out[e * size + o..e * size + o + w].copy_from_slice(&src[at..at + w]);
+            at += w;
+        }
+    }
+    for (f, o) in fields.iter_mut().zip(&offsets) {
+        f.byte_offset = *o as u32;
+    }
+    *dsize = size as u32;
+    Some(out)
+}
+
+fn flatten_strings(node: &Node, out: &mut Vec<String>) -> Option<()> {
+    match node.value() {
+        Value::Seq(items) => items.iter().try_for_each(|n| flatten_strings(n, out)),
+        Value::Str(s) => {
+            out.push(s.clone());
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// About [`CHUNK_BYTES`] per chunk, in whole rows of the first axis.
+fn auto_chunks(shape: &[u64], itemsize: usize) -> Vec<u64> {
+    let row: u64 = shape[1..].iter().product::<u64>().max(1) * itemsize.max(1) as u64;
+    let rows = (CHUNK_BYTES as u64 / row).clamp(1, shape[0].max(1));
+    let mut out = vec![rows];
+    out.extend(&shape[1..]);
+    out
+}
+
+/// A YAML scalar as a 0-d array of the datatype named `dtype` (`float32`, `uint8`, ...).
+fn scalar_array(node: &Node, dtype: &str) -> Option<DynArray> {
+    use ScalarType as S;
+    let ty = ScalarType::from_name(dtype)?;
+    let data = match (ty, node.value()) {
+        (S::Float16, Value::Float(_)) => return None,
+        (S::Float32, Value::Float(f)) => (*f as f32).to_le_bytes().to_vec(),
+        (S::Float64, Value::Float(f)) => f.to_le_bytes().to_vec(),
+        (S::Bool8, Value::Bool(b)) => vec![u8::from(*b)],
+        (
+            S::Int8 | S::Int16 | S::Int32 | S::Int64 | S::UInt8 | S::UInt16 | S::UInt32 | S::UInt64,
+            Value::Int(i),
+        ) => {
+            let v = i.as_i128()?;
+            let size = DType::Scalar {
+                ty,
+                byteorder: asdf_core::array::ByteOrder::Little,
+            }
+            .itemsize();
+            v.to_le_bytes()[..size].to_vec()
+        }
+        _ => return None,
+    };
+    Some(DynArray {
+        dtype: DType::Scalar {
+            ty,
+            byteorder: asdf_core::array::ByteOrder::Little,
+        },
+        shape: Vec::new(),
+        data,
+    })
+}

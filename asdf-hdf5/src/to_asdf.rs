@@ -1,0 +1,515 @@
+//! HDF5 → ASDF.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use asdf_core::array::{ArrayOptions, DType, DynArray, ScalarType, Storage};
+use asdf_core::codec::Compression;
+use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
+use asdf_core::{Node, Value};
+use hdf5_reader::group::Group;
+use hdf5_reader::messages::HdfMessage;
+use hdf5_reader::{Attribute, Dataset, Datatype, Hdf5File, StringSize};
+
+use crate::datatype::{self, Plan};
+use crate::{Hdf5Error, Result};
+
+/// The root key under which what HDF5 says beyond the arrays is kept.
+pub const META_KEY: &str = "_hdf5";
+
+/// HDF5 filter ids with names (as the HDF5 library names them).
+const FILTER_NAMES: [(u16, &str); 7] = [
+    (1, "deflate"),
+    (2, "shuffle"),
+    (3, "fletcher32"),
+    (4, "szip"),
+    (5, "nbit"),
+    (6, "scaleoffset"),
+    (32000, "lzf"),
+];
+
+/// One filter of a dataset's pipeline: id, name, parameters.
+type Filter = (u16, String, Vec<u32>);
+
+/// Options of [`to_asdf`].
+#[derive(Clone, Debug, Default)]
+pub struct ToAsdfOptions {
+    /// Compression of every array's block; `None`: `zlib` for datasets that were deflated,
+    /// none for the others.
+    pub compression: Option<CompressionChoice>,
+}
+
+/// What [`to_asdf`] wrote.
+#[derive(Clone, Debug)]
+pub struct ToAsdfSummary {
+    /// Bytes written.
+    pub len: u64,
+    /// Groups converted (the root included).
+    pub groups: usize,
+    /// Datasets converted.
+    pub datasets: usize,
+    /// Attributes kept.
+    pub attributes: usize,
+}
+
+fn read_err(path: &str, e: impl std::fmt::Display) -> Hdf5Error {
+    Hdf5Error::Read {
+        path: path.to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn open(input: &Path) -> Result<Hdf5File> {
+    Hdf5File::open(input).map_err(|e| read_err(&input.display().to_string(), e))
+}
+
+/// One HDF5 dataset as an ASDF array: numbers, records (packed), fixed-length strings as
+/// `ascii`, complex compounds as complex numbers, bool enums as `bool8`, other enums as their
+/// integers. Variable-length strings and the datatypes ASDF has no form for are
+/// [`Hdf5Error::Unsupported`].
+pub fn read_dataset(file: &Hdf5File, path: &str) -> Result<DynArray> {
+    let ds = file.dataset(path).map_err(|e| read_err(path, e))?;
+    let plan = datatype::plan(ds.dtype()).map_err(|what| Hdf5Error::Unsupported {
+        path: path.to_string(),
+        what,
+    })?;
+    dataset_array(&ds, &plan, path)
+}
+
+fn dataset_array(ds: &Dataset, plan: &Plan, path: &str) -> Result<DynArray> {
+    let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
+    let mut shape: Vec<usize> = ds.shape().iter().map(|&d| d as usize).collect();
+    shape.extend(&plan.inner_shape);
+    Ok(DynArray {
+        dtype: plan.dtype.clone(),
+        shape,
+        data: plan.convert(raw),
+    })
+}
+
+/// Converts the HDF5 file at `input` into the ASDF file at `output` (written atomically).
+pub fn to_asdf(input: &Path, output: &Path, opts: &ToAsdfOptions) -> Result<ToAsdfSummary> {
+    let file = open(input)?;
+    let root = file.root_group().map_err(|e| read_err("/", e))?;
+    let mut writer = Writer::new(WriteOptions::new());
+    let mut walk = Walk {
+        file: &file,
+        writer: &mut writer,
+        opts,
+        seen: HashMap::new(),
+        meta: Meta::default(),
+        summary: ToAsdfSummary {
+            len: 0,
+            groups: 0,
+            datasets: 0,
+            attributes: 0,
+        },
+    };
+    let mut tree = walk.group(&root, "")?;
+    let meta = walk.meta.node();
+    let mut summary = walk.summary.clone();
+    if let Some(meta) = meta {
+        let Value::Map(entries) = tree.value() else {
+            unreachable!("a group is a mapping")
+        };
+        if entries.iter().any(|(k, _)| k.as_str() == Some(META_KEY)) {
+            return Err(Hdf5Error::Tree {
+                path: format!("/{META_KEY}"),
+                message: format!(
+                    "the root group has a member named {META_KEY}, the key that keeps HDF5 metadata"
+                ),
+            });
+        }
+        let mut entries = entries.clone();
+        entries.push((Node::str(META_KEY), meta));
+        tree = Node::new(Value::Map(entries));
+    }
+    let written = writer.write_to_path(&tree, output)?;
+    summary.len = written.len;
+    Ok(summary)
+}
+
+/// What is kept under `_hdf5`, by HDF5 path.
+#[derive(Default)]
+struct Meta {
+    attrs: Vec<(String, Node)>,
+    chunks: Vec<(String, Node)>,
+    filters: Vec<(String, Node)>,
+    enums: Vec<(String, Node)>,
+    scalars: Vec<(String, Node)>,
+    strings: Vec<(String, Node)>,
+    layouts: Vec<(String, Node)>,
+}
+
+impl Meta {
+    /// A second path (a hard link) to the object first met at `first`: what is kept by path
+    /// is kept under both.
+    fn alias(&mut self, first: &str, path: &str) {
+        for list in [
+            &mut self.attrs,
+            &mut self.chunks,
+            &mut self.filters,
+            &mut self.enums,
+            &mut self.scalars,
+            &mut self.strings,
+            &mut self.layouts,
+        ] {
+            let prefix = format!("{first}/");
+            let copies: Vec<(String, Node)> = list
+                .iter()
+                .filter_map(|(k, n)| {
+                    let rest = if k == first {
+                        Some("")
+                    } else {
+                        k.strip_prefix(&prefix).map(|_| &k[first.len()..])
+                    }?;
+                    Some((format!("{path}{rest}"), n.clone()))
+                })
+                .collect();
+            list.extend(copies);
+        }
+    }
+
+    fn node(&self) -> Option<Node> {
+        let map = |v: &[(String, Node)]| {
+            Node::new(Value::Map(
+                v.iter()
+                    .map(|(k, n)| (Node::str(k.as_str()), n.clone()))
+                    .collect(),
+            ))
+        };
+        let mut out = Vec::new();
+        for (key, v) in [
+            ("attrs", &self.attrs),
+            ("chunks", &self.chunks),
+            ("filters", &self.filters),
+            ("enums", &self.enums),
+            ("scalar_datasets", &self.scalars),
+            ("string_datasets", &self.strings),
+            ("compound_layouts", &self.layouts),
+        ] {
+            if !v.is_empty() {
+                out.push((Node::str(key), map(v)));
+            }
+        }
+        (!out.is_empty()).then(|| Node::new(Value::Map(out)))
+    }
+}
+
+struct Walk<'w, 'a> {
+    file: &'w Hdf5File,
+    writer: &'w mut Writer<'a>,
+    opts: &'w ToAsdfOptions,
+    /// Objects already converted, by address, with their first path: hard links become one
+    /// node (an anchor), and their attributes are listed under every path.
+    seen: HashMap<u64, (Node, String)>,
+    meta: Meta,
+    summary: ToAsdfSummary,
+}
+
+fn hpath(prefix: &str, name: &str) -> String {
+    format!("{prefix}/{name}")
+}
+
+impl Walk<'_, '_> {
+    fn group(&mut self, g: &Group, path: &str) -> Result<Node> {
+        self.summary.groups += 1;
+        let at = if path.is_empty() { "/" } else { path };
+        self.attributes(&g.attributes().map_err(|e| read_err(at, e))?, at)?;
+        let (groups, datasets) = g.members().map_err(|e| read_err(at, e))?;
+        let mut entries: Vec<(String, Node)> = Vec::new();
+        for sub in &groups {
+            let p = hpath(path, sub.name());
+            let node = match self.seen.get(&sub.address()) {
+                Some((n, first)) => {
+                    let (n, first) = (n.clone(), first.clone());
+                    self.meta.alias(&first, &p);
+                    n
+                }
+                None => {
+                    let n = self.group(sub, &p)?;
+                    self.seen.insert(sub.address(), (n.clone(), p.clone()));
+                    n
+                }
+            };
+            entries.push((sub.name().to_string(), node));
+        }
+        for ds in &datasets {
+            let p = hpath(path, ds.name());
+            let node = match self.seen.get(&ds.address()) {
+                Some((n, first)) => {
+                    let (n, first) = (n.clone(), first.clone());
+                    self.meta.alias(&first, &p);
+                    n
+                }
+                None => {
+                    let n = self.dataset(ds, &p)?;
+                    self.seen.insert(ds.address(), (n.clone(), p.clone()));
+                    n
+                }
+            };
+            entries.push((ds.name().to_string(), node));
+        }
+        // HDF5 lists members by name: keep that order for groups and datasets together
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Node::new(Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (Node::str(k), v))
+                .collect(),
+        )))
+    }
+
+    fn dataset(&mut self, ds: &Dataset, path: &str) -> Result<Node> {
+        self.summary.datasets += 1;
+        self.attributes(&ds.attributes(), path)?;
+        let dt = ds.dtype();
+        if is_vlen_string(dt) {
+            let strings = ds.read_strings().map_err(|e| read_err(path, e))?;
+            // recorded with its shape, so that the way back makes it a dataset again
+            self.meta.strings.push((
+                path.to_string(),
+                Node::seq(ds.shape().iter().map(|&d| Node::int(i128::from(d)))),
+            ));
+            return Ok(nest_strings(strings, &shape_of(ds.shape())));
+        }
+        let plan = datatype::plan(dt).map_err(|what| Hdf5Error::Unsupported {
+            path: path.to_string(),
+            what,
+        })?;
+        // a compound with padding (an aligned numpy dtype): its offsets and size, as ASDF
+        // records are packed
+        if let Datatype::Compound { size, fields } = dt {
+            if !plan.is_identity() {
+                self.meta.layouts.push((
+                    path.to_string(),
+                    Node::new(Value::Map(vec![
+                        (Node::str("size"), Node::int(i128::from(*size))),
+                        (
+                            Node::str("offsets"),
+                            Node::seq(fields.iter().map(|f| Node::int(i128::from(f.byte_offset)))),
+                        ),
+                    ])),
+                ));
+            }
+        }
+        if let Some(members) = &plan.enum_members {
+            self.meta.enums.push((path.to_string(), enum_node(members)));
+        }
+        // chunking and filters, kept as hints for the way back
+        let (chunks, filters) = self.layout(ds, path);
+        if let Some(c) = &chunks {
+            self.meta.chunks.push((
+                path.to_string(),
+                Node::seq(c.iter().map(|&d| Node::int(i128::from(d)))),
+            ));
+        }
+        let deflated = filters.iter().any(|(id, _, _)| *id == 1);
+        if !filters.is_empty() {
+            self.meta
+                .filters
+                .push((path.to_string(), filters_node(&filters)));
+        }
+        let array = dataset_array(ds, &plan, path)?;
+        if ds.shape().is_empty() && plan.inner_shape.is_empty() {
+            if let Some(node) = scalar_node(&array) {
+                // recorded, so that the way back makes it a dataset of its type again
+                self.meta
+                    .scalars
+                    .push((path.to_string(), Node::str(array.dtype.name())));
+                return Ok(node);
+            }
+        }
+        let compression = match &self.opts.compression {
+            Some(c) => *c,
+            None if deflated => CompressionChoice::Codec(Compression::Zlib),
+            None => CompressionChoice::None,
+        };
+        Ok(self.writer.add_array_with(
+            array,
+            ArrayOptions {
+                compression: Some(compression),
+                storage: Some(Storage::Internal),
+            },
+        ))
+    }
+
+    /// The chunk shape and the filters of a dataset, from its object header.
+    fn layout(
+        &self,
+        ds: &Dataset,
+        _path: &str,
+    ) -> (Option<Vec<u32>>, Vec<Filter>) {
+        let chunks = ds.chunks();
+        let mut filters = Vec::new();
+        if let Ok(header) = self.file.get_or_parse_header(ds.address()) {
+            for m in &header.messages {
+                if let HdfMessage::FilterPipeline(p) = m {
+                    for f in &p.filters {
+                        let name = FILTER_NAMES
+                            .iter()
+                            .find(|(id, _)| *id == f.id)
+                            .map(|(_, n)| n.to_string())
+                            .or_else(|| f.name.clone())
+                            .unwrap_or_else(|| format!("filter {}", f.id));
+                        filters.push((f.id, name, f.client_data.clone()));
+                    }
+                }
+            }
+        }
+        (chunks, filters)
+    }
+
+    fn attributes(&mut self, attrs: &[Attribute], path: &str) -> Result<()> {
+        if attrs.is_empty() {
+            return Ok(());
+        }
+        let mut out = Vec::with_capacity(attrs.len());
+        for a in attrs {
+            let at = format!("{path}@{}", a.name);
+            let node = if is_vlen_string(&a.datatype) {
+                let strings = a.read_strings().map_err(|e| read_err(&at, e))?;
+                nest_strings(strings, &shape_of(&a.shape))
+            } else {
+                let plan = datatype::plan(&a.datatype).map_err(|what| Hdf5Error::Unsupported {
+                    path: at.clone(),
+                    what,
+                })?;
+                let mut shape = shape_of(&a.shape);
+                shape.extend(&plan.inner_shape);
+                let array = DynArray {
+                    dtype: plan.dtype.clone(),
+                    shape,
+                    data: plan.convert(a.raw_data.clone()),
+                };
+                let count = array.element_count() * array.dtype.itemsize();
+                if count != array.data.len() {
+                    return Err(read_err(&at, "attribute data does not match its shape"));
+                }
+                match scalar_node(&array) {
+                    Some(n) if a.shape.is_empty() && default_scalar(&array.dtype) => n,
+                    _ => self.writer.add_array_with(
+                        array,
+                        ArrayOptions {
+                            compression: None,
+                            storage: Some(Storage::Inline),
+                        },
+                    ),
+                }
+            };
+            self.summary.attributes += 1;
+            out.push((Node::str(a.name.as_str()), node));
+        }
+        self.meta
+            .attrs
+            .push((path.to_string(), Node::new(Value::Map(out))));
+        Ok(())
+    }
+}
+
+fn shape_of(shape: &[u64]) -> Vec<usize> {
+    shape.iter().map(|&d| d as usize).collect()
+}
+
+fn is_vlen_string(dt: &Datatype) -> bool {
+    matches!(
+        dt,
+        Datatype::String {
+            size: StringSize::Variable,
+            ..
+        } | Datatype::VarLen {
+            kind: hdf5_reader::VarLenKind::String,
+            ..
+        }
+    )
+}
+
+/// Strings in C order as nested sequences of `shape` (a scalar for shape `[]`).
+fn nest_strings(strings: Vec<String>, shape: &[usize]) -> Node {
+    fn build(it: &mut std::vec::IntoIter<String>, shape: &[usize]) -> Node {
+        match shape.split_first() {
+            None => Node::str(it.next().unwrap_or_default()),
+            Some((&n, rest)) => Node::seq((0..n).map(|_| build(it, rest)).collect::<Vec<_>>()),
+        }
+    }
+    build(&mut strings.into_iter(), shape)
+}
+
+fn enum_node(members: &[(String, i128)]) -> Node {
+    Node::new(Value::Map(
+        members
+            .iter()
+            .map(|(n, v)| (Node::str(n.as_str()), Node::int(*v)))
+            .collect(),
+    ))
+}
+
+fn filters_node(filters: &[Filter]) -> Node {
+    Node::seq(filters.iter().map(|(id, name, params)| {
+        Node::new(Value::Map(vec![
+            (Node::str("id"), Node::int(i128::from(*id))),
+            (Node::str("name"), Node::str(name.as_str())),
+            (
+                Node::str("params"),
+                Node::seq(params.iter().map(|&p| Node::int(i128::from(p)))),
+            ),
+        ]))
+    }))
+}
+
+/// Scalars a YAML value keeps exactly without a datatype hint: int64, float64, bool.
+fn default_scalar(dt: &DType) -> bool {
+    matches!(
+        dt,
+        DType::Scalar {
+            ty: ScalarType::Int64 | ScalarType::Float64 | ScalarType::Bool8,
+            ..
+        }
+    )
+}
+
+/// A 0-d numeric, bool or string array as a YAML scalar.
+fn scalar_node(a: &DynArray) -> Option<Node> {
+    if a.element_count() != 1 || !a.shape.is_empty() {
+        return None;
+    }
+    let DType::Scalar { ty, byteorder } = &a.dtype else {
+        return None;
+    };
+    let mut b = a.data.clone();
+    if *byteorder == asdf_core::array::ByteOrder::Big && !matches!(ty, ScalarType::Ascii(_)) {
+        b.reverse();
+    }
+    let le = |n: usize| -> Option<[u8; 8]> {
+        let mut x = [0u8; 8];
+        x[..n].copy_from_slice(b.get(..n)?);
+        Some(x)
+    };
+    use ScalarType as S;
+    let signed = |n: usize| -> Option<i128> {
+        let v = u64::from_le_bytes(le(n)?);
+        let shift = 64 - 8 * n as u32;
+        Some(i128::from(((v << shift) as i64) >> shift))
+    };
+    Some(match ty {
+        S::Int8 => Node::int(signed(1)?),
+        S::Int16 => Node::int(signed(2)?),
+        S::Int32 => Node::int(signed(4)?),
+        S::Int64 => Node::int(signed(8)?),
+        S::UInt8 | S::UInt16 | S::UInt32 | S::UInt64 => {
+            Node::int(i128::from(u64::from_le_bytes(le(b.len().min(8))?)))
+        }
+        S::Float32 => Node::new(Value::Float(f64::from(f32::from_le_bytes(
+            b.get(..4)?.try_into().ok()?,
+        )))),
+        S::Float64 => Node::new(Value::Float(f64::from_le_bytes(
+            b.get(..8)?.try_into().ok()?,
+        ))),
+        S::Bool8 => Node::new(Value::Bool(*b.first()? != 0)),
+        S::Ascii(_) => {
+            let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+            Node::str(String::from_utf8_lossy(&b[..end]).into_owned())
+        }
+        _ => return None,
+    })
+}

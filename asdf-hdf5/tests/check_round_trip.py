@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""h5py's side of the HDF5 round trip: for each fixture NAME.h5 of asdf-hdf5/tests/data, the
+file ``DIR/hdf5_NAME.back.h5`` that asdf-rs wrote from its own conversion (h5 → asdf → h5,
+made by asdf-hdf5/tests/round_trip.rs with ASDF_WRITE_OUT=DIR) must hold, as h5py reads it,
+the same datasets (values, datatypes, shapes), attributes (values and types), chunk shapes and
+filters as the original. Also, python asdf must open ``DIR/hdf5_NAME.asdf`` (the middle step)
+and give each dataset's values at its key path.
+
+    .venv-oracle/bin/python asdf-hdf5/tests/check_round_trip.py DIR
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def same(a, b, np) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc":
+        return np.array_equal(a, b, equal_nan=True)
+    if a.dtype.names:
+        return all(same(a[n], b[n], np) for n in a.dtype.names)
+    return np.array_equal(a, b)
+
+
+def same_values(a, b, np) -> bool:
+    """Equal values, records compared field by field (ASDF records are packed: an aligned
+    numpy dtype reads back without its padding)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.names:
+        return a.dtype.names == b.dtype.names and all(same_values(a[n], b[n], np) for n in a.dtype.names)
+    return same(a, b, np)
+
+
+def compare(orig, back, np, h5py) -> list[str]:
+    problems = []
+
+    def attrs(name, o, b):
+        for k in o.attrs:
+            if k not in b.attrs:
+                problems.append(f"{name}@{k}: missing")
+                continue
+            x, y = o.attrs[k], b.attrs[k]
+            if type(x) is not type(y) or not same(x, y, np):
+                problems.append(f"{name}@{k}: {x!r} became {y!r}")
+
+    def visit(name, o):
+        if name not in back:
+            problems.append(f"{name}: missing")
+            return
+        b = back[name]
+        if isinstance(o, h5py.Dataset):
+            if o.dtype != b.dtype or o.shape != b.shape:
+                problems.append(f"{name}: {o.dtype} {o.shape} became {b.dtype} {b.shape}")
+            elif not same(o[()], b[()], np):
+                problems.append(f"{name}: values differ")
+            if o.chunks != b.chunks:
+                problems.append(f"{name}: chunks {o.chunks} became {b.chunks}")
+            if (o.compression, o.compression_opts, o.shuffle, o.fletcher32) != (
+                    b.compression, b.compression_opts, b.shuffle, b.fletcher32):
+                problems.append(f"{name}: filters {o.compression} {o.compression_opts} "
+                                f"shuffle={o.shuffle} fletcher32={o.fletcher32} became "
+                                f"{b.compression} {b.compression_opts} shuffle={b.shuffle} "
+                                f"fletcher32={b.fletcher32}")
+        attrs(name, o, b)
+
+    orig.visititems(visit)
+    attrs("/", orig, back)
+    return problems
+
+
+def main(argv) -> int:
+    import asdf
+    import h5py
+    import numpy as np
+
+    out = Path(argv[1])
+    fixtures = sorted((HERE / "data").glob("*.h5"))
+    bad = 0
+    for src in fixtures:
+        name = src.stem
+        back = out / f"hdf5_{name}.back.h5"
+        middle = out / f"hdf5_{name}.asdf"
+        if not back.exists() or not middle.exists():
+            print(f"{name}: {back.name} or {middle.name} was not written")
+            bad += 1
+            continue
+        with h5py.File(src, "r") as o, h5py.File(back, "r") as b:
+            problems = compare(o, b, np, h5py)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with asdf.open(middle, lazy_load=False) as af, h5py.File(src, "r") as o:
+                def visit(p, obj):
+                    if isinstance(obj, h5py.Dataset) and obj.dtype.kind not in "OS":
+                        node = af.tree
+                        for part in p.split("/"):
+                            node = node[part]
+                        if obj.shape != () and not same_values(obj[()], node, np):
+                            problems.append(f"{p}: python asdf reads other values")
+                o.visititems(visit)
+        for p in problems:
+            print(f"{name}: {p}")
+        bad += len(problems)
+        print(f"{name}: {'ok' if not problems else f'{len(problems)} problems'}")
+    print(f"{len(fixtures)} HDF5 files round-tripped, {bad} problems")
+    return 1 if bad or not fixtures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

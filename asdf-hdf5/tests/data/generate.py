@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Writes the HDF5 fixtures of asdf-hdf5 (this folder) with h5py 3.16.0, and for each file
+``NAME.expect.json``: every dataset and attribute as h5py reads it (datatype, shape and the
+canonical value hash of tests/oracle/canonical.py for arrays; the value for strings and
+scalars), which asdf-hdf5's tests compare with the converted ASDF file.
+
+    .venv-oracle/bin/python asdf-hdf5/tests/data/generate.py
+
+Run with the pinned oracle venv (tests/oracle-requirements.txt: h5py 3.16.0, numpy).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "oracle"))
+import canonical  # noqa: E402
+
+PIN = "3.16.0"
+
+
+def numeric(h5, np, rng):
+    f = h5.File(HERE / "numeric.h5", "w")
+    for order in "<>":
+        g = f.create_group("little" if order == "<" else "big")
+        for t in ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8"]:
+            dt = np.dtype(order + t)
+            if dt.kind == "f":
+                a = rng.normal(0, 1e3, (3, 4)).astype(dt)
+                a[0, 0] = np.nan
+                a[0, 1] = -np.inf
+            else:
+                info = np.iinfo(dt)
+                a = rng.integers(info.min, info.max, (3, 4), dtype=dt.newbyteorder("="), endpoint=True).astype(dt)
+                a[0, 0], a[0, 1] = info.min, info.max
+            g.create_dataset(t, data=a)
+        for t in ["c8", "c16"]:
+            dt = np.dtype(order + t)
+            g.create_dataset(t, data=(rng.random(5) + 1j * rng.random(5)).astype(dt))
+    f["bool"] = np.array([[True, False], [False, True]])
+    f["cube"] = np.arange(2 * 3 * 4, dtype="<i4").reshape(2, 3, 4)
+    f.close()
+
+
+def strings(h5, np, rng):
+    f = h5.File(HERE / "strings.h5", "w")
+    f["fixed_ascii"] = np.array([b"alpha", b"be", b""], dtype="S6")
+    d = f.create_dataset("fixed_utf8", shape=(2,), dtype=h5.string_dtype("utf-8", 8))
+    d[0] = "naïve".encode()
+    d[1] = b"x"
+    f.create_dataset("vlen_utf8", data=["héllo", "", "wörld ✓"], dtype=h5.string_dtype())
+    f.create_dataset("vlen_ascii", data=[b"one", b"two"], dtype=h5.string_dtype("ascii"))
+    f.create_dataset("vlen_2d", data=np.array([["a", "bb"], ["ccc", "d"]], dtype=object),
+                     dtype=h5.string_dtype())
+    f["scalar_string"] = "just one"
+    f.close()
+
+
+def compound(h5, np, rng):
+    f = h5.File(HERE / "compound.h5", "w")
+    packed = np.dtype([("id", "<i4"), ("x", "<f8"), ("name", "S5")])
+    a = np.zeros(4, packed)
+    a["id"] = [1, 2, 3, 4]
+    a["x"] = rng.random(4)
+    a["name"] = [b"a", b"bb", b"ccc", b"ddddd"]
+    f["packed"] = a
+    aligned = np.dtype([("a", "u1"), ("b", "<f8"), ("c", "<i2")], align=True)
+    b = np.zeros(3, aligned)
+    b["a"], b["b"], b["c"] = [1, 2, 3], [0.5, -1.5, 2.5], [-7, 8, 9]
+    f["aligned"] = b
+    inner = np.dtype([("u", "<f4"), ("v", ">i8")])
+    nested = np.dtype([("pos", inner), ("vec", "<f4", (3,)), ("flag", "u1")])
+    c = np.zeros(2, nested)
+    c["pos"]["u"] = [1.5, 2.5]
+    c["pos"]["v"] = [10, -20]
+    c["vec"] = [[1, 2, 3], [4, 5, 6]]
+    c["flag"] = [1, 0]
+    f["nested"] = c
+    f.close()
+
+
+def enums_scalars(h5, np, rng):
+    f = h5.File(HERE / "enums_scalars.h5", "w")
+    colour = h5.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
+    f.create_dataset("colour", data=np.array([0, 42, 1, 1], dtype="i2"), dtype=colour)
+    f["int_scalar"] = np.int64(-5)
+    f["float_scalar"] = np.float64(2.5)
+    f["f32_scalar"] = np.float32(0.1)
+    f["u8_scalar"] = np.uint8(200)
+    f["bool_scalar"] = np.bool_(True)
+    f["empty_1d"] = np.zeros((0,), "<f8")
+    f["empty_2d"] = np.zeros((3, 0), "<i4")
+    f.close()
+
+
+def chunked(h5, np, rng):
+    f = h5.File(HERE / "chunked.h5", "w")
+    a = rng.normal(0, 1, (100, 60)).astype("<f4")
+    f.create_dataset("gzip_shuffle", data=a, chunks=(25, 30), compression="gzip",
+                     compression_opts=6, shuffle=True)
+    f.create_dataset("gzip", data=np.arange(1000, dtype="<i8"), chunks=(128,), compression="gzip")
+    f.create_dataset("fletcher", data=np.arange(50, dtype="<u2"), chunks=(10,), fletcher32=True)
+    d = f.create_dataset("partial", shape=(40, 40), dtype="<i4", chunks=(10, 10), fillvalue=-1)
+    d[0:10, 0:10] = 7
+    f.create_dataset("contiguous", data=np.arange(30, dtype=">f8"))
+    f.create_dataset("compact", data=np.arange(8, dtype="<i2"),
+                     dcpl=_compact(h5, np))
+    f.close()
+
+
+def _compact(h5, np):
+    dcpl = h5.h5p.create(h5.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5.h5d.COMPACT)
+    return dcpl
+
+
+def groups_attrs(h5, np, rng):
+    f = h5.File(HERE / "groups_attrs.h5", "w", libver="latest")
+    f.attrs["title"] = "groups and attributes"
+    f.attrs["version"] = np.int64(3)
+    f.attrs["scale"] = np.float64(0.25)
+    f.attrs["f32"] = np.float32(1.5)
+    f.attrs["i16_vector"] = np.array([1, -2, 3], dtype="<i2")
+    f.attrs["fixed"] = np.bytes_(b"fixed text")
+    f.attrs["names"] = np.array(["a", "bc"], dtype=h5.string_dtype())
+    f.attrs["flag"] = np.bool_(False)
+    g = f
+    for depth in range(10):
+        g = g.create_group(f"level{depth}")
+        g.attrs["depth"] = np.int64(depth)
+    g["deep"] = np.arange(3, dtype="<u4")
+    data = f.create_group("data")
+    ds = data.create_dataset("temperature", data=rng.random((4, 5)).astype("<f8"))
+    ds.attrs["units"] = "K"
+    ds.attrs["valid_range"] = np.array([0.0, 1.0])
+    data["same"] = ds  # a hard link to the same dataset
+    f.create_group("empty_group").attrs["note"] = "no members"
+    f.close()
+
+
+def expectations(h5, np, path: Path) -> dict:
+    out = {"datasets": {}, "attrs": {}}
+
+    def describe(v):
+        if isinstance(v, (bytes, str)):
+            return {"string": v.decode() if isinstance(v, bytes) else v}
+        a = np.asarray(v)
+        if a.dtype.kind == "O":
+            return {"strings": [x.decode() if isinstance(x, bytes) else x for x in a.ravel()],
+                    "shape": list(a.shape)}
+        return {"dtype": canonical.dtype_text(a.dtype), "shape": list(a.shape),
+                "sha256": canonical.value_hash(a)}
+
+    def visit(name, obj):
+        p = "/" + name
+        if isinstance(obj, h5.Dataset):
+            if obj.shape is None:
+                out["datasets"][p] = {"empty": True}
+            else:
+                out["datasets"][p] = describe(obj[()])
+        if obj.attrs:
+            out["attrs"][p] = {k: describe(obj.attrs[k]) for k in obj.attrs}
+
+    with h5.File(path, "r") as f:
+        if f.attrs:
+            out["attrs"]["/"] = {k: describe(f.attrs[k]) for k in f.attrs}
+        f.visititems(visit)
+    return out
+
+
+def main():
+    import h5py
+    import numpy as np
+
+    if h5py.__version__ != PIN:
+        sys.exit(f"refusing to run: h5py {h5py.__version__}, the pin is {PIN}")
+    rng = np.random.default_rng(20261125)
+    for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs):
+        make(h5py, np, rng)
+    for p in sorted(HERE.glob("*.h5")):
+        exp = expectations(h5py, np, p)
+        p.with_suffix(".expect.json").write_text(json.dumps(exp, indent=1, sort_keys=True) + "\n")
+        print(p.name, p.stat().st_size)
+
+
+if __name__ == "__main__":
+    main()

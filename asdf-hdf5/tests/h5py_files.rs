@@ -1,0 +1,253 @@
+//! HDF5 → ASDF on the files h5py 3.16.0 writes (`tests/data/generate.py`): every dataset and
+//! attribute of each file, converted, holds what h5py reads from it (`NAME.expect.json`: the
+//! datatype, shape and canonical value hash of tests/oracle/canonical.py, or the strings).
+//! With `ASDF_WRITE_OUT=DIR` the converted files are left there as `hdf5_NAME.asdf`, for
+//! `asdf-hdf5/tests/check_converted.py`, which compares them with h5py in python.
+
+use std::path::{Path, PathBuf};
+
+use asdf_core::array::{ByteOrder, DType, DynArray, ScalarType};
+use asdf_core::{AsdfFile, Node, Value};
+use asdf_hdf5::{to_asdf, ToAsdfOptions, META_KEY};
+use serde_json::Value as Json;
+
+const FIXTURES: [&str; 6] = [
+    "chunked",
+    "compound",
+    "enums_scalars",
+    "groups_attrs",
+    "numeric",
+    "strings",
+];
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+fn convert(name: &str, dir: &Path) -> AsdfFile {
+    let out = dir.join(format!("hdf5_{name}.asdf"));
+    to_asdf(
+        &data().join(format!("{name}.h5")),
+        &out,
+        &ToAsdfOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    if let Some(o) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) {
+        std::fs::create_dir_all(&o).unwrap();
+        let to = o.join(format!("hdf5_{name}.asdf"));
+        std::fs::copy(&out, &to).unwrap();
+        let json = asdf_core::canonical::to_json(&AsdfFile::open(&to).unwrap()).unwrap();
+        std::fs::write(o.join(format!("hdf5_{name}.rust.json")), json).unwrap();
+    }
+    AsdfFile::options()
+        .verify_checksums(true)
+        .open(&out)
+        .unwrap()
+}
+
+/// `/a/b` of an HDF5 path as a key of `_hdf5/...` in a JSON pointer.
+fn key(hpath: &str) -> String {
+    hpath.replace('~', "~0").replace('/', "~1")
+}
+
+/// A YAML scalar as a 0-d array of the numpy datatype `dtype`.
+fn scalar_array(node: &Node, dtype: &str, at: &str) -> DynArray {
+    let dt = DType::from_numpy_str(dtype).unwrap_or_else(|| panic!("{at}: dtype {dtype}"));
+    let DType::Scalar { ty, byteorder } = &dt else {
+        panic!("{at}: {dtype} is not a scalar type")
+    };
+    let mut bytes: Vec<u8> = match (ty, node.value()) {
+        (ScalarType::Float32, Value::Float(f)) => (*f as f32).to_le_bytes().to_vec(),
+        (ScalarType::Float64, Value::Float(f)) => f.to_le_bytes().to_vec(),
+        (ScalarType::Bool8, Value::Bool(b)) => vec![u8::from(*b)],
+        (_, Value::Int(_)) => {
+            let v: i128 = node.as_int().and_then(|i| i.as_i128()).unwrap();
+            v.to_le_bytes()[..dt.itemsize()].to_vec()
+        }
+        (t, v) => panic!("{at}: {v:?} as {t:?}"),
+    };
+    if *byteorder == ByteOrder::Big {
+        bytes.reverse();
+    }
+    DynArray {
+        dtype: dt,
+        shape: Vec::new(),
+        data: bytes,
+    }
+}
+
+fn strings_of(node: &Node, out: &mut Vec<String>) {
+    match node.value() {
+        Value::Seq(items) => items.iter().for_each(|n| strings_of(n, out)),
+        Value::Str(s) => out.push(s.clone()),
+        other => panic!("not a string: {other:?}"),
+    }
+}
+
+/// Checks one converted value against h5py's description of it; returns the problem.
+fn check(
+    file: &AsdfFile,
+    node: &Node,
+    at: &str,
+    want: &Json,
+    scalar_hint: Option<&str>,
+) -> Option<String> {
+    let text = |k: &str| want.get(k).and_then(Json::as_str);
+    if let Some(s) = text("string") {
+        if node.is_ndarray() {
+            // a fixed-length string: a 0-d ascii array
+            let a = file.dyn_array_of(node, at).unwrap();
+            let end = a.data.iter().position(|&b| b == 0).unwrap_or(a.data.len());
+            let got = String::from_utf8_lossy(&a.data[..end]).into_owned();
+            return (got != s).then(|| format!("{at}: {got:?} != {s:?}"));
+        }
+        return (node.as_str() != Some(s)).then(|| format!("{at}: {node:?} != {s:?}"));
+    }
+    if let Some(list) = want.get("strings") {
+        let mut got = Vec::new();
+        strings_of(node, &mut got);
+        let want: Vec<String> = serde_json::from_value(list.clone()).unwrap();
+        return (got != want).then(|| format!("{at}: strings {got:?} != {want:?}"));
+    }
+    let (dtype, shape, sha) = (text("dtype")?, want.get("shape")?, text("sha256")?);
+    let array = if node.is_ndarray() {
+        file.dyn_array_of(node, at)
+            .unwrap_or_else(|e| panic!("{at}: {e}"))
+    } else {
+        if let Some(hint) = scalar_hint {
+            let name = DType::from_numpy_str(dtype).unwrap().name();
+            if name != hint {
+                return Some(format!(
+                    "{at}: scalar recorded as {hint}, h5py says {dtype}"
+                ));
+            }
+        }
+        scalar_array(node, dtype, at)
+    };
+    let got_shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
+    let want_shape: Vec<u64> = serde_json::from_value(shape.clone()).unwrap();
+    let got_dtype = asdf_core::canonical::dtype_json(&array.dtype);
+    let want_dtype = serde_json::to_string(&want["dtype"]).unwrap();
+    if got_shape != want_shape || got_dtype != want_dtype {
+        return Some(format!(
+            "{at}: {got_dtype} {got_shape:?} != {want_dtype} {want_shape:?}"
+        ));
+    }
+    (array.canonical_sha256_hex() != sha).then(|| format!("{at}: values differ"))
+}
+
+#[test]
+fn every_h5py_file_converts_to_what_h5py_reads() {
+    let dir = std::env::temp_dir().join(format!("asdf-hdf5-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for name in FIXTURES {
+        let file = convert(name, &dir);
+        let want: Json = serde_json::from_str(
+            &std::fs::read_to_string(data().join(format!("{name}.expect.json"))).unwrap(),
+        )
+        .unwrap();
+        for (p, w) in want["datasets"].as_object().unwrap() {
+            let at = format!("{name}.h5:{p}");
+            let Some(node) = file.get(p) else {
+                problems.push(format!("{at}: missing"));
+                continue;
+            };
+            let hint = file
+                .get(&format!("/{META_KEY}/scalar_datasets/{}", key(p)))
+                .and_then(Node::as_str);
+            problems.extend(check(&file, node, &at, w, hint));
+            checked += 1;
+        }
+        for (p, attrs) in want["attrs"].as_object().unwrap() {
+            for (a, w) in attrs.as_object().unwrap() {
+                let at = format!("{name}.h5:{p}@{a}");
+                let pointer = format!("/{META_KEY}/attrs/{}/{}", key(p), key(a));
+                let Some(node) = file.get(&pointer) else {
+                    problems.push(format!("{at}: missing at {pointer}"));
+                    continue;
+                };
+                problems.extend(check(&file, node, &at, w, None));
+                checked += 1;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(checked > 70, "only {checked} values checked");
+}
+
+#[test]
+fn hard_links_are_one_array_and_deflated_datasets_stay_compressed() {
+    let dir = std::env::temp_dir().join(format!("asdf-hdf5-links-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = convert("groups_attrs", &dir);
+    let a = file.get("/data/temperature").unwrap();
+    let b = file.get("/data/same").unwrap();
+    assert!(a.ptr_eq(b), "a hard link is the same node (an alias)");
+    // the empty group survives as an empty mapping, its attribute under _hdf5
+    assert_eq!(
+        file.get("/empty_group")
+            .and_then(Node::as_map)
+            .map(<[_]>::len),
+        Some(0)
+    );
+
+    let file = convert("chunked", &dir);
+    let chunks = file
+        .get(&format!("/{META_KEY}/chunks/~1gzip_shuffle"))
+        .unwrap();
+    let dims: Vec<i128> = chunks
+        .as_seq()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_int().and_then(|i| i.as_i128()).unwrap())
+        .collect();
+    assert_eq!(dims, [25, 30]);
+    let filters = file
+        .get(&format!("/{META_KEY}/filters/~1gzip_shuffle"))
+        .unwrap();
+    let names: Vec<&str> = filters
+        .as_seq()
+        .unwrap()
+        .iter()
+        .map(|f| f.get("name").and_then(Node::as_str).unwrap())
+        .collect();
+    assert_eq!(names, ["shuffle", "deflate"]);
+    // deflated in HDF5, zlib in ASDF; not deflated, not compressed
+    let label = |p: &str| {
+        let node = file.get(p).unwrap();
+        let i = node
+            .get("source")
+            .and_then(|s| s.as_int())
+            .and_then(|i| i.as_i128())
+            .unwrap();
+        file.blocks()[i as usize].compression_label()
+    };
+    assert_eq!(label("/gzip_shuffle"), Some(*b"zlib"));
+    assert_eq!(label("/contiguous"), None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_broken_hdf5_file_is_an_error_naming_it() {
+    let dir = std::env::temp_dir().join(format!("asdf-hdf5-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(data().join("numeric.h5")).unwrap();
+    for cut in [0, 8, 100, 1000, bytes.len() / 2, bytes.len() - 1] {
+        let input = dir.join(format!("cut{cut}.h5"));
+        std::fs::write(&input, &bytes[..cut]).unwrap();
+        let out = dir.join("out.asdf");
+        match to_asdf(&input, &out, &ToAsdfOptions::default()) {
+            Ok(_) => {
+                // a cut that the reader does not notice must still give h5py's values: only
+                // possible if nothing the file needs was cut, which a cut before the end is not
+                panic!("cut at {cut} converted");
+            }
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+        assert!(!out.exists(), "no output for a failed conversion");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
