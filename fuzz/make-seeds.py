@@ -12,6 +12,7 @@
 - blosc2: the Blosc2 fixtures (asdf-blosc2/tests/data/frames) of at most 16 KiB, as the
   blosc2 target reads its input: a 0 byte and the frame, and a 1 byte and the frame from its
   first chunk on (a chunk followed by the rest of the frame).
+- hdf5: the h5py files of asdf-hdf5 (asdf-hdf5/tests/data) of at most 64 KiB, whole.
 - fits: the ASDF-in-FITS fixtures (tests/data/asdf-in-fits) of at most 64 KiB, whole.
 - legacy_blocks: the ASDF 0.1.0 files (tests/data/legacy-0.1.0) of at most 8 KiB, whole, and
   hand-made 0.1.0 files with a 36-byte draft block whose data starts with an encoding chain
@@ -127,6 +128,10 @@ def main():
             put("legacy_blocks", data)
     for seed in legacy_chains():
         put("legacy_blocks", seed)
+    for f in sorted((ROOT / "asdf-hdf5" / "tests" / "data").glob("*.h5")):
+        data = f.read_bytes()
+        if len(data) <= 65536:
+            put("hdf5", data)
     for f in sorted(testdata.require_dir("asdf-in-fits").glob("*.fits")):
         data = f.read_bytes()
         if len(data) <= 65536:

@@ -90,11 +90,37 @@ fn dataset_array(ds: &Dataset, plan: &Plan, path: &str) -> Result<DynArray> {
 /// Converts the HDF5 file at `input` into the ASDF file at `output` (written atomically).
 pub fn to_asdf(input: &Path, output: &Path, opts: &ToAsdfOptions) -> Result<ToAsdfSummary> {
     let file = open(input)?;
-    let root = file.root_group().map_err(|e| read_err("/", e))?;
     let mut writer = Writer::new(WriteOptions::new());
+    let (tree, mut summary) = build(&file, &mut writer, opts)?;
+    summary.len = writer.write_to_path(&tree, output)?.len;
+    Ok(summary)
+}
+
+/// Converts an HDF5 file held in memory into the bytes of an ASDF file.
+///
+/// ```no_run
+/// let h5 = std::fs::read("simulation.h5")?;
+/// let asdf = asdf_hdf5::to_asdf_bytes(&h5, &asdf_hdf5::ToAsdfOptions::default())?;
+/// let file = asdf_core::AsdfFile::from_bytes(asdf)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn to_asdf_bytes(input: &[u8], opts: &ToAsdfOptions) -> Result<Vec<u8>> {
+    let file = Hdf5File::from_bytes(input).map_err(|e| read_err("/", e))?;
+    let mut writer = Writer::new(WriteOptions::new());
+    let (tree, _) = build(&file, &mut writer, opts)?;
+    Ok(writer.write_to_vec(&tree)?)
+}
+
+/// The ASDF tree of an HDF5 file, its arrays registered with `writer`.
+fn build(
+    file: &Hdf5File,
+    writer: &mut Writer<'_>,
+    opts: &ToAsdfOptions,
+) -> Result<(Node, ToAsdfSummary)> {
+    let root = file.root_group().map_err(|e| read_err("/", e))?;
     let mut walk = Walk {
-        file: &file,
-        writer: &mut writer,
+        file,
+        writer,
         opts,
         seen: HashMap::new(),
         meta: Meta::default(),
@@ -104,10 +130,11 @@ pub fn to_asdf(input: &Path, output: &Path, opts: &ToAsdfOptions) -> Result<ToAs
             datasets: 0,
             attributes: 0,
         },
+        depth: 0,
     };
     let mut tree = walk.group(&root, "")?;
     let meta = walk.meta.node();
-    let mut summary = walk.summary.clone();
+    let summary = walk.summary.clone();
     if let Some(meta) = meta {
         let Value::Map(entries) = tree.value() else {
             unreachable!("a group is a mapping")
@@ -124,9 +151,7 @@ pub fn to_asdf(input: &Path, output: &Path, opts: &ToAsdfOptions) -> Result<ToAs
         entries.push((Node::str(META_KEY), meta));
         tree = Node::new(Value::Map(entries));
     }
-    let written = writer.write_to_path(&tree, output)?;
-    summary.len = written.len;
-    Ok(summary)
+    Ok((tree, summary))
 }
 
 /// What is kept under `_hdf5`, by HDF5 path.
@@ -205,7 +230,12 @@ struct Walk<'w, 'a> {
     seen: HashMap<u64, (Node, String)>,
     meta: Meta,
     summary: ToAsdfSummary,
+    /// Groups being visited (a group that contains itself through a link is refused).
+    depth: usize,
 }
+
+/// Deepest group nesting converted (the YAML tree has a depth limit too).
+const MAX_DEPTH: usize = 200;
 
 fn hpath(prefix: &str, name: &str) -> String {
     format!("{prefix}/{name}")
@@ -215,6 +245,19 @@ impl Walk<'_, '_> {
     fn group(&mut self, g: &Group, path: &str) -> Result<Node> {
         self.summary.groups += 1;
         let at = if path.is_empty() { "/" } else { path };
+        if self.depth >= MAX_DEPTH {
+            return Err(read_err(
+                at,
+                format!("groups nested deeper than {MAX_DEPTH}"),
+            ));
+        }
+        self.depth += 1;
+        let node = self.group_members(g, path, at);
+        self.depth -= 1;
+        node
+    }
+
+    fn group_members(&mut self, g: &Group, path: &str, at: &str) -> Result<Node> {
         self.attributes(&g.attributes().map_err(|e| read_err(at, e))?, at)?;
         let (groups, datasets) = g.members().map_err(|e| read_err(at, e))?;
         let mut entries: Vec<(String, Node)> = Vec::new();
@@ -335,11 +378,7 @@ impl Walk<'_, '_> {
     }
 
     /// The chunk shape and the filters of a dataset, from its object header.
-    fn layout(
-        &self,
-        ds: &Dataset,
-        _path: &str,
-    ) -> (Option<Vec<u32>>, Vec<Filter>) {
+    fn layout(&self, ds: &Dataset, _path: &str) -> (Option<Vec<u32>>, Vec<Filter>) {
         let chunks = ds.chunks();
         let mut filters = Vec::new();
         if let Ok(header) = self.file.get_or_parse_header(ds.address()) {

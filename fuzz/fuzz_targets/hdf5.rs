@@ -1,0 +1,15 @@
+//! Fuzz target: HDF5 → ASDF (`asdf_hdf5::to_asdf_bytes`) on arbitrary bytes, then the ASDF
+//! file it made is opened and read whole. A panic inside hdf5-reader is a bug to fix in a
+//! patched copy (`third_party/`), one in asdf-hdf5 ours. Errors are fine; panics, aborts,
+//! hangs and huge allocations are bugs.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let opts = asdf_hdf5::ToAsdfOptions::default();
+    if let Ok(bytes) = asdf_hdf5::to_asdf_bytes(data, &opts) {
+        let file = asdf_core::AsdfFile::from_bytes(bytes).expect("our own output opens");
+        asdf_core::canonical::to_json(&file).expect("our own output reads");
+    }
+});
