@@ -7,7 +7,7 @@ use asdf_core::array::{ArrayOptions, DType, DynArray, ScalarType, Storage};
 use asdf_core::codec::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{Node, Value};
-use hdf5_reader::group::Group;
+use hdf5_reader::group::{Group, LinkKind};
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{Attribute, Dataset, Datatype, Hdf5File, StringSize};
 
@@ -261,7 +261,30 @@ impl Walk<'_, '_> {
         self.attributes(&g.attributes().map_err(|e| read_err(at, e))?, at)?;
         let (groups, datasets) = g.members().map_err(|e| read_err(at, e))?;
         let mut entries: Vec<(String, Node)> = Vec::new();
-        for sub in &groups {
+        // soft and external links as `$ref`s (the members above follow soft links that
+        // resolve; those are left to the `$ref` too)
+        let mut linked = std::collections::HashSet::new();
+        for (name, kind) in g.links().map_err(|e| read_err(at, e))? {
+            let target = match kind {
+                LinkKind::Hard(_) => continue,
+                LinkKind::Soft(path) => format!("#{}", absolute(&path, at)),
+                LinkKind::External { filename, path } => format!("{filename}#{path}"),
+            };
+            entries.push((
+                name.clone(),
+                Node::new(Value::Map(vec![(Node::str("$ref"), Node::str(target))])),
+            ));
+            linked.insert(name);
+        }
+        let groups: Vec<&Group> = groups
+            .iter()
+            .filter(|m| !linked.contains(m.name()))
+            .collect();
+        let datasets: Vec<&Dataset> = datasets
+            .iter()
+            .filter(|m| !linked.contains(m.name()))
+            .collect();
+        for sub in groups {
             let p = hpath(path, sub.name());
             let node = match self.seen.get(&sub.address()) {
                 Some((n, first)) => {
@@ -277,7 +300,7 @@ impl Walk<'_, '_> {
             };
             entries.push((sub.name().to_string(), node));
         }
-        for ds in &datasets {
+        for ds in datasets {
             let p = hpath(path, ds.name());
             let node = match self.seen.get(&ds.address()) {
                 Some((n, first)) => {
@@ -443,6 +466,17 @@ impl Walk<'_, '_> {
             .attrs
             .push((path.to_string(), Node::new(Value::Map(out))));
         Ok(())
+    }
+}
+
+/// A soft link's target as an absolute HDF5 path (a relative one is relative to its group).
+fn absolute(target: &str, group: &str) -> String {
+    if target.starts_with('/') {
+        target.to_string()
+    } else if group == "/" {
+        format!("/{target}")
+    } else {
+        format!("{group}/{target}")
     }
 }
 

@@ -16,6 +16,8 @@ import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# filters asdf-hdf5 reads but hdf5-writer does not write (docs/hdf5.md)
+UNWRITTEN = ("lzf", "szip")
 
 
 def same(a, b, np) -> bool:
@@ -62,7 +64,9 @@ def compare(orig, back, np, h5py) -> list[str]:
                 problems.append(f"{name}: values differ")
             if o.chunks != b.chunks:
                 problems.append(f"{name}: chunks {o.chunks} became {b.chunks}")
-            if (o.compression, o.compression_opts, o.shuffle, o.fletcher32) != (
+            if o.compression in UNWRITTEN or o.scaleoffset is not None:
+                pass  # read, not written back (docs/hdf5.md): the values were compared above
+            elif (o.compression, o.compression_opts, o.shuffle, o.fletcher32) != (
                     b.compression, b.compression_opts, b.shuffle, b.fletcher32):
                 problems.append(f"{name}: filters {o.compression} {o.compression_opts} "
                                 f"shuffle={o.shuffle} fletcher32={o.fletcher32} became "
@@ -81,7 +85,8 @@ def main(argv) -> int:
     import numpy as np
 
     out = Path(argv[1])
-    fixtures = sorted((HERE / "data").glob("*.h5"))
+    # the link files come back with their links as `$ref` attributes (tests/round_trip.rs)
+    fixtures = sorted(p for p in (HERE / "data").glob("*.h5") if not p.stem.startswith("links_"))
     bad = 0
     for src in fixtures:
         name = src.stem

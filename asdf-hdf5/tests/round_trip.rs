@@ -10,11 +10,15 @@ use std::path::{Path, PathBuf};
 use asdf_core::AsdfFile;
 use asdf_hdf5::{from_asdf, to_asdf, ToAsdfOptions};
 
-const FIXTURES: [&str; 6] = [
+/// The fixtures that round-trip whole. The link files come back with their links as `$ref`
+/// attributes (the writer makes no links yet), checked in h5py_files.rs.
+const FIXTURES: [&str; 8] = [
     "chunked",
     "compound",
     "enums_scalars",
     "groups_attrs",
+    "lzf",
+    "more_filters",
     "numeric",
     "strings",
 ];
@@ -48,7 +52,16 @@ fn h5_to_asdf_to_h5_keeps_every_dataset_attribute_and_chunking() {
         // the file written back converts to the same ASDF content as the original
         let again = dir.join(format!("hdf5_{name}.again.asdf"));
         to_asdf(&back, &again, &ToAsdfOptions::default()).unwrap();
-        let (a, b) = (canonical(&middle), canonical(&again));
+        let (mut a, mut b) = (canonical(&middle), canonical(&again));
+        if name == "lzf" || name == "more_filters" {
+            // lzf and scaleoffset are read, not written (docs/hdf5.md): the data comes back
+            // unfiltered, so only the filter records differ
+            for doc in [&mut a, &mut b] {
+                if let Some(m) = doc["tree"]["value"]["_hdf5"].as_object_mut() {
+                    m.remove("filters");
+                }
+            }
+        }
         assert_eq!(
             a["tree"], b["tree"],
             "{name}: h5 → asdf → h5 → asdf changed the content"

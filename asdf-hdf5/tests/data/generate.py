@@ -142,6 +142,41 @@ def groups_attrs(h5, np, rng):
     f.close()
 
 
+def links_layouts(h5, np, rng, libver):
+    """Soft, dangling and external links, a group of many members and a dataset of many
+    attributes (dense storage in the latest format), and chunk indexes of every kind."""
+    f = h5.File(HERE / f"links_{libver}.h5", "w", libver=libver)
+    g = f.create_group("many_members")
+    for i in range(20):
+        g[f"m{i:02d}"] = np.full(2, i, dtype="<i2")
+    d = f.create_dataset("many_attrs", data=np.arange(3, dtype="<f4"))
+    for i in range(20):
+        d.attrs[f"a{i:02d}"] = np.int64(i * i)
+    f.create_dataset("fixed_index", data=np.arange(64, dtype="<i4").reshape(8, 8), chunks=(4, 4))
+    e = f.create_dataset("extensible", shape=(10,), maxshape=(None,), chunks=(4,), dtype="<f8")
+    e[:] = np.linspace(0, 1, 10)
+    b = f.create_dataset("two_unlimited", shape=(6, 6), maxshape=(None, None), chunks=(2, 3),
+                         dtype="<u1")
+    b[:] = np.arange(36, dtype="u1").reshape(6, 6)
+    f["target"] = np.array([3, 1, 4], dtype="<i8")
+    f["soft"] = h5.SoftLink("/target")
+    f["dangling"] = h5.SoftLink("/nowhere")
+    f["external"] = h5.ExternalLink("strings.h5", "/vlen_utf8")
+    f.close()
+
+
+def more_filters(h5, np, rng):
+    f = h5.File(HERE / "more_filters.h5", "w")
+    f.create_dataset("scaleoffset_int", data=np.arange(100, dtype="<i4") * 3, chunks=(25,),
+                     scaleoffset=0)
+    f.create_dataset("scaleoffset_float", data=np.linspace(0, 10, 40, dtype="<f8"), chunks=(20,),
+                     scaleoffset=3)
+    f.close()
+    f = h5.File(HERE / "lzf.h5", "w")
+    f.create_dataset("lzf", data=np.arange(100, dtype="<i4"), chunks=(50,), compression="lzf")
+    f.close()
+
+
 def expectations(h5, np, path: Path) -> dict:
     out = {"datasets": {}, "attrs": {}}
 
@@ -172,6 +207,21 @@ def expectations(h5, np, path: Path) -> dict:
     return out
 
 
+def many(h5, np):
+    """10,000 small datasets (d = arange(4) + i, at g{i // 100}/d{i % 100}), stored gzipped:
+    many.h5.gz. The tests check the values from this formula."""
+    import gzip
+    import shutil
+
+    raw = HERE / "many.h5"
+    with h5.File(raw, "w", libver="latest") as f:
+        for i in range(10000):
+            f.create_dataset(f"g{i // 100:03d}/d{i % 100:02d}", data=np.arange(4, dtype="<i4") + i)
+    with open(raw, "rb") as src, gzip.GzipFile(HERE / "many.h5.gz", "wb", 9, mtime=0) as dst:
+        shutil.copyfileobj(src, dst)
+    raw.unlink()
+
+
 def main():
     import h5py
     import numpy as np
@@ -179,8 +229,11 @@ def main():
     if h5py.__version__ != PIN:
         sys.exit(f"refusing to run: h5py {h5py.__version__}, the pin is {PIN}")
     rng = np.random.default_rng(20261125)
-    for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs):
+    for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters):
         make(h5py, np, rng)
+    for libver in ("earliest", "latest"):
+        links_layouts(h5py, np, rng, libver)
+    many(h5py, np)
     for p in sorted(HERE.glob("*.h5")):
         exp = expectations(h5py, np, p)
         p.with_suffix(".expect.json").write_text(json.dumps(exp, indent=1, sort_keys=True) + "\n")
