@@ -115,15 +115,7 @@ impl Default for CParams {
 
 const DEFAULT_BLOCK: usize = 256 << 10;
 
-fn shuffle(ts: usize, src: &[u8], dst: &mut [u8]) {
-    let n = src.len() / ts;
-    for (i, item) in src[..n * ts].chunks_exact(ts).enumerate() {
-        for (j, &b) in item.iter().enumerate() {
-            dst[j * n + i] = b;
-        }
-    }
-    dst[n * ts..].copy_from_slice(&src[n * ts..]);
-}
+use crate::shuffle::shuffle;
 
 fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) {
     let mut n = src.len() / ts;

@@ -30,38 +30,7 @@ pub(crate) fn filter_name(id: u8) -> &'static str {
 
 /// Byte unshuffle: the block holds byte 0 of every element, then byte 1 of every element,
 /// and so on; the bytes after the last whole element are stored as they are.
-pub(crate) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    let n = src.len() / typesize;
-    if typesize <= 1 || n == 0 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    match typesize {
-        // the common sizes gather one element from its planes at a time (no scattered
-        // stores): about 3x faster than the general loop
-        2 => gather::<2>(src, dst, n),
-        4 => gather::<4>(src, dst, n),
-        8 => gather::<8>(src, dst, n),
-        _ => {
-            for (j, plane) in src[..n * typesize].chunks_exact(n).enumerate() {
-                for (i, &b) in plane.iter().enumerate() {
-                    dst[i * typesize + j] = b;
-                }
-            }
-        }
-    }
-    let tail = n * typesize;
-    dst[tail..].copy_from_slice(&src[tail..]);
-}
-
-/// Unshuffle of `n` elements of `T` bytes: element `i` is byte `i` of each plane.
-fn gather<const T: usize>(src: &[u8], dst: &mut [u8], n: usize) {
-    let planes: [&[u8]; T] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
-    for (i, out) in dst[..n * T].chunks_exact_mut(T).enumerate() {
-        let e: [u8; T] = std::array::from_fn(|j| planes[j][i]);
-        out.copy_from_slice(&e);
-    }
-}
+pub(crate) use crate::shuffle::unshuffle;
 
 /// Bit unshuffle: the block holds, for byte `j` and bit `k` of the element (row `j * 8 + k`),
 /// a row of `n / 8` bytes with that bit of every element (element `e` in bit `e % 8` of byte

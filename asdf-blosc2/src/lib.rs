@@ -16,6 +16,7 @@ mod error;
 mod filters;
 pub mod frame;
 mod lz4hc;
+mod shuffle;
 
 pub use encode::{b2nd_frame, encode_chunk, CParams, Codec, Filter, FrameWriter};
 pub use error::Error;
