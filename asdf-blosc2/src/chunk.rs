@@ -357,33 +357,63 @@ pub fn decode_to_slice(hdr: &ChunkHeader, src: &[u8], out: &mut [u8]) -> Result<
             });
         }
     }
-    let mut scratch = Scratch::default();
-    let bs = hdr.blocksize;
-    let nblocks = hdr.nbytes.div_ceil(bs);
-    // the common pipeline, a byte shuffle alone: unshuffle straight into the output
-    let shuffle_only = hdr.filters[..5].iter().all(|&f| f == filters::NOFILTER)
-        && hdr.filters[5] == filters::SHUFFLE;
-    let shuffle_ts = match hdr.filters_meta[5] {
-        0 => hdr.typesize,
-        m => usize::from(m),
+    // the common pipelines: none (the streams decode straight into the output), and a byte
+    // shuffle alone, in any slot (python-blosc2 2.x on puts it in the first, 1.x in the
+    // last), unshuffled straight into the output; truncation has nothing to undo
+    let mut shuffles = hdr
+        .filters
+        .iter()
+        .zip(&hdr.filters_meta)
+        .filter(|(&f, _)| f != filters::NOFILTER && f != filters::TRUNC_PREC);
+    let direct = match (shuffles.next(), shuffles.next()) {
+        (None, _) => Direct::Streams,
+        (Some((&filters::SHUFFLE, &m)), None) => Direct::Unshuffle(match m {
+            0 => hdr.typesize,
+            m => usize::from(m),
+        }),
+        _ => Direct::No,
     };
-    for j in 0..nblocks {
-        let (first, rest) = out.split_at_mut(j.min(1) * bs);
-        let dref = if j == 0 { None } else { Some(&first[..]) };
-        decode_block(hdr, src, j, dref, !shuffle_only, &mut scratch)?;
-        let offset = j * bs - first.len();
-        let bsize = scratch.block.len();
-        let dst = &mut rest[offset..offset + bsize];
-        if shuffle_only {
-            filters::unshuffle(shuffle_ts, &scratch.block, dst);
-        } else {
-            dst.copy_from_slice(&scratch.block);
+    with_scratch(|scratch| {
+        let bs = hdr.blocksize;
+        let nblocks = hdr.nbytes.div_ceil(bs);
+        for j in 0..nblocks {
+            let (first, rest) = out.split_at_mut(j.min(1) * bs);
+            let offset = j * bs - first.len();
+            let bsize = block_len(hdr, j);
+            let dst = &mut rest[offset..offset + bsize];
+            match direct {
+                Direct::Streams => decode_streams(hdr, src, j, dst, &mut scratch.dec)?,
+                Direct::Unshuffle(ts) => {
+                    let Scratch { block, dec, .. } = &mut *scratch;
+                    // every stream fills its part of the block: no need to clear it first
+                    block.resize(bsize, 0);
+                    decode_streams(hdr, src, j, block, dec)?;
+                    filters::unshuffle(ts, block, dst);
+                }
+                Direct::No => {
+                    let dref = if j == 0 { None } else { Some(&first[..]) };
+                    decode_block(hdr, src, j, dref, scratch)?;
+                    dst.copy_from_slice(&scratch.block);
+                }
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
-/// Buffers and decoders reused from block to block.
+/// How [`decode_to_slice`] gets each block into the output.
+#[derive(Clone, Copy)]
+enum Direct {
+    /// No filter: the streams decode into the output.
+    Streams,
+    /// A byte shuffle of this many bytes alone: the streams decode into a scratch block,
+    /// which is unshuffled into the output.
+    Unshuffle(usize),
+    /// Any other pipeline: decoded and filtered in scratch buffers, then copied.
+    No,
+}
+
+/// Buffers and decoders reused from block to block, and from chunk to chunk on a thread.
 #[derive(Default)]
 struct Scratch {
     block: Vec<u8>,
@@ -391,15 +421,73 @@ struct Scratch {
     dec: Decoder,
 }
 
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Runs `f` with this thread's scratch buffers and decoders (a fresh set if they are in
+/// use). Buffers grown past 4 MiB (by a chunk with huge blocks) are not kept.
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => {
+            let r = f(&mut s);
+            let s = &mut *s;
+            for b in [&mut s.block, &mut s.tmp] {
+                if b.capacity() > 4 << 20 {
+                    *b = Vec::new();
+                }
+            }
+            r
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+/// The decoded size of block `j` (of a chunk with blocks).
+fn block_len(hdr: &ChunkHeader, j: usize) -> usize {
+    let bs = hdr.blocksize;
+    let nblocks = hdr.nbytes.div_ceil(bs);
+    let leftover = hdr.nbytes % bs;
+    if j == nblocks - 1 && leftover > 0 {
+        leftover
+    } else {
+        bs
+    }
+}
+
 /// Decodes block `j` of a regular chunk (checked by [`decode_to_slice`]'s caller path) into
-/// `scratch.block`; `dref` is the decoded first block (for delta), `None` for block 0.
+/// `scratch.block`, and undoes its filters; `dref` is the decoded first block (for delta),
+/// `None` for block 0.
 fn decode_block(
     hdr: &ChunkHeader,
     src: &[u8],
     j: usize,
     dref: Option<&[u8]>,
-    filter: bool,
     scratch: &mut Scratch,
+) -> Result<(), Error> {
+    let Scratch { block, tmp, dec } = scratch;
+    // every stream fills its part of the block: no need to clear it first
+    block.resize(block_len(hdr, j), 0);
+    decode_streams(hdr, src, j, block, dec)?;
+    backward(
+        &hdr.filters,
+        &hdr.filters_meta,
+        hdr.typesize,
+        hdr.version,
+        block,
+        tmp,
+        dref,
+    )
+}
+
+/// Decodes the streams of block `j` into `block` (its decoded size, [`block_len`]), filters
+/// not undone.
+fn decode_streams(
+    hdr: &ChunkHeader,
+    src: &[u8],
+    j: usize,
+    block: &mut [u8],
+    dec: &mut Decoder,
 ) -> Result<(), Error> {
     let ts = hdr.typesize;
     let bs = hdr.blocksize;
@@ -412,84 +500,68 @@ fn decode_block(
         "block starts",
     )?;
     let dont_split = hdr.flags & FLAG_DONT_SPLIT != 0;
-    let Scratch { block, tmp, dec } = scratch;
-    {
-        let last_partial = j == nblocks - 1 && leftover > 0;
-        let bsize = if last_partial { leftover } else { bs };
-        let at = hdr.header_len + 4 * j;
-        let start = i32::from_le_bytes([
-            starts[4 * j],
-            starts[4 * j + 1],
-            starts[4 * j + 2],
-            starts[4 * j + 3],
-        ]);
-        let mut pos = match usize::try_from(start) {
-            Ok(s) if s > 0 && s < hdr.cbytes => s,
-            _ => {
-                return Err(Error::malformed(
-                    "block start",
-                    at as u64,
-                    format!("{start} is outside the chunk of {} bytes", hdr.cbytes),
-                ))
-            }
-        };
-        let nstreams = if !dont_split && !last_partial { ts } else { 1 };
-        let neblock = bsize / nstreams;
-        if neblock == 0 || neblock * nstreams != bsize {
+    let last_partial = j == nblocks - 1 && leftover > 0;
+    let bsize = block.len();
+    let at = hdr.header_len + 4 * j;
+    let start = i32::from_le_bytes([
+        starts[4 * j],
+        starts[4 * j + 1],
+        starts[4 * j + 2],
+        starts[4 * j + 3],
+    ]);
+    let mut pos = match usize::try_from(start) {
+        Ok(s) if s > 0 && s < hdr.cbytes => s,
+        _ => {
             return Err(Error::malformed(
-                "blocksize",
-                8,
-                format!("block of {bsize} bytes cannot be split in {nstreams} streams"),
-            ));
+                "block start",
+                at as u64,
+                format!("{start} is outside the chunk of {} bytes", hdr.cbytes),
+            ))
         }
-        // every stream below fills its part of the block: no need to clear it first
-        block.resize(bsize, 0);
-        for s in 0..nstreams {
-            let dst = &mut block[s * neblock..(s + 1) * neblock];
-            let cs = slice(src, pos as u64, 4, "stream size")?;
-            let csize = i32::from_le_bytes([cs[0], cs[1], cs[2], cs[3]]);
-            let size_at = pos;
-            pos += 4;
-            if csize == 0 {
-                dst.fill(0);
-            } else if csize < 0 {
-                let token = slice(src, pos as u64, 1, "stream token")?[0];
-                pos += 1;
-                if token & 1 == 0 || csize < -255 {
-                    return Err(Error::malformed(
-                        "stream size",
-                        size_at as u64,
-                        format!("negative size {csize} with token {token:#x}"),
-                    ));
-                }
-                dst.fill((-csize) as u8);
-            } else {
-                let n = csize as usize;
-                let data = slice(src, pos as u64, n as u64, "compressed stream")?;
-                if n == neblock {
-                    dst.copy_from_slice(data);
-                } else {
-                    dec.run(hdr.codec, data, dst)
-                        .map_err(|detail| Error::Codec {
-                            block: j,
-                            codec: hdr.codec_name(),
-                            offset: pos as u64,
-                            detail,
-                        })?;
-                }
-                pos += n;
+    };
+    let nstreams = if !dont_split && !last_partial { ts } else { 1 };
+    let neblock = bsize / nstreams;
+    if neblock == 0 || neblock * nstreams != bsize {
+        return Err(Error::malformed(
+            "blocksize",
+            8,
+            format!("block of {bsize} bytes cannot be split in {nstreams} streams"),
+        ));
+    }
+    for s in 0..nstreams {
+        let dst = &mut block[s * neblock..(s + 1) * neblock];
+        let cs = slice(src, pos as u64, 4, "stream size")?;
+        let csize = i32::from_le_bytes([cs[0], cs[1], cs[2], cs[3]]);
+        let size_at = pos;
+        pos += 4;
+        if csize == 0 {
+            dst.fill(0);
+        } else if csize < 0 {
+            let token = slice(src, pos as u64, 1, "stream token")?[0];
+            pos += 1;
+            if token & 1 == 0 || csize < -255 {
+                return Err(Error::malformed(
+                    "stream size",
+                    size_at as u64,
+                    format!("negative size {csize} with token {token:#x}"),
+                ));
             }
-        }
-        if filter {
-            backward(
-                &hdr.filters,
-                &hdr.filters_meta,
-                ts,
-                hdr.version,
-                block,
-                tmp,
-                dref,
-            )?;
+            dst.fill((-csize) as u8);
+        } else {
+            let n = csize as usize;
+            let data = slice(src, pos as u64, n as u64, "compressed stream")?;
+            if n == neblock {
+                dst.copy_from_slice(data);
+            } else {
+                dec.run(hdr.codec, data, dst)
+                    .map_err(|detail| Error::Codec {
+                        block: j,
+                        codec: hdr.codec_name(),
+                        offset: pos as u64,
+                        detail,
+                    })?;
+            }
+            pos += n;
         }
     }
     Ok(())
@@ -533,7 +605,7 @@ pub fn decode_range(
     let bs = hdr.blocksize;
     let mut scratch = Scratch::default();
     let first = if hdr.filters.contains(&filters::DELTA) && range.start >= bs {
-        decode_block(hdr, src, 0, None, true, &mut scratch)?;
+        decode_block(hdr, src, 0, None, &mut scratch)?;
         Some(std::mem::take(&mut scratch.block))
     } else {
         None
@@ -542,7 +614,7 @@ pub fn decode_range(
     let mut block0: Option<Vec<u8>> = first;
     for j in range.start / bs..range.end.div_ceil(bs) {
         let dref = if j == 0 { None } else { block0.as_deref() };
-        decode_block(hdr, src, j, dref, true, &mut scratch)?;
+        decode_block(hdr, src, j, dref, &mut scratch)?;
         if j == 0 {
             block0 = Some(scratch.block.clone());
         }
