@@ -41,6 +41,8 @@ pub mod layout;
 mod mem;
 pub mod schema;
 pub mod serde_node;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod write;
 pub mod yaml;
 

@@ -45,6 +45,7 @@
 //! ```
 
 pub mod bundled;
+mod check;
 mod hints;
 mod instance;
 mod keywords;
@@ -57,6 +58,7 @@ use std::path::Path;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value as JsonValue;
 
+pub use check::{check_schemas, SchemaCheck, SchemaProblem};
 pub use hints::apply_style_hints;
 pub(crate) use hints::apply_style_hints_except;
 pub use keywords::{can_cast_scalar, effective_tag, uri_match};
@@ -225,7 +227,8 @@ pub fn check_schema(uri: &str) -> Result<(), SchemaError> {
 
 /// Validates `node` against the schema `uri` (registered or bundled). Error paths are
 /// relative to `node`. An unknown or broken schema is reported as one error with keyword
-/// `$schema`.
+/// `$schema`. A fragment selects a part of a schema (`URI#/definitions/x`), and
+/// [`bundled::JSON_SCHEMA_DRAFT4`] names the JSON Schema draft 4 metaschema.
 pub fn validate_against(uri: &str, node: &Node) -> Result<(), ValidationErrors> {
     with_stack(node, || {
         let mut out = Collector::default();

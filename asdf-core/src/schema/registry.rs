@@ -154,8 +154,20 @@ impl jsonschema::Retrieve for Retriever {
     }
 }
 
+/// Base URI of the one-`$ref` schema that stands for a part of a document (a URI with a
+/// fragment) or for the draft-04 metaschema, which jsonschema carries itself.
+const PART_BASE: &str = "urn:asdf-rs:schema-part";
+
 fn compile(uri: &str) -> Compiled {
-    let json = lookup(uri)?;
+    let part = match uri.split_once('#') {
+        Some((doc, fragment)) => !fragment.is_empty() || doc == bundled::JSON_SCHEMA_DRAFT4,
+        None => uri == bundled::JSON_SCHEMA_DRAFT4,
+    };
+    let json = if part {
+        Arc::new(serde_json::json!({ "$ref": uri }))
+    } else {
+        lookup(uri)?
+    };
     let mut opts = jsonschema::options_for::<AsdfJson>()
         .with_draft(Draft::Draft4)
         .with_retriever(Retriever)
@@ -165,7 +177,9 @@ fn compile(uri: &str) -> Compiled {
         .with_keyword("ndim", keywords::ndim_factory)
         .with_keyword("max_ndim", keywords::max_ndim_factory)
         .with_keyword("datatype", keywords::datatype_factory);
-    if json.get("id").is_none() {
+    if part {
+        opts = opts.with_base_uri(PART_BASE.to_string());
+    } else if json.get("id").is_none() {
         opts = opts.with_base_uri(base(uri).to_string());
     }
     let validator = opts.build(&json).map_err(|e| SchemaError::Invalid {
