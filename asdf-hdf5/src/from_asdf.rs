@@ -225,8 +225,27 @@ impl Walk<'_> {
             })?;
         }
         let itemsize = super::datatype::size_of(&datatype);
+        let fill = match hint(self.meta, "fill_values", hpath) {
+            Some(v) => Some(self.fill_bytes(v, &array.dtype, hpath)?),
+            None => None,
+        };
         let mut ds = DatasetBuilder::new(hpath.trim_start_matches('/'), datatype, shape.clone())
             .raw_data(data);
+        if let Some(f) = fill {
+            ds = ds.fill_value(f);
+        }
+        if let Some(max) = hint(self.meta, "maxshapes", hpath).and_then(Node::as_seq) {
+            let dims: Vec<u64> = max
+                .iter()
+                .map(|d| match d.as_int().and_then(|i| i.as_i128()) {
+                    Some(v) => u64::try_from(v).unwrap_or(hdf5_writer::UNLIMITED),
+                    None => hdf5_writer::UNLIMITED,
+                })
+                .collect();
+            if dims.len() == shape.len() {
+                ds = ds.max_shape(dims);
+            }
+        }
         let chunks = hint(self.meta, "chunks", hpath).and_then(int_list);
         let filters: Vec<FilterDescription> = hint(self.meta, "filters", hpath)
             .and_then(Node::as_seq)
@@ -267,6 +286,22 @@ impl Walk<'_> {
         self.summary.datasets += 1;
         self.builder = std::mem::take(&mut self.builder).dataset(ds);
         Ok(())
+    }
+
+    /// The bytes of a recorded fill value in the dataset's datatype.
+    fn fill_bytes(&self, v: &Node, dtype: &DType, hpath: &str) -> Result<Vec<u8>> {
+        if v.is_ndarray() {
+            return Ok(self.file.dyn_array_of(v, hpath)?.data);
+        }
+        let bad = || tree_err(hpath, "its recorded fill value does not fit its datatype");
+        let DType::Scalar { ty, byteorder } = dtype else {
+            return Err(bad());
+        };
+        let mut a = scalar_array(v, &ty.name()).ok_or_else(bad)?;
+        if *byteorder == asdf_core::array::ByteOrder::Big {
+            a.data.reverse();
+        }
+        Ok(a.data)
     }
 
     fn was_compressed(&self, node: &Node, hpath: &str) -> bool {

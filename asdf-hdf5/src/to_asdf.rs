@@ -164,6 +164,8 @@ struct Meta {
     scalars: Vec<(String, Node)>,
     strings: Vec<(String, Node)>,
     layouts: Vec<(String, Node)>,
+    fills: Vec<(String, Node)>,
+    maxshapes: Vec<(String, Node)>,
 }
 
 impl Meta {
@@ -178,6 +180,8 @@ impl Meta {
             &mut self.scalars,
             &mut self.strings,
             &mut self.layouts,
+            &mut self.fills,
+            &mut self.maxshapes,
         ] {
             let prefix = format!("{first}/");
             let copies: Vec<(String, Node)> = list
@@ -212,6 +216,8 @@ impl Meta {
             ("scalar_datasets", &self.scalars),
             ("string_datasets", &self.strings),
             ("compound_layouts", &self.layouts),
+            ("fill_values", &self.fills),
+            ("maxshapes", &self.maxshapes),
         ] {
             if !v.is_empty() {
                 out.push((Node::str(key), map(v)));
@@ -375,6 +381,41 @@ impl Walk<'_, '_> {
             self.meta
                 .filters
                 .push((path.to_string(), filters_node(&filters)));
+        }
+        // a fill value other than zero, and a maximum shape other than the shape
+        if let Some(fill) = ds.fill_value().and_then(|f| f.value.as_ref()) {
+            if fill.len() == plan.src_size && fill.iter().any(|&b| b != 0) {
+                let value = DynArray {
+                    dtype: plan.dtype.clone(),
+                    shape: plan.inner_shape.clone(),
+                    data: plan.convert(fill.clone()),
+                };
+                let node = match scalar_node(&value) {
+                    Some(n) => n,
+                    None => self.writer.add_array_with(
+                        value,
+                        ArrayOptions {
+                            compression: None,
+                            storage: Some(Storage::Inline),
+                        },
+                    ),
+                };
+                self.meta.fills.push((path.to_string(), node));
+            }
+        }
+        if let Some(max) = ds.max_dims() {
+            if max != ds.shape() {
+                let dims = max.iter().map(|&d| {
+                    if d == u64::MAX {
+                        Node::new(Value::Null)
+                    } else {
+                        Node::int(i128::from(d))
+                    }
+                });
+                self.meta
+                    .maxshapes
+                    .push((path.to_string(), Node::seq(dims)));
+            }
         }
         let array = dataset_array(ds, &plan, path)?;
         if ds.shape().is_empty() && plan.inner_shape.is_empty() {

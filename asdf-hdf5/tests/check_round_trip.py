@@ -62,6 +62,10 @@ def compare(orig, back, np, h5py) -> list[str]:
                 problems.append(f"{name}: {o.dtype} {o.shape} became {b.dtype} {b.shape}")
             elif not same(o[()], b[()], np):
                 problems.append(f"{name}: values differ")
+            if o.fillvalue != b.fillvalue and not (o.fillvalue != o.fillvalue):
+                problems.append(f"{name}: fill value {o.fillvalue!r} became {b.fillvalue!r}")
+            if o.maxshape != b.maxshape:
+                problems.append(f"{name}: maxshape {o.maxshape} became {b.maxshape}")
             if o.chunks != b.chunks:
                 problems.append(f"{name}: chunks {o.chunks} became {b.chunks}")
             if o.compression in UNWRITTEN or o.scaleoffset is not None:

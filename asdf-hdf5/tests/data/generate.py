@@ -41,6 +41,13 @@ def numeric(h5, np, rng):
         for t in ["c8", "c16"]:
             dt = np.dtype(order + t)
             g.create_dataset(t, data=(rng.random(5) + 1j * rng.random(5)).astype(dt))
+            # HDF5 2.0's own complex class (h5py writes a compound unless asked)
+            kind = {"c8": "F32", "c16": "F64"}[t] + ("LE" if order == "<" else "BE")
+            tid = getattr(h5.h5t, f"COMPLEX_IEEE_{kind}")
+            space = h5.h5s.create_simple((5,))
+            native = h5.h5d.create(g.id, f"native_{t}".encode(), tid, space)
+            native.write(h5.h5s.ALL, h5.h5s.ALL,
+                         (rng.random(5) + 1j * rng.random(5)).astype(dt))
     f["bool"] = np.array([[True, False], [False, True]])
     f["cube"] = np.arange(2 * 3 * 4, dtype="<i4").reshape(2, 3, 4)
     f.close()
@@ -106,6 +113,8 @@ def chunked(h5, np, rng):
     f.create_dataset("fletcher", data=np.arange(50, dtype="<u2"), chunks=(10,), fletcher32=True)
     d = f.create_dataset("partial", shape=(40, 40), dtype="<i4", chunks=(10, 10), fillvalue=-1)
     d[0:10, 0:10] = 7
+    f.create_dataset("resizable", data=np.arange(10, dtype=">f8"), maxshape=(None,), chunks=(4,),
+                     fillvalue=2.5)
     f.create_dataset("contiguous", data=np.arange(30, dtype=">f8"))
     f.create_dataset("compact", data=np.arange(8, dtype="<i2"),
                      dcpl=_compact(h5, np))

@@ -87,6 +87,7 @@ fn parse_datatype_description_at_depth(
         8 => parse_enum(cursor, class_flags, size, version, depth)?,
         9 => parse_varlen(cursor, class_flags, size, depth)?,
         10 => parse_array(cursor, size, version, depth)?,
+        11 => parse_complex(cursor, size, depth)?,
         c => return Err(Error::UnsupportedDatatypeClass(c)),
     };
 
@@ -478,6 +479,34 @@ fn parse_array(cursor: &mut Cursor<'_>, _size: u32, version: u8, depth: usize) -
     Ok(Datatype::Array {
         base: Box::new(base_dt),
         dims,
+    })
+}
+
+/// asdf-rs patch: HDF5 2.0's complex class (11): its properties are the datatype of each
+/// part, a floating-point type; an element is the real part then the imaginary part. Read
+/// as the compound of two floats named `r` and `i` that h5py writes for complex numbers
+/// (the same bytes), so that readers of this crate need no new datatype.
+fn parse_complex(cursor: &mut Cursor<'_>, size: u32, depth: usize) -> Result<Datatype> {
+    let (base, base_size) = parse_datatype_description_at_depth(cursor, depth + 1)?;
+    if !matches!(base, Datatype::FloatingPoint { .. }) || base_size.checked_mul(2) != Some(size) {
+        return Err(Error::InvalidData(format!(
+            "complex datatype of {size} bytes over a {base_size}-byte {base:?}"
+        )));
+    }
+    Ok(Datatype::Compound {
+        size,
+        fields: vec![
+            CompoundField {
+                name: "r".into(),
+                byte_offset: 0,
+                datatype: base.clone(),
+            },
+            CompoundField {
+                name: "i".into(),
+                byte_offset: base_size,
+                datatype: base,
+            },
+        ],
     })
 }
 
