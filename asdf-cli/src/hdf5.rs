@@ -7,10 +7,32 @@ use std::path::Path;
 /// chunk shapes and filters under `_hdf5`. `-c` compresses every array (default: `zlib` for
 /// the datasets that were deflated).
 pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<String, String> {
+    use std::io::{IsTerminal, Write};
     let compression = codec.map(crate::convert::compression).transpose()?;
-    let opts = asdf_hdf5::ToAsdfOptions { compression };
-    let s = asdf_hdf5::to_asdf(input, output, &opts)
-        .map_err(|e| format!("{}: {e}", input.display()))?;
+    // on a terminal, one line rewritten as datasets are read
+    let tty = std::io::stderr().is_terminal();
+    let progress: Option<std::sync::Arc<dyn Fn(asdf_hdf5::Progress) + Send + Sync>> =
+        tty.then(|| {
+            std::sync::Arc::new(|p: asdf_hdf5::Progress| {
+                let mut e = std::io::stderr().lock();
+                let _ = write!(
+                    e,
+                    "\rread {} datasets, {:.1} MiB",
+                    p.datasets,
+                    p.bytes as f64 / (1u64 << 20) as f64
+                );
+                let _ = e.flush();
+            }) as std::sync::Arc<dyn Fn(asdf_hdf5::Progress) + Send + Sync>
+        });
+    let opts = asdf_hdf5::ToAsdfOptions {
+        compression,
+        progress,
+    };
+    let result = asdf_hdf5::to_asdf(input, output, &opts);
+    if tty {
+        eprintln!();
+    }
+    let s = result.map_err(|e| format!("{}: {e}", input.display()))?;
     Ok(format!(
         "wrote {} ({} bytes: {} groups, {} datasets, {} attributes)\n",
         output.display(),

@@ -15,7 +15,9 @@ mod from_asdf;
 mod to_asdf;
 
 pub use from_asdf::{from_asdf, FromAsdfSummary};
-pub use to_asdf::{read_dataset, to_asdf, to_asdf_bytes, ToAsdfOptions, ToAsdfSummary, META_KEY};
+pub use to_asdf::{
+    read_dataset, to_asdf, to_asdf_bytes, Progress, ToAsdfOptions, ToAsdfSummary, META_KEY,
+};
 
 /// What went wrong converting between HDF5 and ASDF; each names the file and the object.
 #[derive(Debug, thiserror::Error)]

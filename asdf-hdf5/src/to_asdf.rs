@@ -32,11 +32,32 @@ const FILTER_NAMES: [(u16, &str); 7] = [
 type Filter = (u16, String, Vec<u32>);
 
 /// Options of [`to_asdf`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ToAsdfOptions {
     /// Compression of every array's block; `None`: `zlib` for datasets that were deflated,
     /// none for the others.
     pub compression: Option<CompressionChoice>,
+    /// Called after each dataset is read, with the datasets and bytes read so far (for a
+    /// progress display; `asdftool convert` prints one on a terminal).
+    pub progress: Option<std::sync::Arc<dyn Fn(Progress) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for ToAsdfOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToAsdfOptions")
+            .field("compression", &self.compression)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// How far a conversion is, as [`ToAsdfOptions::progress`] hears it.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Datasets read so far.
+    pub datasets: usize,
+    /// Bytes of array data read so far.
+    pub bytes: u64,
 }
 
 /// What [`to_asdf`] wrote.
@@ -131,6 +152,7 @@ fn build(
             attributes: 0,
         },
         depth: 0,
+        bytes_read: 0,
     };
     let mut tree = walk.group(&root, "")?;
     let meta = walk.meta.node();
@@ -238,6 +260,8 @@ struct Walk<'w, 'a> {
     summary: ToAsdfSummary,
     /// Groups being visited (a group that contains itself through a link is refused).
     depth: usize,
+    /// Bytes of array data read so far.
+    bytes_read: u64,
 }
 
 /// Deepest group nesting converted (the YAML tree has a depth limit too).
@@ -418,6 +442,13 @@ impl Walk<'_, '_> {
             }
         }
         let array = dataset_array(ds, &plan, path)?;
+        self.bytes_read += array.data.len() as u64;
+        if let Some(report) = &self.opts.progress {
+            report(Progress {
+                datasets: self.summary.datasets,
+                bytes: self.bytes_read,
+            });
+        }
         if ds.shape().is_empty() && plan.inner_shape.is_empty() {
             if let Some(node) = scalar_node(&array) {
                 // recorded, so that the way back makes it a dataset of its type again

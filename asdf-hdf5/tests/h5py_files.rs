@@ -328,3 +328,35 @@ fn ten_thousand_small_datasets() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn progress_hears_of_every_dataset_read() {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let dir = std::env::temp_dir().join(format!("asdf-hdf5-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let bytes = Arc::new(AtomicU64::new(0));
+    let (c, b) = (calls.clone(), bytes.clone());
+    let opts = ToAsdfOptions {
+        progress: Some(Arc::new(move |p: asdf_hdf5::Progress| {
+            c.fetch_add(1, Ordering::Relaxed);
+            b.store(p.bytes, Ordering::Relaxed);
+        })),
+        ..ToAsdfOptions::default()
+    };
+    let out = dir.join("cube.asdf");
+    let s = to_asdf(&data().join("numeric.h5"), &out, &opts).unwrap();
+    // every array dataset is reported once; the bytes are those of the arrays read
+    let file = AsdfFile::open(&out).unwrap();
+    let arrays = file.arrays().len();
+    assert_eq!(calls.load(Ordering::Relaxed), arrays);
+    assert_eq!(s.datasets, arrays);
+    let total: u64 = file
+        .arrays()
+        .iter()
+        .map(|(p, _)| file.dyn_array(p).unwrap().data.len() as u64)
+        .sum();
+    assert_eq!(bytes.load(Ordering::Relaxed), total);
+    let _ = std::fs::remove_dir_all(&dir);
+}
