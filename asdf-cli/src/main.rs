@@ -11,6 +11,7 @@
 //!                                    between ASDF and Blosc2, HDF5, FITS (by extension)
 //! asdftool validate FILE [--schema URI_OR_PATH] [--no-checksums]
 //!                                    tree against its schemas, block checksums
+//! asdftool check-schemas DIR         schema files: metaschema, $refs, defaults, examples
 //! ```
 //!
 //! Every command that reads follows external array sources and `$ref`s to other files only
@@ -25,6 +26,7 @@ use asdf_core::{AsdfFile, ExternalPolicy};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod blosc2;
+mod check_schemas;
 mod convert;
 mod fits;
 mod hdf5;
@@ -175,6 +177,15 @@ enum Command {
         #[arg(long)]
         no_checksums: bool,
     },
+    /// Check the YAML schemas under a folder: each parses, satisfies its metaschema
+    /// (`$schema`), resolves its `$ref`s (bundled schemas or schemas of the folder) and has
+    /// valid defaults, and every example of its `examples` list validates against it; exit
+    /// status 1 and one line per problem (file, example, tree path) otherwise.
+    #[command(name = "check-schemas")]
+    CheckSchemas {
+        /// The folder (searched with its subfolders for .yaml and .yml files).
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -215,6 +226,7 @@ fn main() -> ExitCode {
             schema,
             no_checksums,
         } => validate::run(access, &file, schema.as_deref(), !no_checksums),
+        Command::CheckSchemas { dir } => check_schemas::run(&dir),
     };
     match result {
         Ok(text) => {

@@ -47,6 +47,15 @@ use proc_macro::TokenStream;
 /// | newtype variant `E::A(X)` | the inner value (its own tag), re-tagged if `tag` is given |
 /// | struct / tuple variant | tagged mapping / sequence; the variant needs a `tag` |
 ///
+/// # Testing
+///
+/// `asdf_core::testing` (asdf-core's `testing` feature, for `[dev-dependencies]`) tests
+/// derived types: `assert_round_trip(&value)` writes a value in memory with every array
+/// storage and reads it back, panicking with the tree paths that differ;
+/// `assert_valid(&value)` and `assert_schema_rejects(&value, "fragment")` check it against
+/// its `schema` and the schemas of its tags; `check_schemas(dir)` checks the schema files
+/// themselves and their examples. See the module's documentation for a test file.
+///
 /// # Tags
 ///
 /// `#[asdf(tag = "URI")]` on a struct writes its node with that tag (`ToAsdf::tag()`
