@@ -359,14 +359,17 @@ fn report_example(
             }
         }
     };
-    let doc = format!(
-        "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\n{}\n...\n",
-        text.trim()
-    );
+    let doc = format!("{HEADER}{}\n...\n", text.trim());
     let tree = match parse(doc.as_bytes(), &YamlLimits::default()) {
         Ok(d) => d.root,
         Err(e) => {
-            push(Some(i), description, "/", format!("invalid yaml: {e}"));
+            let message = example_lines(&e.to_string(), HEADER_LINES);
+            push(
+                Some(i),
+                description,
+                "/",
+                format!("invalid yaml: {message}"),
+            );
             return;
         }
     };
@@ -381,6 +384,32 @@ fn report_example(
     };
     report(validate_against(uri, &tree));
     report(validate_tagged(&tree, standard));
+}
+
+/// What an example's text is read after: `!` stands for `tag:stsci.edu:asdf/`.
+const HEADER: &str = "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\n";
+/// The lines of [`HEADER`].
+const HEADER_LINES: usize = 3;
+
+/// A YAML error message with its `line N` counted from the example's first line (the
+/// parser counted from the header's).
+fn example_lines(message: &str, header: usize) -> String {
+    let Some(at) = message.find("line ") else {
+        return message.to_string();
+    };
+    let digits: String = message[at + 5..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    match digits.parse::<usize>() {
+        Ok(n) if n > header => format!(
+            "{}line {}{}",
+            &message[..at],
+            n - header,
+            &message[at + 5 + digits.len()..]
+        ),
+        _ => message.to_string(),
+    }
 }
 
 /// Every sub-schema position of `schema` (the root included) as (JSON pointer, schema).
@@ -412,5 +441,20 @@ fn subschemas<'a>(schema: &'a Node, pointer: String, out: &mut Vec<(String, &'a 
             "additionalItems" | "additionalProperties" | "not" => subschemas(value, here, out),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::example_lines;
+
+    #[test]
+    fn yaml_error_lines_count_from_the_example() {
+        assert_eq!(
+            example_lines("syntax error at line 5 column 1 (byte 67): x", 3),
+            "syntax error at line 2 column 1 (byte 67): x"
+        );
+        assert_eq!(example_lines("at line 2 column 1", 3), "at line 2 column 1");
+        assert_eq!(example_lines("no position", 3), "no position");
     }
 }
