@@ -5,6 +5,8 @@
 //! writes the input with python-blosc2 (`target/bench-data/blosc2/f8_1g.b2nd`, 1 GiB of
 //! float64), times python-blosc2 on it, then runs this bench and prints both. Alone:
 //! `cargo bench -p asdf-blosc2 --bench decode` (the input must exist). Prints JSON.
+//! Environment: `B2_BENCH_FILE` (the input), `B2_BENCH_RUNS` (3), `RAYON_NUM_THREADS`,
+//! `B2_BENCH_DECODE_ONLY=1` (skips the encode runs, for profiling the decoder).
 
 use std::time::Instant;
 
@@ -36,6 +38,9 @@ fn main() {
     let mut decode = Vec::new();
     let mut data = Vec::new();
     for _ in 0..runs {
+        // the previous run's array is freed first, as python-blosc2's is in
+        // compare_python.py: a second gigabyte alive makes the allocator's work differ
+        drop(std::mem::take(&mut data));
         let t = Instant::now();
         let f = Frame::parse(&bytes).expect("frame");
         data = f.b2nd_array(&nd).expect("decode");
@@ -48,8 +53,17 @@ fn main() {
         typesize: f.typesize,
         blocksize: 0,
     };
-    let mut encode = Vec::new();
-    for _ in 0..runs {
+    // B2_BENCH_DECODE_ONLY=1: no encode runs (for profiling the decoder)
+    let encode_runs = if std::env::var_os("B2_BENCH_DECODE_ONLY").is_some() {
+        0
+    } else {
+        runs
+    };
+    let mut encode = vec![f64::NAN];
+    if encode_runs > 0 {
+        encode.clear();
+    }
+    for _ in 0..encode_runs {
         let t = Instant::now();
         let out = b2nd_frame(&nd, &data, &p, &[]).expect("encode");
         encode.push(t.elapsed().as_secs_f64());
