@@ -284,8 +284,25 @@ fn compress(codec: Codec, level: i32, data: &[u8]) -> Result<Vec<u8>, Error> {
             e.write_all(data).map_err(|e| fail(&e))?;
             e.finish().map_err(|e| fail(&e))?
         }
-        Codec::Zstd => zstd::bulk::compress(data, level).map_err(|e| fail(&e))?,
+        Codec::Zstd => ZSTD_CCTX.with(|z| -> Result<Vec<u8>, Error> {
+            // one compression context a thread, kept from block to block (making one is
+            // about as costly as compressing a 256 KiB block at level 5)
+            let mut z = z.borrow_mut();
+            let c = match &mut *z {
+                Some(c) => {
+                    c.set_compression_level(level).map_err(|e| fail(&e))?;
+                    c
+                }
+                None => z.insert(zstd::bulk::Compressor::new(level).map_err(|e| fail(&e))?),
+            };
+            c.compress(data).map_err(|e| fail(&e))
+        })?,
     })
+}
+
+thread_local! {
+    static ZSTD_CCTX: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// Compresses `data` into one Blosc2 chunk (at most 2 GiB of input).
