@@ -135,19 +135,18 @@ fn gather_from<const T: usize>(src: &[u8], dst: &mut [u8], n: usize, from: usize
     }
 }
 
-/// `k` with its lowest `bits` bits in reverse order.
-const fn bitrev(k: usize, bits: u32) -> usize {
-    if bits == 0 {
-        0
-    } else {
-        k.reverse_bits() >> (usize::BITS - bits)
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::bitrev;
     use std::arch::x86_64::*;
+
+    /// `k` with its lowest `bits` bits in reverse order.
+    const fn bitrev(k: usize, bits: u32) -> usize {
+        if bits == 0 {
+            0
+        } else {
+            k.reverse_bits() >> (usize::BITS - bits)
+        }
+    }
 
     /// One round on the array of registers `$x` (length `$t`): the pairs `(2m, 2m + 1)`
     /// interleaved by `$lo` into register `m` and by `$hi` into `m + $t / 2`.
