@@ -17,6 +17,7 @@ SKIP_VAR = "ASDF_TEST_DATA_SKIP_MISSING"
 REFERENCE_FILES = "reference-files"
 FIXTURES = "fixtures"
 LAYOUTS = "layouts"
+LIBASDF = "libasdf"
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -25,6 +26,8 @@ HOW = {
                      "them with `bash tests/data/reference-files/vendor.sh`",
     FIXTURES: "restore them with `git checkout -- tests/data/fixtures` or regenerate them with "
               "`.venv-oracle/bin/python tests/data/generate.py`",
+    LIBASDF: "restore them with `git checkout -- tests/data/libasdf` (copied from libasdf, "
+             "see its README.md)",
     LAYOUTS: "restore them with `git checkout -- tests/data/layouts` or regenerate them with "
              "`python3 tests/data/make_layouts.py`",
 }

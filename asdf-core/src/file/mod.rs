@@ -255,7 +255,7 @@ impl AsdfFile {
             Document {
                 version: None,
                 tag_directives: Vec::new(),
-                root: Node::new(Value::Null),
+                root: treeless_root(&layout.header),
             }
         } else {
             yaml::parse(&tree_bytes, &options.yaml_limits).map_err(|e| {
@@ -378,7 +378,10 @@ impl AsdfFile {
         &self.doc
     }
 
-    /// The root of the tree (a null node for a file without a tree).
+    /// The root of the tree. A file with an `#ASDF` header and no tree (a header alone, or a
+    /// header and blocks) has an empty `core/asdf` mapping, as python asdf reads it: tagged
+    /// `core/asdf-1.0.0` when the `#ASDF_STANDARD` line says a version before 1.2.0 or is
+    /// missing, `core/asdf-1.1.0` otherwise. An empty file without the header is a null node.
     pub fn tree(&self) -> &Node {
         &self.doc.root
     }
@@ -830,6 +833,26 @@ impl AsdfFile {
     pub fn resolve_ref(&self, node: &Node, path: &str) -> Result<RefTarget> {
         refs::resolve(self, node, path)
     }
+}
+
+/// The root python asdf makes up for a file that has an `#ASDF` header but no tree.
+fn treeless_root(header: &layout::Header) -> Node {
+    if header.asdf_version.is_none() {
+        return Node::new(Value::Null);
+    }
+    let before_1_2 = match header.standard_version.as_deref() {
+        None => true,
+        Some(v) => {
+            let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(u32::MAX));
+            let (major, minor) = (parts.next().unwrap_or(u32::MAX), parts.next().unwrap_or(0));
+            (major, minor) < (1, 2)
+        }
+    };
+    let version = if before_1_2 { "1.0.0" } else { "1.1.0" };
+    Node::tagged(
+        format!("tag:stsci.edu:asdf/core/asdf-{version}"),
+        Value::Map(Vec::new()),
+    )
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -37,6 +37,9 @@ pub const FIXTURES: &str = "fixtures";
 /// Hand-assembled layouts (`tests/data/make_layouts.py`).
 pub const LAYOUTS: &str = "layouts";
 
+/// The test files of libasdf, the C implementation (`tests/data/libasdf/README.md`).
+pub const LIBASDF: &str = "libasdf";
+
 /// Number of `.asdf` and `.yaml` files in [`REFERENCE_FILES`] (asdf-standard 1.4.0, versions
 /// 1.0.0 to 1.6.0). Tests that walk the folder check they saw exactly this many.
 pub const REFERENCE_FILE_COUNT: usize = 217;
