@@ -32,8 +32,12 @@ const FILTER_NAMES: [(u16, &str); 7] = [
 type Filter = (u16, String, Vec<u32>);
 
 /// Options of [`to_asdf`].
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToAsdfOptions {
+    /// Largest dataset converted, in bytes once read (default 1 TiB): HDF5 declares sizes
+    /// that chunks never written fill in, so a small file can declare a huge dataset. A
+    /// larger one is an error naming it, before anything is allocated.
+    pub max_dataset_bytes: u64,
     /// Compression of every array's block; `None`: `zlib` for datasets that were deflated,
     /// none for the others.
     pub compression: Option<CompressionChoice>,
@@ -42,9 +46,20 @@ pub struct ToAsdfOptions {
     pub progress: Option<std::sync::Arc<dyn Fn(Progress) + Send + Sync>>,
 }
 
+impl Default for ToAsdfOptions {
+    fn default() -> Self {
+        ToAsdfOptions {
+            max_dataset_bytes: 1 << 40,
+            compression: None,
+            progress: None,
+        }
+    }
+}
+
 impl std::fmt::Debug for ToAsdfOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToAsdfOptions")
+            .field("max_dataset_bytes", &self.max_dataset_bytes)
             .field("compression", &self.compression)
             .field("progress", &self.progress.is_some())
             .finish()
@@ -94,10 +109,18 @@ pub fn read_dataset(file: &Hdf5File, path: &str) -> Result<DynArray> {
         path: path.to_string(),
         what,
     })?;
-    dataset_array(&ds, &plan, path)
+    dataset_array(&ds, &plan, path, ToAsdfOptions::default().max_dataset_bytes)
 }
 
-fn dataset_array(ds: &Dataset, plan: &Plan, path: &str) -> Result<DynArray> {
+fn dataset_array(ds: &Dataset, plan: &Plan, path: &str, max: u64) -> Result<DynArray> {
+    // the size the dataset declares, checked before anything is allocated
+    let len = ds.raw_byte_len().map_err(|e| read_err(path, e))? as u64;
+    if len > max {
+        return Err(read_err(
+            path,
+            format!("the dataset holds {len} bytes, more than the limit of {max}"),
+        ));
+    }
     let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
     let mut shape: Vec<usize> = ds.shape().iter().map(|&d| d as usize).collect();
     shape.extend(&plan.inner_shape);
@@ -441,7 +464,8 @@ impl Walk<'_, '_> {
                     .push((path.to_string(), Node::seq(dims)));
             }
         }
-        let array = dataset_array(ds, &plan, path)?;
+        self.check_layout(ds, path)?;
+        let array = dataset_array(ds, &plan, path, self.opts.max_dataset_bytes)?;
         self.bytes_read += array.data.len() as u64;
         if let Some(report) = &self.opts.progress {
             report(Progress {
@@ -470,6 +494,46 @@ impl Walk<'_, '_> {
                 storage: Some(Storage::Internal),
             },
         ))
+    }
+
+    /// A contiguous dataset's data must lie in the file, and a compact one's in its header,
+    /// before its size is trusted.
+    fn check_layout(&self, ds: &Dataset, path: &str) -> Result<()> {
+        let Ok(header) = self.file.get_or_parse_header(ds.address()) else {
+            return Ok(()); // the read reports it
+        };
+        let len = ds.raw_byte_len().map_err(|e| read_err(path, e))? as u64;
+        let file_len = self.file.storage().len();
+        for m in &header.messages {
+            if let HdfMessage::DataLayout(l) = m {
+                match &l.layout {
+                    hdf5_reader::messages::layout::DataLayout::Contiguous { address, size }
+                        if *address != u64::MAX
+                            && (address.saturating_add(*size) > file_len || *size < len) =>
+                    {
+                        return Err(read_err(
+                            path,
+                            format!(
+                                "its contiguous data ({size} bytes at {address}) does not hold the {len} bytes it declares within the file's {file_len}"
+                            ),
+                        ));
+                    }
+                    hdf5_reader::messages::layout::DataLayout::Compact { data }
+                        if (data.len() as u64) < len =>
+                    {
+                        return Err(read_err(
+                            path,
+                            format!(
+                                "its compact data has {} of the {len} bytes it declares",
+                                data.len()
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The chunk shape and the filters of a dataset, from its object header.
