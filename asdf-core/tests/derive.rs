@@ -108,6 +108,7 @@ fn observation() -> Observation {
 #[test]
 fn tagged_struct_is_a_tagged_mapping_in_field_order() {
     let obs = observation();
+    asdf_core::testing::assert_round_trip(&obs);
     let node = convert::to_node(&obs).unwrap();
     assert_eq!(node.tag(), Some(OBS_TAG));
     assert_eq!(<Observation as ToAsdf>::tag(), Some(OBS_TAG));
@@ -635,6 +636,8 @@ fn array_fields_use_their_compression_and_storage() {
     let img = image();
     let (back, file) = through_file("image", &img);
     assert_eq!(back, img);
+    // and through every in-memory storage and a codec, with the users' helper
+    asdf_core::testing::assert_round_trip(&img);
     let blocks = file.blocks();
     // sci, extensions[0], extensions[1], plain, err; wavelengths are inline
     assert_eq!(blocks.len(), 5);

@@ -305,6 +305,8 @@ fn errors_name_the_tree_path() {
 #[test]
 fn the_wrapper_is_a_typed_value() {
     let value = sample();
+    // a serde type in a file, through every in-memory storage, with the users' helper
+    asdf_core::testing::assert_round_trip(&Serde(value.clone()));
     let node = asdf_core::convert::to_node(&Serde(value.clone())).unwrap();
     // Without a writer, words of big integers are inline arrays.
     let i64min = node.pointer("/extremes/i64s/0").unwrap();
