@@ -27,6 +27,7 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
     let opts = asdf_hdf5::ToAsdfOptions {
         compression,
         progress,
+        ..asdf_hdf5::ToAsdfOptions::default()
     };
     let result = asdf_hdf5::to_asdf(input, output, &opts);
     if tty {
