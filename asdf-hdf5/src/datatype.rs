@@ -96,7 +96,10 @@ pub(crate) fn plan(dt: &Datatype) -> Result<Plan, String> {
         // an array datatype at the top adds its dimensions to the shape, as h5py reads it
         Datatype::Array { base, dims } => {
             let base_plan = plan(base)?;
-            let count = dims.iter().map(|&d| d as usize).product::<usize>();
+            let count = element_count(dims)?;
+            if count.saturating_mul(base_plan.pieces.len()) > MAX_PIECES {
+                return Err(format!("{} of {count} elements", describe(dt)));
+            }
             for i in 0..count {
                 for &(o, l) in &base_plan.pieces {
                     pieces.push((i * base_plan.src_size + o, l));
@@ -117,13 +120,35 @@ pub(crate) fn plan(dt: &Datatype) -> Result<Plan, String> {
         ),
         _ => None,
     };
+    let src_size = size_of(dt);
+    // a compound member (or array element) beyond the element is a malformed file
+    if pieces
+        .iter()
+        .any(|&(o, l)| o.checked_add(l).is_none_or(|end| end > src_size))
+        || src_size == 0
+    {
+        return Err(format!(
+            "{} whose members lie beyond its {src_size} bytes",
+            describe(dt)
+        ));
+    }
     Ok(Plan {
         dtype,
         inner_shape,
-        src_size: size_of(dt),
+        src_size,
         pieces: merge(pieces),
         enum_members,
     })
+}
+
+/// Most pieces one element is copied in (a bound on what a datatype can make us do).
+const MAX_PIECES: usize = 1 << 20;
+
+fn element_count(dims: &[u64]) -> Result<usize, String> {
+    dims.iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(usize::try_from(d).ok()?))
+        .filter(|&n| n <= MAX_PIECES)
+        .ok_or_else(|| format!("array datatype of dimensions {dims:?}"))
 }
 
 /// Adjacent pieces become one.
@@ -139,6 +164,13 @@ fn merge(pieces: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
 }
 
 pub(crate) fn size_of(dt: &Datatype) -> usize {
+    size_of_at(dt, 0)
+}
+
+fn size_of_at(dt: &Datatype, depth: usize) -> usize {
+    if depth > 64 {
+        return 0;
+    }
     match dt {
         Datatype::FixedPoint { size, .. }
         | Datatype::FloatingPoint { size, .. }
@@ -150,10 +182,11 @@ pub(crate) fn size_of(dt: &Datatype) -> usize {
         } => *n as usize,
         Datatype::String { .. } | Datatype::VarLen { .. } => 16,
         Datatype::Compound { size, .. } | Datatype::Opaque { size, .. } => *size as usize,
-        Datatype::Array { base, dims } => {
-            size_of(base) * dims.iter().map(|&d| d as usize).product::<usize>()
-        }
-        Datatype::Enum { base, .. } => size_of(base),
+        Datatype::Array { base, dims } => dims
+            .iter()
+            .try_fold(size_of_at(base, depth + 1), |a, &d| a.checked_mul(d as usize))
+            .unwrap_or(usize::MAX),
+        Datatype::Enum { base, .. } => size_of_at(base, depth + 1),
     }
 }
 
@@ -240,10 +273,17 @@ fn element(dt: &Datatype, off: usize, pieces: &mut Vec<(usize, usize)>) -> Resul
                 let (dtype, shape) = match &f.datatype {
                     Datatype::Array { base, dims } => {
                         let bsize = size_of(base);
-                        let count: usize = dims.iter().map(|&d| d as usize).product();
+                        let count = element_count(dims)?;
                         let mut dtype = None;
                         for i in 0..count {
-                            dtype = Some(element(base, at + i * bsize, pieces)?);
+                            if pieces.len() > MAX_PIECES {
+                                return Err(format!("{} with too many members", describe(dt)));
+                            }
+                            let off = i
+                                .checked_mul(bsize)
+                                .and_then(|x| x.checked_add(at))
+                                .ok_or_else(|| describe(dt))?;
+                            dtype = Some(element(base, off, pieces)?);
                         }
                         let dtype = match dtype {
                             Some(d) => d,
