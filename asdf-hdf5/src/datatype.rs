@@ -184,7 +184,9 @@ fn size_of_at(dt: &Datatype, depth: usize) -> usize {
         Datatype::Compound { size, .. } | Datatype::Opaque { size, .. } => *size as usize,
         Datatype::Array { base, dims } => dims
             .iter()
-            .try_fold(size_of_at(base, depth + 1), |a, &d| a.checked_mul(d as usize))
+            .try_fold(size_of_at(base, depth + 1), |a, &d| {
+                a.checked_mul(d as usize)
+            })
             .unwrap_or(usize::MAX),
         Datatype::Enum { base, .. } => size_of_at(base, depth + 1),
     }
