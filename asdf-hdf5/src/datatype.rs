@@ -269,8 +269,20 @@ fn element(dt: &Datatype, off: usize, pieces: &mut Vec<(usize, usize)>) -> Resul
                 pieces.push((off, *size as usize));
                 return Ok(c);
             }
-            let mut out = Vec::with_capacity(fields.len());
-            for f in fields {
+            if fields.is_empty() {
+                return Err("compound without members".into());
+            }
+            let mut out: Vec<Field> = Vec::with_capacity(fields.len());
+            for (i, f) in fields.iter().enumerate() {
+                // as an ASDF record names them: an empty name is `f<i>`; names are unique
+                let name = if f.name.is_empty() {
+                    format!("f{i}")
+                } else {
+                    f.name.clone()
+                };
+                if out.iter().any(|o| o.name == name) {
+                    return Err(format!("compound with two members named {name:?}"));
+                }
                 let at = off + f.byte_offset as usize;
                 let (dtype, shape) = match &f.datatype {
                     Datatype::Array { base, dims } => {
@@ -295,11 +307,7 @@ fn element(dt: &Datatype, off: usize, pieces: &mut Vec<(usize, usize)>) -> Resul
                     }
                     other => (element(other, at, pieces)?, Vec::new()),
                 };
-                out.push(Field {
-                    name: f.name.clone(),
-                    dtype,
-                    shape,
-                });
+                out.push(Field { name, dtype, shape });
             }
             DType::Record(out)
         }
