@@ -18,6 +18,7 @@ REFERENCE_FILES = "reference-files"
 FIXTURES = "fixtures"
 LAYOUTS = "layouts"
 LIBASDF = "libasdf"
+PYTHON_ASDF = "python-asdf"
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -26,6 +27,8 @@ HOW = {
                      "them with `bash tests/data/reference-files/vendor.sh`",
     FIXTURES: "restore them with `git checkout -- tests/data/fixtures` or regenerate them with "
               "`.venv-oracle/bin/python tests/data/generate.py`",
+    PYTHON_ASDF: "restore them with `git checkout -- tests/data/python-asdf` (copied from the "
+                 "asdf 6.0.0 wheel, see its README.md)",
     LIBASDF: "restore them with `git checkout -- tests/data/libasdf` (copied from libasdf, "
              "see its README.md)",
     LAYOUTS: "restore them with `git checkout -- tests/data/layouts` or regenerate them with "

@@ -15,7 +15,8 @@ tests/oracle-requirements.txt):
     .venv-oracle/bin/python tests/oracle/canonical.py states DIR ...
 
 ``sidecars`` re-derives every sidecar under the given folders (default: the reference files,
-the python fixtures, the layouts and libasdf's fixtures under the test-data root, see tests/testdata.py) and compares each with
+the python fixtures, the layouts, libasdf's fixtures and python asdf's own test files under the
+test-data root, see tests/testdata.py) and compares each with
 the committed one; with ``--write`` it rewrites them. Sidecars listed in a folder's
 ``HAND_WRITTEN.md`` (files python asdf cannot read, or reads against the standard) are skipped.
 ``compare`` needs only the standard library.
@@ -458,6 +459,7 @@ def main(argv=None) -> int:
         testdata.require_dir(testdata.FIXTURES),
         testdata.require_dir(testdata.LAYOUTS),
         testdata.require_dir(testdata.LIBASDF),
+        testdata.require_dir(testdata.PYTHON_ASDF),
     ]
     return sidecars([f for f in folders if f is not None], args.write)
 
