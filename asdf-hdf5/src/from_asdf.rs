@@ -131,6 +131,10 @@ impl Walk<'_> {
             return Err(tree_err(path, "the root of the tree is not a mapping"));
         };
         let hpath = if path.is_empty() { "/" } else { path };
+        if !path.is_empty() {
+            // made even when nothing ends up in it
+            self.builder = std::mem::take(&mut self.builder).group(path.trim_start_matches('/'));
+        }
         let recorded = hint(self.meta, "attrs", hpath).and_then(Node::as_map);
         for (k, v) in entries {
             let Some(name) = k.as_str() else {

@@ -99,6 +99,7 @@ fn asdf_to_h5_to_asdf_keeps_arrays_scalars_and_strings() {
                 (Node::str("exposure"), Node::new(Value::Float(12.5))),
                 (Node::str("frames"), Node::int(7)),
                 (Node::str("calibrated"), Node::new(Value::Bool(true))),
+                (Node::str("empty"), Node::new(Value::Map(Vec::new()))),
                 (
                     Node::str("filters"),
                     Node::seq([Node::str("F090W"), Node::str("F200W")]),
@@ -136,5 +137,12 @@ fn asdf_to_h5_to_asdf_keeps_arrays_scalars_and_strings() {
         .map(|n| n.as_str().unwrap().to_string())
         .collect();
     assert_eq!(filters, ["F090W", "F200W"]);
+    // an empty mapping is an empty group, and comes back as an empty mapping
+    assert_eq!(
+        f.get("/meta/empty")
+            .and_then(|n| n.as_map())
+            .map(<[_]>::len),
+        Some(0)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -973,6 +973,8 @@ pub struct Hdf5Builder {
     datasets: Vec<DatasetBuilder>,
     attributes: Vec<AttributeBuilder>,
     group_attributes: Vec<GroupAttributeBuilder>,
+    /// asdf-rs patch: groups made even when nothing is in them.
+    groups: Vec<String>,
 }
 
 impl Hdf5Builder {
@@ -987,6 +989,13 @@ impl Hdf5Builder {
 
     pub fn attribute(mut self, attribute: AttributeBuilder) -> Self {
         self.attributes.push(attribute);
+        self
+    }
+
+    /// asdf-rs patch: a group at `path` (relative to the root, as dataset names are), made
+    /// even when no dataset or attribute is in it.
+    pub fn group(mut self, path: impl Into<String>) -> Self {
+        self.groups.push(path.into());
         self
     }
 
@@ -1025,6 +1034,14 @@ impl Hdf5Builder {
                 path = parent_path(group_path);
             }
         }
+        for group in &self.groups {
+            validate_name(group)?;
+            let mut path = Some(group.as_str());
+            while let Some(group_path) = path {
+                group_paths.insert(group_path.to_string());
+                path = parent_path(group_path);
+            }
+        }
         for dataset in &self.datasets {
             if group_paths.contains(dataset.name.as_str()) {
                 return Err(Error::InvalidDefinition(format!(
@@ -1044,6 +1061,7 @@ impl Hdf5Builder {
             datasets: self.datasets,
             attributes: self.attributes,
             group_attributes: self.group_attributes,
+            groups: self.groups,
         })
     }
 }
@@ -1056,6 +1074,7 @@ pub struct Hdf5WritePlan {
     datasets: Vec<DatasetBuilder>,
     attributes: Vec<AttributeBuilder>,
     group_attributes: Vec<GroupAttributeBuilder>,
+    groups: Vec<String>,
 }
 
 impl Hdf5WritePlan {
@@ -1076,6 +1095,7 @@ impl Hdf5WritePlan {
             datasets: self.datasets.clone(),
             attributes: self.attributes.clone(),
             group_attributes: self.group_attributes.clone(),
+            groups: self.groups.clone(),
         }
         .validate()
     }
@@ -1308,7 +1328,7 @@ fn encode_hdf5_file(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<Vec<u
     }
 
     let mut prepared = prepare_datasets(plan, options)?;
-    let groups = plan_group_hierarchy(&prepared, &plan.group_attributes)?;
+    let groups = plan_group_hierarchy(&prepared, &plan.group_attributes, &plan.groups)?;
     let placeholder_group_addresses = vec![0; groups.paths.len()];
     let placeholder_dataset_addresses = vec![0; prepared.len()];
     let placeholder_targets =
@@ -1799,6 +1819,7 @@ fn compute_data_heap_layout(
 fn plan_group_hierarchy(
     prepared: &[PreparedDataset<'_>],
     group_attributes: &[GroupAttributeBuilder],
+    groups: &[String],
 ) -> Result<GroupHierarchy> {
     let mut group_paths = std::collections::BTreeSet::new();
     for prepared_dataset in prepared {
@@ -1810,6 +1831,13 @@ fn plan_group_hierarchy(
     }
     for group_attribute in group_attributes {
         let mut path = Some(group_attribute.path.as_str());
+        while let Some(group_path) = path {
+            group_paths.insert(group_path.to_string());
+            path = parent_path(group_path);
+        }
+    }
+    for group in groups {
+        let mut path = Some(group.as_str());
         while let Some(group_path) = path {
             group_paths.insert(group_path.to_string());
             path = parent_path(group_path);
