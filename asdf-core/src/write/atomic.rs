@@ -58,7 +58,7 @@ enum Temp {
 
 /// Removes temporary files of earlier writes of `path` whose process is gone (killed between
 /// naming its temporary file and renaming it, or writing through a named one): they are
-/// `.NAME.PID-N.tmp` beside the target, and `/proc/PID` tells whether PID still runs.
+/// `.NAME.PID-N.tmp` beside the target, and [`process_runs`] tells whether PID still runs.
 #[cfg(target_os = "linux")]
 fn remove_stale_temps(path: &Path) {
     let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
@@ -88,20 +88,41 @@ fn remove_stale_temps(path: &Path) {
         }) else {
             continue;
         };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+        if pid != std::process::id() && !process_runs(pid) {
             let _ = fs::remove_file(entry.path());
         }
     }
 }
 
+/// Whether a process with this id exists: `kill(pid, 0)` sends no signal and only checks
+/// (EPERM: it exists but is another user's).
+#[cfg(target_os = "linux")]
+fn process_runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 delivers nothing to the process; the call reads no memory of ours.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 #[cfg(not(target_os = "linux"))]
 fn remove_stale_temps(_: &Path) {}
+
+/// Linux's own view of this process's open files: the only way an unprivileged process can
+/// give an `O_TMPFILE` file a name (`linkat` of `/proc/self/fd/N`, open(2)). A kernel
+/// interface, not a file of any machine's; without it the named temporary file is used.
+#[cfg(target_os = "linux")]
+const PROC_SELF_FD: &str = "/proc/self/fd";
 
 /// Creates the temporary file for a write of `path`.
 fn create_temp(path: &Path) -> std::io::Result<(File, Temp)> {
     remove_stale_temps(path);
     #[cfg(target_os = "linux")]
-    if Path::new("/proc/self/fd").is_dir() {
+    if Path::new(PROC_SELF_FD).is_dir() {
         use std::os::unix::fs::OpenOptionsExt;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -132,7 +153,7 @@ fn link_anonymous(file: &File, to: &Path) -> std::io::Result<()> {
     use std::ffi::CString;
     use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
-    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let from = CString::new(format!("{PROC_SELF_FD}/{}", file.as_raw_fd()))?;
     let to = CString::new(to.as_os_str().as_bytes())?;
     // SAFETY: linkat reads the two NUL-terminated strings, which live until the call
     // returns, and touches no other memory of ours. `file` keeps the descriptor that
