@@ -12,6 +12,10 @@ fn frames() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../asdf-blosc2/tests/data/frames")
 }
 
+fn canonical(p: &Path) -> String {
+    asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
+}
+
 fn convert(input: &Path, output: &Path, extra: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_asdftool"))
         .arg("convert")
@@ -26,7 +30,7 @@ fn convert(input: &Path, output: &Path, extra: &[&str]) -> std::process::Output 
 fn every_blosc2_fixture_converts_to_asdf_with_numpys_bytes() {
     let dir = std::env::temp_dir().join(format!("asdf-cv-b2-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let oracle = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from);
+    let oracle = asdf_test_data::write_out_dir();
     let mut n = 0;
     for entry in std::fs::read_dir(frames()).unwrap() {
         let input = entry.unwrap().path();
@@ -118,11 +122,8 @@ fn every_blosc2_fixture_converts_to_asdf_with_numpys_bytes() {
                 std::fs::copy(&back, frames.join(format!("cli_{stem}.b2nd"))).unwrap();
                 std::fs::write(frames.join(format!("cli_{stem}.bin")), &want).unwrap();
             }
-            let to = o.join(format!("blosc2_{stem}.asdf"));
-            std::fs::copy(&output, &to).unwrap();
-            let json = asdf_core::canonical::to_json(&AsdfFile::open(&to).unwrap()).unwrap();
-            std::fs::write(o.join(format!("blosc2_{stem}.rust.json")), json).unwrap();
         }
+        asdf_test_data::leave_for_oracle(&format!("blosc2_{stem}"), &output, canonical);
         n += 1;
     }
     assert_eq!(n, 71, "fixtures converted");

@@ -51,7 +51,6 @@ fn info_lists_the_hdus_and_names_fits_sources() {
 fn every_fixture_converts_to_plain_asdf_with_the_same_arrays() {
     let dir = std::env::temp_dir().join(format!("asdf-cv-fits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let oracle = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from);
     let mut n = 0;
     for input in asdf_test_data::files_with_suffix(&fixtures(), &[".fits"]) {
         let stem = input.file_stem().unwrap().to_str().unwrap().to_string();
@@ -84,12 +83,9 @@ fn every_fixture_converts_to_plain_asdf_with_the_same_arrays() {
                 "{stem}{path}: a block, not {source:?}"
             );
         }
-        if let Some(o) = &oracle {
-            let to = o.join(format!("fits_{stem}.asdf"));
-            std::fs::copy(&output, &to).unwrap();
-            let json = asdf_core::canonical::to_json(&AsdfFile::open(&to).unwrap()).unwrap();
-            std::fs::write(o.join(format!("fits_{stem}.rust.json")), json).unwrap();
-        }
+        asdf_test_data::leave_for_oracle(&format!("fits_{stem}"), &output, |p| {
+            asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
+        });
         n += 1;
     }
     assert_eq!(n, 6, "fixtures converted");

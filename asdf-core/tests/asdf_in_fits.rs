@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use asdf_core::layout::fits::{FitsError, HduKind};
 use asdf_core::write::{CompressionChoice, Storage, WriteError, WriteOptions, Writer};
@@ -361,12 +361,5 @@ fn fits_is_read_only_and_rewrites_as_plain_asdf() {
                 "{name}{path} still refers to FITS"
             );
         }
-    }
-}
-
-#[test]
-fn fixture_paths_exist() {
-    for name in FIXTURES {
-        assert!(Path::new(&fixture(name)).is_file(), "{name}");
     }
 }

@@ -290,6 +290,27 @@ struct Walk<'w, 'a> {
 /// Deepest group nesting converted (the YAML tree has a depth limit too).
 const MAX_DEPTH: usize = 200;
 
+/// A member of a group.
+enum Member<'g> {
+    Group(&'g Group),
+    Dataset(&'g Dataset),
+}
+
+impl Member<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Member::Group(g) => g.name(),
+            Member::Dataset(d) => d.name(),
+        }
+    }
+    fn address(&self) -> u64 {
+        match self {
+            Member::Group(g) => g.address(),
+            Member::Dataset(d) => d.address(),
+        }
+    }
+}
+
 fn hpath(prefix: &str, name: &str) -> String {
     format!("{prefix}/{name}")
 }
@@ -329,45 +350,30 @@ impl Walk<'_, '_> {
             ));
             linked.insert(name);
         }
-        let groups: Vec<&Group> = groups
+        // groups and datasets alike: an object met before (a hard link) is the same node
+        let members = groups
             .iter()
-            .filter(|m| !linked.contains(m.name()))
-            .collect();
-        let datasets: Vec<&Dataset> = datasets
-            .iter()
-            .filter(|m| !linked.contains(m.name()))
-            .collect();
-        for sub in groups {
-            let p = hpath(path, sub.name());
-            let node = match self.seen.get(&sub.address()) {
+            .map(Member::Group)
+            .chain(datasets.iter().map(Member::Dataset))
+            .filter(|m| !linked.contains(m.name()));
+        for m in members {
+            let p = hpath(path, m.name());
+            let node = match self.seen.get(&m.address()) {
                 Some((n, first)) => {
                     let (n, first) = (n.clone(), first.clone());
                     self.meta.alias(&first, &p);
                     n
                 }
                 None => {
-                    let n = self.group(sub, &p)?;
-                    self.seen.insert(sub.address(), (n.clone(), p.clone()));
+                    let n = match m {
+                        Member::Group(g) => self.group(g, &p)?,
+                        Member::Dataset(d) => self.dataset(d, &p)?,
+                    };
+                    self.seen.insert(m.address(), (n.clone(), p.clone()));
                     n
                 }
             };
-            entries.push((sub.name().to_string(), node));
-        }
-        for ds in datasets {
-            let p = hpath(path, ds.name());
-            let node = match self.seen.get(&ds.address()) {
-                Some((n, first)) => {
-                    let (n, first) = (n.clone(), first.clone());
-                    self.meta.alias(&first, &p);
-                    n
-                }
-                None => {
-                    let n = self.dataset(ds, &p)?;
-                    self.seen.insert(ds.address(), (n.clone(), p.clone()));
-                    n
-                }
-            };
-            entries.push((ds.name().to_string(), node));
+            entries.push((m.name().to_string(), node));
         }
         // HDF5 lists members by name: keep that order for groups and datasets together
         entries.sort_by(|a, b| a.0.cmp(&b.0));

@@ -380,46 +380,75 @@ fn image_plan(hdu: &Hdu) -> ImagePlan {
 /// Applies a scaling to `n` values of `raw` kind stored at `src`, writing big-endian `out`
 /// values to `dst`.
 fn scale_values(raw: Num, scaling: Scaling, src: &[u8], dst: &mut [u8]) {
-    let w = raw.size();
     match scaling {
         Scaling::Raw => dst.copy_from_slice(src),
         Scaling::FlipSign => {
             dst.copy_from_slice(src);
-            for v in dst.chunks_exact_mut(w) {
-                v[0] ^= 0x80;
-            }
+            flip_sign(dst, raw.size());
         }
-        Scaling::F32 { scale, zero, blank } => {
-            let (s, z) = (scale as f32, zero as f32);
-            for (v, o) in src.chunks_exact(w).zip(dst.chunks_exact_mut(4)) {
-                let mut x = raw.read_f64(v) as f32;
-                if scale != 1.0 {
-                    x *= s;
-                }
-                if zero != 0.0 {
-                    x += z;
-                }
-                if blank.is_some() && raw.read_int(v) == blank {
-                    x = f32::NAN;
-                }
-                o.copy_from_slice(&x.to_be_bytes());
-            }
+        Scaling::F32 { scale, zero, blank } => scale_real::<f32>(raw, src, dst, scale, zero, blank),
+        Scaling::F64 { scale, zero, blank } => scale_real::<f64>(raw, src, dst, scale, zero, blank),
+    }
+}
+
+/// Flips the sign bit of each big-endian value of `width` bytes.
+fn flip_sign(buf: &mut [u8], width: usize) {
+    for v in buf.chunks_exact_mut(width) {
+        v[0] ^= 0x80;
+    }
+}
+
+/// `f32` or `f64`, as the scaled values are computed in.
+trait Real: Copy + std::ops::Mul<Output = Self> + std::ops::Add<Output = Self> {
+    const NAN: Self;
+    fn from_f64(x: f64) -> Self;
+    fn put_be(self, out: &mut [u8]);
+}
+
+impl Real for f32 {
+    const NAN: Self = f32::NAN;
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    fn put_be(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_be_bytes());
+    }
+}
+
+impl Real for f64 {
+    const NAN: Self = f64::NAN;
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    fn put_be(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_be_bytes());
+    }
+}
+
+/// `value × scale + zero` in `T`, each step rounded to `T` (as numpy computes it in place),
+/// stored integers equal to `blank` as NaN; big-endian `T` values into `dst`.
+fn scale_real<T: Real>(
+    raw: Num,
+    src: &[u8],
+    dst: &mut [u8],
+    scale: f64,
+    zero: f64,
+    blank: Option<i128>,
+) {
+    let (s, z) = (T::from_f64(scale), T::from_f64(zero));
+    let out = std::mem::size_of::<T>();
+    for (v, o) in src.chunks_exact(raw.size()).zip(dst.chunks_exact_mut(out)) {
+        let mut x = T::from_f64(raw.read_f64(v));
+        if scale != 1.0 {
+            x = x * s;
         }
-        Scaling::F64 { scale, zero, blank } => {
-            for (v, o) in src.chunks_exact(w).zip(dst.chunks_exact_mut(8)) {
-                let mut x = raw.read_f64(v);
-                if scale != 1.0 {
-                    x *= scale;
-                }
-                if zero != 0.0 {
-                    x += zero;
-                }
-                if blank.is_some() && raw.read_int(v) == blank {
-                    x = f64::NAN;
-                }
-                o.copy_from_slice(&x.to_be_bytes());
-            }
+        if zero != 0.0 {
+            x = x + z;
         }
+        if blank.is_some() && raw.read_int(v) == blank {
+            x = T::NAN;
+        }
+        x.put_be(o);
     }
 }
 
@@ -429,9 +458,7 @@ impl ImagePlan {
             Scaling::Raw => raw,
             Scaling::FlipSign => {
                 let mut raw = raw;
-                for v in raw.chunks_exact_mut(self.raw.size()) {
-                    v[0] ^= 0x80;
-                }
+                flip_sign(&mut raw, self.raw.size());
                 raw
             }
             s => {

@@ -279,15 +279,18 @@ pub fn parse_json(text: &str) -> Result<Value, String> {
 /// reading of it beside it (`NAME.rust.json`), for the python check
 /// (`tests/oracle/check_written.py`). Does nothing without the variable.
 pub fn dump_for_oracle(name: &str, bytes: &[u8]) {
-    let Some(dir) = std::env::var_os("ASDF_WRITE_OUT").map(PathBuf::from) else {
+    let Some(dir) = asdf_test_data::write_out_dir() else {
         return;
     };
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.asdf"));
-    std::fs::write(&path, bytes).unwrap();
-    let f = asdf_core::AsdfFile::open(&path).unwrap();
-    let json = asdf_core::canonical::to_json(&f).unwrap();
-    std::fs::write(dir.join(format!("{name}.rust.json")), json).unwrap();
+    // staged under a name of this call only, then left there by the shared helper
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let staged = dir.join(format!(".{name}.{}-{n}.staged", std::process::id()));
+    std::fs::write(&staged, bytes).unwrap();
+    asdf_test_data::leave_for_oracle(name, &staged, |p| {
+        asdf_core::canonical::to_json(&asdf_core::AsdfFile::open(p).unwrap()).unwrap()
+    });
+    std::fs::remove_file(&staged).unwrap();
 }
 
 #[cfg(test)]

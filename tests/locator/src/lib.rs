@@ -44,6 +44,44 @@ pub const LIBASDF: &str = "libasdf";
 /// 1.0.0 to 1.6.0). Tests that walk the folder check they saw exactly this many.
 pub const REFERENCE_FILE_COUNT: usize = 217;
 
+/// Environment variable naming the folder where tests leave the files asdf-rs wrote, for the
+/// python checks of `.ci/run` (`tests/oracle/check_written.py` and the format checkers).
+pub const WRITE_OUT_VAR: &str = "ASDF_WRITE_OUT";
+
+/// The folder of [`WRITE_OUT_VAR`], created, when the variable is set.
+pub fn write_out_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os(WRITE_OUT_VAR)?);
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {WRITE_OUT_VAR} {}: {e}", dir.display()));
+    Some(dir)
+}
+
+/// With [`WRITE_OUT_VAR`] set, leaves the ASDF file `file` there as `NAME.asdf` with our own
+/// canonical reading of it beside it as `NAME.rust.json` (`canonical` reads `file`: the
+/// locator knows no ASDF), for `tests/oracle/check_written.py`, which has python asdf open the
+/// file with validation and compares its reading with ours. Does nothing without the variable.
+pub fn leave_for_oracle(name: &str, file: &Path, canonical: impl FnOnce(&Path) -> String) {
+    let Some(dir) = write_out_dir() else {
+        return;
+    };
+    // tests running at once may leave the same name: each file appears whole (rename)
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let put = |to: PathBuf, write: &dyn Fn(&Path) -> std::io::Result<()>| {
+        let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
+        write(&tmp)
+            .and_then(|()| std::fs::rename(&tmp, &to))
+            .unwrap_or_else(|e| panic!("cannot leave {}: {e}", to.display()));
+    };
+    let json = canonical(file);
+    put(dir.join(format!("{name}.asdf")), &|tmp| {
+        std::fs::copy(file, tmp).map(|_| ())
+    });
+    put(dir.join(format!("{name}.rust.json")), &|tmp| {
+        std::fs::write(tmp, &json)
+    });
+}
+
 /// The data root: `$ASDF_TEST_DATA`, else `tests/data` of this repository.
 pub fn root() -> PathBuf {
     match std::env::var_os(ROOT_VAR) {
