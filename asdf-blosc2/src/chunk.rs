@@ -602,10 +602,19 @@ pub fn decode_range(
         return Ok(all[range].to_vec());
     }
     slice(src, 0, hdr.cbytes as u64, "chunk")?;
+    with_scratch(|scratch| decode_range_regular(hdr, src, range, scratch))
+}
+
+/// [`decode_range`] of a chunk of blocks, with this thread's decoders.
+fn decode_range_regular(
+    hdr: &ChunkHeader,
+    src: &[u8],
+    range: std::ops::Range<usize>,
+    scratch: &mut Scratch,
+) -> Result<Vec<u8>, Error> {
     let bs = hdr.blocksize;
-    let mut scratch = Scratch::default();
     let first = if hdr.filters.contains(&filters::DELTA) && range.start >= bs {
-        decode_block(hdr, src, 0, None, &mut scratch)?;
+        decode_block(hdr, src, 0, None, scratch)?;
         Some(std::mem::take(&mut scratch.block))
     } else {
         None
@@ -614,7 +623,7 @@ pub fn decode_range(
     let mut block0: Option<Vec<u8>> = first;
     for j in range.start / bs..range.end.div_ceil(bs) {
         let dref = if j == 0 { None } else { block0.as_deref() };
-        decode_block(hdr, src, j, dref, &mut scratch)?;
+        decode_block(hdr, src, j, dref, scratch)?;
         if j == 0 {
             block0 = Some(scratch.block.clone());
         }

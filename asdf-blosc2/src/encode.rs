@@ -90,7 +90,8 @@ impl Filter {
 pub struct CParams {
     /// The codec.
     pub codec: Codec,
-    /// Its level (zstd 1-22, zlib 1-9; lz4 ignores it).
+    /// Its level (zstd 1-22, zlib 1-9; lz4 ignores it); 0 stores the data uncompressed (a
+    /// memcpyed chunk), as C-Blosc2's clevel 0.
     pub level: i32,
     /// The filter pipeline, applied in slot order (see [`Filter::pipeline`]).
     pub filters: [(Filter, u8); 6],
@@ -339,6 +340,15 @@ pub fn encode_chunk(data: &[u8], p: &CParams) -> Result<Vec<u8>, Error> {
     blocksize = (blocksize / ts).max(1) * ts;
     blocksize = blocksize.min(nbytes.max(1));
     header[8..12].copy_from_slice(&(blocksize as i32).to_le_bytes());
+    if p.level == 0 {
+        // level 0: stored as it is (memcpyed), as C-Blosc2 does with clevel 0
+        header[2] = flags_base | 0x02 | (format << 5);
+        header[12..16].copy_from_slice(&((nbytes + EXTENDED_HEADER) as i32).to_le_bytes());
+        let mut out = Vec::with_capacity(EXTENDED_HEADER + nbytes);
+        out.extend_from_slice(&header);
+        out.extend_from_slice(data);
+        return Ok(out);
+    }
     // all zeros: a special chunk with no data
     if data.iter().all(|&b| b == 0) {
         header[2] = flags_base | (format << 5);
@@ -407,6 +417,10 @@ pub struct FrameWriter {
     pub metalayers: Vec<(String, Vec<u8>)>,
     /// Variable-length metalayers: (name, msgpack content; stored as a chunk).
     pub vlmetalayers: Vec<(String, Vec<u8>)>,
+    /// Compress the offsets index (zstd with shuffle, 16 KiB blocks, as C-Blosc2 compresses
+    /// it) instead of storing it as it is (the default: 8 bytes per chunk, looked up in place
+    /// by a reader without decoding anything).
+    pub compress_offsets: bool,
 }
 
 impl FrameWriter {
@@ -519,13 +533,24 @@ impl FrameWriter {
             h.extend_from_slice(c);
         }
         if !self.chunks.is_empty() {
-            // small blocks: a reader looks an offset up by decoding only its block
-            let op = CParams {
-                codec: Codec::Zstd,
-                level: 5,
-                filters: Filter::Shuffle.only(),
-                typesize: 8,
-                blocksize: 16 << 10,
+            // stored uncompressed (8 bytes per chunk): a reader looks an offset up in place,
+            // so reading one chunk costs the same in a frame of 10 chunks or of 100,000
+            let op = if self.compress_offsets {
+                CParams {
+                    codec: Codec::Zstd,
+                    level: 5,
+                    filters: Filter::Shuffle.only(),
+                    typesize: 8,
+                    blocksize: 16 << 10,
+                }
+            } else {
+                CParams {
+                    codec: Codec::Zstd,
+                    level: 0,
+                    filters: Filter::None.only(),
+                    typesize: 8,
+                    blocksize: 0,
+                }
             };
             h.extend_from_slice(&encode_chunk(&offsets, &op)?);
         }

@@ -14,15 +14,18 @@ const TRAILER_TAIL: usize = 23;
 /// Largest chunk size a frame may declare (C-Blosc2's limit: 2 GiB).
 const MAX_CHUNK: u64 = i32::MAX as u64;
 
-/// Offsets indexes up to this many bytes are decoded when the frame is parsed; larger ones
-/// (over 8,192 chunks) block by block as chunks are looked up, so that reading one chunk
-/// costs the same in a frame of 10 chunks or of 100,000.
+/// A stored (uncompressed) offsets index, as our writer makes it, is read in place. A
+/// compressed one (as C-Blosc2 writes it) up to this many bytes is decoded when the frame is
+/// parsed; a larger one (over 8,192 chunks) block by block as chunks are looked up, so that
+/// reading one chunk costs about the same in a frame of 10 chunks or of 100,000.
 const LAZY_OFFSETS: usize = 64 << 10;
 
 /// Where each chunk starts.
 #[derive(Debug)]
 enum Offsets<'a> {
     Decoded(Vec<i64>),
+    /// A stored (memcpyed) index, as our writer makes it: read in place, nothing decoded.
+    Stored(&'a [u8]),
     Lazy {
         src: &'a [u8],
         at: u64,
@@ -38,6 +41,13 @@ impl Offsets<'_> {
             Offsets::Decoded(v) => v.get(i).copied().ok_or_else(|| {
                 Error::malformed("chunk index", 0, format!("no offset for chunk {i}"))
             }),
+            Offsets::Stored(raw) => i
+                .checked_mul(8)
+                .and_then(|k| raw.get(k..k.checked_add(8)?))
+                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                .ok_or_else(|| {
+                    Error::malformed("chunk index", 0, format!("no offset for chunk {i}"))
+                }),
             Offsets::Lazy {
                 src,
                 at,
@@ -313,7 +323,28 @@ impl<'a> Frame<'a> {
                 ));
             }
             let count = oh.nbytes / 8;
-            if oh.nbytes <= LAZY_OFFSETS {
+            if oh.memcpyed() && oh.special == chunk::Special::None {
+                // stored as it is: each offset is read in place when looked up
+                let raw = slice(
+                    off_src,
+                    oh.header_len as u64,
+                    oh.nbytes as u64,
+                    "offsets chunk",
+                )
+                .map_err(|e| e.shifted(off_at))?;
+                if oh.cbytes != oh.nbytes + oh.header_len {
+                    return Err(Error::malformed(
+                        "offsets chunk",
+                        off_at + 12,
+                        format!(
+                            "a stored chunk of {} bytes must take {} bytes",
+                            oh.nbytes,
+                            oh.nbytes + oh.header_len
+                        ),
+                    ));
+                }
+                (Offsets::Stored(raw), count)
+            } else if oh.nbytes <= LAZY_OFFSETS {
                 let raw = chunk::decode(off_src, oh.nbytes).map_err(|e| e.shifted(off_at))?;
                 let v = raw
                     .chunks_exact(8)

@@ -197,6 +197,28 @@ fn frames_written_here_read_back_and_are_left_for_python() {
         n += 1;
     }
     assert_eq!(n, 66, "arrays written");
+    // 20,000 chunks: the offsets index is stored uncompressed, which C-Blosc2 must read too
+    let nd = asdf_blosc2::B2nd {
+        shape: vec![320_000],
+        chunkshape: vec![16],
+        blockshape: vec![16],
+        dtype: "<f4".into(),
+    };
+    let data: Vec<u8> = (0..320_000u32)
+        .flat_map(|i| (i as f32 * 0.5).to_le_bytes())
+        .collect();
+    let p = CParams {
+        typesize: 4,
+        ..CParams::default()
+    };
+    let written = b2nd_frame(&nd, &data, &p, &[]).unwrap();
+    let g = Frame::parse(&written).unwrap();
+    assert_eq!(g.nchunks, 20_000);
+    assert_eq!(g.chunk(19_999).unwrap(), &data[data.len() - 64..]);
+    if let Some(o) = &out {
+        std::fs::write(o.join("many_chunks.b2nd"), &written).unwrap();
+        std::fs::write(o.join("many_chunks.bin"), &data).unwrap();
+    }
 }
 
 #[test]
@@ -271,8 +293,16 @@ fn row_ranges_read_equal_numpys_rows_and_touch_only_their_chunks() {
     assert!(f.b2nd_array(&nd).is_err());
 }
 
+/// Our index is stored uncompressed and read in place; a compressed one (as C-Blosc2 writes
+/// it) is decoded block by block as chunks are looked up. Both give every chunk.
 #[test]
-fn frames_of_many_chunks_look_up_offsets_block_by_block() {
+fn frames_of_many_chunks_look_up_offsets_in_place_or_block_by_block() {
+    for compressed in [false, true] {
+        many_chunks(compressed);
+    }
+}
+
+fn many_chunks(compressed: bool) {
     use asdf_blosc2::{CParams, Codec, Filter, FrameWriter};
     let p = CParams {
         codec: Codec::Lz4,
@@ -282,6 +312,7 @@ fn frames_of_many_chunks_look_up_offsets_block_by_block() {
         blocksize: 0,
     };
     let mut w = FrameWriter::new(64, p);
+    w.compress_offsets = compressed;
     let chunk = |i: u32| -> Vec<u8> {
         (0..16u32)
             .flat_map(|k| (i * 16 + k).to_le_bytes())
@@ -291,6 +322,12 @@ fn frames_of_many_chunks_look_up_offsets_block_by_block() {
         w.append(&chunk(i)).unwrap();
     }
     let frame = w.finish().unwrap();
+    // the offsets index: 20,000 offsets stored as they are (160,000 bytes and a 32-byte
+    // header) or compressed to far less
+    let index_at = frame.len() - f_trailer_len(&frame) - 32 - 160_000;
+    let stored = frame[index_at + 2] & 0x02 != 0
+        && frame[index_at + 4..index_at + 8] == 160_000i32.to_le_bytes();
+    assert_eq!(stored, !compressed, "index stored as it is");
     let f = Frame::parse(&frame).unwrap();
     assert_eq!(f.nchunks, 20_000);
     for i in [0u32, 1, 8191, 8192, 12_345, 19_999] {
@@ -299,6 +336,12 @@ fn frames_of_many_chunks_look_up_offsets_block_by_block() {
     let all = f.decode_all().unwrap();
     assert_eq!(all.len(), 20_000 * 64);
     assert_eq!(&all[64 * 777..64 * 778], &chunk(777)[..]);
+}
+
+/// The length of a frame's trailer (its 4-byte big-endian length sits 22 bytes from the end).
+fn f_trailer_len(frame: &[u8]) -> usize {
+    let at = frame.len() - 22;
+    u32::from_be_bytes(frame[at..at + 4].try_into().unwrap()) as usize
 }
 
 /// Every input the fuzzer once crashed on (fuzz/regressions/blosc2, in the fuzz target's
