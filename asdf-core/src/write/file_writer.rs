@@ -20,7 +20,7 @@ use std::sync::mpsc;
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 
-use super::prepare::{BlockJob, CopyRange, Plan};
+use super::prepare::{BlockData, BlockJob, CopyRange, Plan};
 use super::{WriteError, WriteOptions};
 use crate::codec::{self, Compression, LZ4_CHUNK_INPUT};
 use crate::layout::{encode_block_header, encode_block_index, BlockHeader, FLAG_STREAMED};
@@ -90,7 +90,7 @@ impl<'f> Writeback<'f> {
 
     /// The sink has been given the bytes up to file offset `end` (a buffering sink may hold
     /// some still: those are left for the fsync).
-    fn written(&mut self, end: u64) {
+    pub(crate) fn written(&mut self, end: u64) {
         let Some(f) = self.file else { return };
         if end >= self.done.saturating_add(WRITEBACK_MIN) {
             start_writeback(f, self.done, end - self.done);
@@ -198,6 +198,8 @@ enum Pre {
     Copied,
     /// `lz4`, compressed while written.
     Piped,
+    /// Produced piece by piece while written.
+    Pieces,
 }
 
 /// Writes the blocks starting at byte `pos` of the file; returns their offsets and the end.
@@ -217,6 +219,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
         .par_iter()
         .enumerate()
         .map(|(i, job)| match (job.compression, &job.copy) {
+            _ if matches!(job.data, BlockData::Pieces(_)) => Ok(Pre::Pieces),
             (_, Some(_)) => Ok(Pre::Copied),
             (Some(Compression::Lz4), None) if job.data.bytes().len() >= LZ4_PIPE_MIN => {
                 Ok(Pre::Piped)
@@ -280,6 +283,41 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                     };
                     patch_header(w, at, &header)?;
                 }
+                alloc
+            }
+            (Pre::Pieces, _) => {
+                let BlockData::Pieces(spec) = &job.data else {
+                    return Err(WriteError::BadTree {
+                        path: String::new(),
+                        message: "block of pieces without pieces".into(),
+                    });
+                };
+                // sizes and checksum are known at the end: write the header then patch it
+                w.write_all(&encode_block_header(&header))?;
+                let stored = super::pieces::write_pieces(
+                    w,
+                    wb,
+                    spec,
+                    job.compression,
+                    opts.compression_level,
+                    data_at,
+                    opts.checksums,
+                )
+                .map_err(|e| match e {
+                    WriteError::Codec { codec, source, .. } => WriteError::Codec {
+                        block: i,
+                        codec,
+                        source,
+                    },
+                    e => e,
+                })?;
+                let alloc = allocated(stored.used, opts.pad_blocks);
+                write_zeros(w, alloc - stored.used)?;
+                header.used_size = stored.used;
+                header.allocated_size = alloc;
+                header.data_size = spec.len;
+                header.checksum = stored.checksum;
+                patch_header(w, at, &header)?;
                 alloc
             }
             (Pre::Piped, _) => {

@@ -44,6 +44,7 @@ mod add_value;
 mod atomic;
 mod file_writer;
 mod nodes;
+mod pieces;
 mod prepare;
 mod update;
 
@@ -89,6 +90,7 @@ use crate::yaml::{EmitError, Node, Value};
 use crate::AsdfFile;
 
 pub use crate::array::{ArrayOptions, CompressionChoice, Storage, WriteArray};
+pub use pieces::ArrayPieces;
 pub use update::{recover, update, update_with, UpdateKind, UpdateMode};
 
 /// Version of the ASDF standard a file is written for; it selects the tags.
@@ -383,6 +385,9 @@ pub struct Writer<'a> {
     ndarray_tag: String,
     /// View placeholder id → view.
     views: HashMap<usize, ViewSpec>,
+    /// Arrays added by pieces, and their placeholder ids → index.
+    pieces: Vec<pieces::PieceSpec>,
+    piece_ids: HashMap<usize, usize>,
 }
 
 /// A view sharing the block of a registered array.
@@ -433,6 +438,8 @@ impl<'a> Writer<'a> {
             history: Vec::new(),
             stream: None,
             views: HashMap::new(),
+            pieces: Vec::new(),
+            piece_ids: HashMap::new(),
         }
     }
 
@@ -475,6 +482,72 @@ impl<'a> Writer<'a> {
             array,
             mask: None,
             opts,
+        });
+        node
+    }
+
+    /// Registers an array whose bytes are produced piece by piece while the file is written,
+    /// for arrays larger than memory: `dtype` and `shape` are declared now, and `pieces`
+    /// yields the array's bytes in C order (in `dtype`'s byte order) when its block is
+    /// written. Returns the ndarray node to place in the tree, as [`Writer::add_array`] does.
+    ///
+    /// The block is always stored internally (`opts.storage` is ignored). Its pieces are
+    /// pulled on a thread of their own, at most two ahead of the writer, and compressed by a
+    /// streaming encoder of the block's codec (`zlib`, `bzp2`, `zstd` and `lz4f` frames;
+    /// `lz4` in its 4 MiB chunks), written and hashed as they come; the block header's sizes
+    /// and checksum are patched in afterwards by seeking back. Memory therefore stays
+    /// bounded by a few pieces whatever the array's size, except with the Blosc codecs
+    /// (`blsc`, `bsc2`, `bls2`), whose pieces are gathered and compressed whole.
+    ///
+    /// The pieces can be consumed once: a second write of the same writer fails with
+    /// [`WriteError::BadTree`]. Pieces that do not add up to exactly the declared size, or an
+    /// error from `pieces`, fail the write (with [`Writer::write_to_path`], the target path
+    /// is then left untouched). A shape whose byte size overflows fails with
+    /// [`WriteError::TooLarge`] when written.
+    ///
+    /// ```
+    /// use asdf_core::array::{ByteOrder, DType, ScalarType};
+    /// use asdf_core::write::{Writer, WriteOptions};
+    /// use asdf_core::{Node, Value};
+    /// let mut writer = Writer::new(WriteOptions::default());
+    /// let dtype = DType::scalar(ScalarType::UInt8, ByteOrder::Little);
+    /// let mut next = 0u8;
+    /// // four rows of 1000 bytes, one row at a time
+    /// let node = writer.add_array_pieces(dtype, &[4, 1000], Default::default(), move || {
+    ///     next += 1;
+    ///     Ok((next <= 4).then(|| vec![next; 1000]))
+    /// });
+    /// let root = Node::new(Value::Map(vec![(Node::str("data"), node)]));
+    /// let file = asdf_core::AsdfFile::from_bytes(writer.write_to_vec(&root)?).unwrap();
+    /// assert_eq!(file.array::<u8>("/data").unwrap()[[3, 999]], 4);
+    /// # Ok::<(), asdf_core::write::WriteError>(())
+    /// ```
+    pub fn add_array_pieces(
+        &mut self,
+        dtype: DType,
+        shape: &[usize],
+        opts: ArrayOptions,
+        pieces: impl ArrayPieces + 'static,
+    ) -> Node {
+        let len = shape
+            .iter()
+            .try_fold(dtype.itemsize() as u64, |a, &d| a.checked_mul(d as u64))
+            .unwrap_or(u64::MAX);
+        let mut desc = vec![(nodes::word("datatype"), nodes::datatype_node(&dtype, false))];
+        desc.push((
+            nodes::word("byteorder"),
+            nodes::word(nodes::byteorder_of(&dtype).as_str()),
+        ));
+        desc.push((nodes::word("shape"), nodes::shape_node(shape)));
+        let node = Node::tagged(self.ndarray_tag.clone(), Value::Map(desc));
+        self.piece_ids.insert(node.id(), self.pieces.len());
+        self.placeholders.push(node.clone());
+        self.pieces.push(pieces::PieceSpec {
+            dtype,
+            shape: shape.to_vec(),
+            len,
+            opts,
+            source: std::sync::Mutex::new(Some(Box::new(pieces))),
         });
         node
     }

@@ -22,6 +22,8 @@ use crate::AsdfFile;
 pub(crate) enum BlockData<'w> {
     Slice(&'w [u8]),
     Owned(Vec<u8>),
+    /// Produced piece by piece while written ([`Writer::add_array_pieces`]).
+    Pieces(&'w super::pieces::PieceSpec),
 }
 
 impl BlockData<'_> {
@@ -29,6 +31,7 @@ impl BlockData<'_> {
         match self {
             BlockData::Slice(s) => s,
             BlockData::Owned(v) => v,
+            BlockData::Pieces(_) => &[],
         }
     }
 }
@@ -308,6 +311,10 @@ impl<'w> Prep<'w, '_> {
             )
         } else if let Some(view) = self.writer.views.get(&node.id()) {
             self.view(view, path)?
+        } else if let Some(&i) = self.writer.piece_ids.get(&node.id()) {
+            let n = self.pieces(i, path)?;
+            self.generated.insert(n.id());
+            n
         } else if let Some(&i) = self.writer.by_id.get(&node.id()) {
             let n = self.registered(i, path)?;
             self.generated.insert(n.id());
@@ -419,6 +426,31 @@ impl<'w> Prep<'w, '_> {
             extra.push((word("mask"), node));
         }
         self.array_node(&dtype, &shape, data, storage, compression, extra, path)
+    }
+
+    /// An array added by pieces: always a block of this file.
+    fn pieces(&mut self, i: usize, path: &str) -> Result<Node, WriteError> {
+        let spec = self
+            .writer
+            .pieces
+            .get(i)
+            .ok_or_else(|| bad(path, "unknown array"))?;
+        if spec.len == u64::MAX {
+            return Err(WriteError::TooLarge { what: "array" });
+        }
+        let compression = self.compression_for(spec.opts.compression, None);
+        let mut job = BlockJob::new(BlockData::Pieces(spec), compression);
+        job.typesize = spec.dtype.itemsize().max(1);
+        self.blocks.push(job);
+        Ok(Node::tagged(
+            self.ndarray_tag.clone(),
+            Value::Map(vec![
+                (word("source"), int(self.blocks.len() as i128 - 1)),
+                (word("datatype"), datatype_node(&spec.dtype, false)),
+                (word("byteorder"), word(byteorder_of(&spec.dtype).as_str())),
+                (word("shape"), shape_node(&spec.shape)),
+            ]),
+        ))
     }
 
     /// A view: the base's `source`, datatype and byte order with the view's shape, offset and
