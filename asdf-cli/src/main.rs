@@ -28,9 +28,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod blosc2;
 mod check_schemas;
 mod convert;
+mod diff;
 mod fits;
 mod hdf5;
 mod info;
+mod tree;
 mod validate;
 
 #[derive(Parser)]
@@ -186,61 +188,143 @@ enum Command {
         /// The folder (searched with its subfolders for .yaml and .yml files).
         dir: PathBuf,
     },
+    /// Report the differences of two files' trees and array values, one line per differing
+    /// path (`PATH: what`); exit status 0 when equal, 1 when they differ.
+    ///
+    /// Leaves compare by value (tags ignored unless --tags); a key in one file only is
+    /// reported at its path; arrays compare their descriptors and say whether shape, datatype
+    /// or contents differ.
+    Diff {
+        /// The first file.
+        first: PathBuf,
+        /// The second file.
+        second: PathBuf,
+        /// A path not to compare, with its subtree: a JSON pointer in which `*` matches any
+        /// key or index (`/frames/*/reference_frame`), or python's form
+        /// (`frames[*].reference_frame`). Repeatable.
+        #[arg(short, long, value_name = "PATH")]
+        ignore: Vec<String>,
+        /// Relative tolerance of array elements: equal when |a - b| <= atol + rtol * |b|.
+        #[arg(long, default_value_t = 0.0)]
+        rtol: f64,
+        /// Absolute tolerance of array elements.
+        #[arg(long, default_value_t = 0.0)]
+        atol: f64,
+        /// Also report differing tags (`!unit/unit-1.0.0 m` vs `m`).
+        #[arg(long)]
+        tags: bool,
+    },
+}
+
+/// How a command ends, besides success with its output.
+pub(crate) enum Failure {
+    /// Problems found (exit status 1): differences, validation problems. The text goes to
+    /// standard output when `to_stdout`, else to standard error.
+    Problems { text: String, to_stdout: bool },
+    /// A usage or I/O error, or a file that cannot be read (exit status 2).
+    Error(String),
+}
+
+impl From<String> for Failure {
+    fn from(msg: String) -> Self {
+        Failure::Error(msg)
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let access = &cli.access;
-    let result = match cli.command {
+    let result: Result<String, Failure> = match cli.command {
         Command::Info {
             file,
             blocks,
             max_rows,
-        } => info::run(access, &file, blocks, max_rows),
-        Command::Canonical { file } => access.open(&file).and_then(|f| {
-            asdf_core::canonical::to_json(&f)
-                .map_err(|e| format!("{}: {}", file.display(), chain(&e)))
-        }),
+        } => info::run(access, &file, blocks, max_rows).map_err(Failure::from),
+        Command::Canonical { file } => access
+            .open(&file)
+            .and_then(|f| {
+                asdf_core::canonical::to_json(&f)
+                    .map_err(|e| format!("{}: {}", file.display(), chain(&e)))
+            })
+            .map_err(Failure::from),
         Command::Defragment {
             input,
             output,
             compress,
-        } => convert::run(access, &input, &output, convert::Mode::Defragment(compress)),
+        } => convert::run(access, &input, &output, convert::Mode::Defragment(compress))
+            .map_err(Failure::from),
         Command::Explode { input, output } => {
-            convert::run(access, &input, &output, convert::Mode::Explode)
+            convert::run(access, &input, &output, convert::Mode::Explode).map_err(Failure::from)
         }
         Command::Implode { input, output } => {
-            convert::run(access, &input, &output, convert::Mode::Implode)
+            convert::run(access, &input, &output, convert::Mode::Implode).map_err(Failure::from)
         }
         Command::ToYaml { input, output } => {
-            convert::run(access, &input, &output, convert::Mode::ToYaml)
+            convert::run(access, &input, &output, convert::Mode::ToYaml).map_err(Failure::from)
         }
         Command::Convert {
             input,
             output,
             compress,
             array,
-        } => convert::convert(access, &input, &output, compress, array.as_deref()),
+        } => convert::convert(access, &input, &output, compress, array.as_deref())
+            .map_err(Failure::from),
         Command::Validate {
             file,
             schema,
             no_checksums,
         } => validate::run(access, &file, schema.as_deref(), !no_checksums),
         Command::CheckSchemas { dir } => check_schemas::run(&dir),
+        Command::Diff {
+            first,
+            second,
+            ignore,
+            rtol,
+            atol,
+            tags,
+        } => {
+            let opts = diff::Options {
+                ignore: ignore.iter().map(|p| tree::Pattern::new(p)).collect(),
+                rtol,
+                atol,
+                tags,
+            };
+            match diff::run(access, &first, &second, &opts) {
+                Ok(lines) if lines.is_empty() => Ok(String::new()),
+                Ok(lines) => Err(Failure::Problems {
+                    text: lines.join("\n") + "\n",
+                    to_stdout: true,
+                }),
+                Err(e) => Err(Failure::Error(e)),
+            }
+        }
     };
     match result {
         Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth reporting.
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
+            print_out(&text);
             ExitCode::SUCCESS
         }
-        Err(msg) => {
+        Err(Failure::Problems { text, to_stdout }) => {
+            if to_stdout {
+                print_out(&text);
+            } else {
+                eprintln!("asdftool: {}", text.trim_end());
+            }
+            ExitCode::from(1)
+        }
+        Err(Failure::Error(msg)) => {
             eprintln!("asdftool: {msg}");
-            ExitCode::FAILURE
+            ExitCode::from(2)
         }
     }
+}
+
+/// Writes `text` to standard output; a closed pipe (`| head`) is not an error worth
+/// reporting.
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 /// An error and its causes on one line.

@@ -8,13 +8,14 @@ use asdf_core::schema::{self, ValidationErrors};
 
 use crate::chain;
 
-/// Validates `file`; `Ok` carries the OK line, `Err` the report (one problem per line).
+/// Validates `file`; `Ok` carries the OK line, `Err` the report (one problem per line, exit
+/// status 1) or an error reading the file or the schema (exit status 2).
 pub fn run(
     access: &crate::Access,
     file: &Path,
     extra_schema: Option<&str>,
     checksums: bool,
-) -> Result<String, String> {
+) -> Result<String, crate::Failure> {
     let name = file.display();
     // The schema given on the command line: a file path, else a registered or bundled URI.
     let extra = match extra_schema {
@@ -62,6 +63,9 @@ pub fn run(
             report.push_str(&p);
             report.push('\n');
         }
-        Err(report.trim_end().to_string())
+        Err(crate::Failure::Problems {
+            text: report,
+            to_stdout: false,
+        })
     }
 }

@@ -102,7 +102,7 @@ fn the_corpus_gets_python_asdf_verdicts_one_line_per_problem() {
 fn a_missing_folder_is_an_error() {
     let dir = repo("tests/schema-check/no-such-folder");
     let out = check_schemas(&dir);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(
         err.starts_with(&format!(

@@ -1,0 +1,147 @@
+//! Tree paths shared by the commands: JSON pointers, patterns with `*`, key and scalar text.
+
+use asdf_core::{Node, Value};
+
+/// A mapping key as text (string keys as they are, other scalars as their value).
+pub fn key_text(key: &Node) -> String {
+    match key.value() {
+        Value::Str(s) => s.clone(),
+        other => scalar_text(other),
+    }
+}
+
+/// A scalar's text for messages: strings quoted, collections summarised.
+pub fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Str(s) => format!("{s:?}"),
+        Value::Timestamp(t) => t.text.clone(),
+        Value::Binary(b) => format!("<{} bytes>", b.len()),
+        Value::Seq(s) => format!("[{} items]", s.len()),
+        Value::Map(m) => format!("{{{} keys}}", m.len()),
+        Value::Recursive(name) => format!("*{name} (recursive)"),
+    }
+}
+
+/// `s` cut to at most `max` characters (with `…` when cut).
+pub fn cut(s: String, max: usize) -> String {
+    if s.chars().count() > max {
+        let mut c: String = s.chars().take(max).collect();
+        c.push('…');
+        c
+    } else {
+        s
+    }
+}
+
+/// One JSON-pointer segment, escaped (`~` → `~0`, `/` → `~1`).
+pub fn escape(seg: &str) -> String {
+    if seg.contains(['~', '/']) {
+        seg.replace('~', "~0").replace('/', "~1")
+    } else {
+        seg.to_string()
+    }
+}
+
+/// The pointer of a path given as segments (`""` for the root).
+pub fn pointer(segs: &[String]) -> String {
+    let mut s = String::new();
+    for seg in segs {
+        s.push('/');
+        s.push_str(&escape(seg));
+    }
+    s
+}
+
+/// A path as users write it: `""` for the root; a JSON pointer `/a/0/b` (`~0`, `~1`); or,
+/// as python asdf's JMESPath expressions, `a.b[0].c` (`[*]` any index).
+pub fn parse_path(text: &str) -> Vec<String> {
+    if text.is_empty() || text == "/" {
+        return Vec::new();
+    }
+    if let Some(rest) = text.strip_prefix('/') {
+        return rest
+            .split('/')
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect();
+    }
+    let mut segs = Vec::new();
+    for part in text.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !name.is_empty() {
+            segs.push(name.to_string());
+        }
+        while let Some(open) = rest.strip_prefix('[') {
+            let Some(close) = open.find(']') else {
+                segs.push(rest.to_string());
+                break;
+            };
+            segs.push(open[..close].to_string());
+            rest = &open[close + 1..];
+        }
+    }
+    segs
+}
+
+/// A path pattern: segments where `*` matches any key or index.
+#[derive(Clone, Debug)]
+pub struct Pattern(Vec<String>);
+
+impl Pattern {
+    /// Parses a pattern written as [`parse_path`] reads paths.
+    pub fn new(text: &str) -> Pattern {
+        Pattern(parse_path(text))
+    }
+
+    /// Whether `path` (segments) is this pattern's node.
+    pub fn matches(&self, path: &[String]) -> bool {
+        self.0.len() == path.len() && self.0.iter().zip(path).all(|(p, s)| p == "*" || p == s)
+    }
+}
+
+/// The node at `path` (segments): mapping keys by text, sequence items by index (negative
+/// from the end).
+pub fn lookup<'a>(root: &'a Node, path: &[String]) -> Option<&'a Node> {
+    let mut cur = root;
+    for seg in path {
+        cur = match cur.value() {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| key_text(k) == *seg)
+                .map(|(_, v)| v)?,
+            Value::Seq(items) => {
+                let i: i64 = seg.parse().ok()?;
+                let idx = if i < 0 { items.len() as i64 + i } else { i };
+                items.get(usize::try_from(idx).ok()?)?
+            }
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_both_ways() {
+        assert_eq!(parse_path("/a/b~1c/0"), vec!["a", "b/c", "0"]);
+        assert_eq!(
+            parse_path("frames[*].reference_frame"),
+            vec!["frames", "*", "reference_frame"]
+        );
+        assert_eq!(parse_path("asdf_library"), vec!["asdf_library"]);
+        assert!(parse_path("").is_empty());
+        assert_eq!(pointer(&["a/b".into(), "0".into()]), "/a~1b/0");
+        let p = Pattern::new("/frames/*/reference_frame");
+        assert!(p.matches(&["frames".into(), "3".into(), "reference_frame".into()]));
+        assert!(!p.matches(&["frames".into(), "3".into()]));
+    }
+}
