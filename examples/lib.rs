@@ -88,3 +88,9 @@ pub mod typed {
         pub rest: Extra,
     }
 }
+
+/// The README's code, compiled (and run where it is not `no_run`) as doctests, so that it
+/// stays true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -24,6 +24,7 @@
 //! ```
 
 mod bigint;
+mod edit;
 mod emit;
 mod fast_parse;
 pub(crate) mod hash;
@@ -35,6 +36,7 @@ mod resolve;
 mod shared;
 mod timestamp;
 
+pub use edit::EditError;
 pub use emit::{emit, EmitError, EmitOptions};
 pub use node::*;
 pub use parse::parse;

@@ -181,7 +181,7 @@ pub struct NodeData {
 
 /// A node of the tagged tree: a shared, immutable handle.
 #[derive(Clone)]
-pub struct Node(Shared<NodeData>);
+pub struct Node(pub(super) Shared<NodeData>);
 
 impl fmt::Debug for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -541,12 +541,12 @@ fn push_key(path: &mut String, k: &Node) {
     }
 }
 
-fn split_pointer(path: &str) -> impl Iterator<Item = &str> {
+pub(super) fn split_pointer(path: &str) -> impl Iterator<Item = &str> {
     let p = path.strip_prefix('/').unwrap_or(path);
     p.split('/').filter(|s| !s.is_empty())
 }
 
-fn unescape_pointer(seg: &str) -> String {
+pub(super) fn unescape_pointer(seg: &str) -> String {
     if seg.contains('~') {
         seg.replace("~1", "/").replace("~0", "~")
     } else {

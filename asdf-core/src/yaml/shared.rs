@@ -175,6 +175,22 @@ impl<T> Shared<T> {
         &this.inner().data
     }
 
+    /// The data, for changing it, when `this` is the only handle (as `Arc::get_mut`).
+    pub(crate) fn get_mut(this: &mut Self) -> Option<&mut T> {
+        if this.inner().count.load(Ordering::Acquire) != 1 {
+            return None;
+        }
+        // SAFETY: a count of 1 seen with Acquire means `this` is the only handle, and no
+        // other can appear while `this` is borrowed mutably (a handle is made only from an
+        // existing one: `clone` and `clone_local` both need `&this`). The Acquire pairs with
+        // the Release of every earlier drop, so other threads' reads of the data happen
+        // before this write. The data lives in a `Box` allocation or an `UnsafeCell` slab
+        // slot, reached through a pointer made from a unique reference, so writing through
+        // it is allowed; the returned borrow is tied to `&mut this`, which keeps the
+        // allocation alive and the count at 1 until it ends.
+        Some(unsafe { &mut (*this.ptr.as_ptr()).data })
+    }
+
     /// How many handles exist now (a snapshot; other threads may change it).
     pub(crate) fn count(this: &Self) -> usize {
         this.inner().count.load(Ordering::Acquire)
