@@ -200,7 +200,7 @@ fn scalar_text(v: &Value) -> String {
     }
 }
 
-fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String {
+pub(crate) fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String {
     let meta = match NdArrayMeta::from_node(node, path) {
         Ok(m) => m,
         Err(e) => return format!("(invalid ndarray: {})", crate::chain(&e)),
@@ -256,4 +256,246 @@ fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String {
         s.push_str(", masked");
     }
     s
+}
+
+/// `info --json`: the outline as one JSON document (file, versions, the tree with each
+/// array summarised from its descriptor, and with `blocks` the block headers).
+pub fn run_json(access: &crate::Access, path: &Path, blocks: bool) -> Result<String, String> {
+    let file = access.open(path)?;
+    let h = file.header();
+    let mut out = String::with_capacity(4096);
+    out.push_str("{\"file\": ");
+    json_str(&mut out, &path.display().to_string());
+    out.push_str(", \"asdf_version\": ");
+    json_opt(&mut out, h.asdf_version.as_deref());
+    out.push_str(", \"standard_version\": ");
+    json_opt(&mut out, h.standard_version.as_deref());
+    out.push_str(",\n\"tree\": ");
+    json_node(&file, file.tree(), &mut String::new(), &mut out);
+    if blocks {
+        out.push_str(",\n\"blocks\": [");
+        for (i, b) in file.blocks().iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let _ = write!(
+                out,
+                "{{\"index\": {}, \"offset\": {}, \"header_size\": {}, \"flags\": {}, \"streamed\": {}, \"compression\": ",
+                b.index,
+                b.offset,
+                b.header_size,
+                b.flags,
+                b.is_streamed()
+            );
+            json_str(&mut out, &label_text(b.compression_label()));
+            let _ = write!(
+                out,
+                ", \"allocated\": {}, \"used\": {}, \"data\": {}, \"md5\": ",
+                b.allocated_size, b.used_size, b.data_size
+            );
+            if b.has_checksum() {
+                let sum: String = b.checksum.iter().map(|x| format!("{x:02x}")).collect();
+                json_str(&mut out, &sum);
+            } else {
+                out.push_str("null");
+            }
+            out.push('}');
+        }
+        out.push(']');
+    }
+    out.push_str("}\n");
+    Ok(out)
+}
+
+fn json_opt(out: &mut String, s: Option<&str>) {
+    match s {
+        Some(s) => json_str(out, s),
+        None => out.push_str("null"),
+    }
+}
+
+/// `s` as a JSON string.
+pub(crate) fn json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn json_head(out: &mut String, kind: &str, node: &Node) {
+    out.push_str("{\"kind\": \"");
+    out.push_str(kind);
+    out.push('"');
+    if let Some(tag) = node.tag() {
+        out.push_str(", \"tag\": ");
+        json_str(out, tag);
+    }
+}
+
+fn json_node(file: &AsdfFile, node: &Node, path: &mut String, out: &mut String) {
+    if node.is_ndarray() {
+        json_head(out, "ndarray", node);
+        json_array(file, node, path, out);
+        out.push('}');
+        return;
+    }
+    let len = path.len();
+    match node.value() {
+        Value::Map(entries) => {
+            json_head(out, "mapping", node);
+            out.push_str(", \"children\": {");
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let key = crate::tree::key_text(k);
+                json_str(out, &key);
+                out.push_str(": ");
+                path.push('/');
+                path.push_str(&crate::tree::escape(&key));
+                json_node(file, v, path, out);
+                path.truncate(len);
+            }
+            out.push_str("}}");
+        }
+        Value::Seq(items) => {
+            json_head(out, "sequence", node);
+            out.push_str(", \"items\": [");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(path, "/{i}");
+                json_node(file, item, path, out);
+                path.truncate(len);
+            }
+            out.push_str("]}");
+        }
+        v => {
+            let kind = match v {
+                Value::Null => "null",
+                Value::Bool(_) => "boolean",
+                Value::Int(_) => "integer",
+                Value::Float(_) => "float",
+                Value::Str(_) => "string",
+                Value::Timestamp(_) => "timestamp",
+                Value::Binary(_) => "binary",
+                Value::Recursive(_) => "recursive",
+                Value::Map(_) | Value::Seq(_) => unreachable!("handled above"),
+            };
+            json_head(out, kind, node);
+            out.push_str(", \"value\": ");
+            match v {
+                Value::Null => out.push_str("null"),
+                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                Value::Int(i) => {
+                    let _ = write!(out, "{i}");
+                }
+                Value::Float(f) if f.is_finite() => {
+                    let _ = write!(out, "{f:?}");
+                }
+                Value::Float(f) => json_str(
+                    out,
+                    if f.is_nan() {
+                        "nan"
+                    } else if *f > 0.0 {
+                        "inf"
+                    } else {
+                        "-inf"
+                    },
+                ),
+                Value::Str(s) => json_str(out, s),
+                Value::Timestamp(t) => json_str(out, &t.text),
+                Value::Binary(b) => {
+                    let _ = write!(out, "{}", b.len());
+                }
+                Value::Recursive(name) => json_str(out, name),
+                Value::Map(_) | Value::Seq(_) => {}
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn json_array(file: &AsdfFile, node: &Node, path: &str, out: &mut String) {
+    let meta = match NdArrayMeta::from_node(node, path) {
+        Ok(m) => m,
+        Err(e) => {
+            out.push_str(", \"error\": ");
+            json_str(out, &crate::chain(&e));
+            return;
+        }
+    };
+    out.push_str(", \"datatype\": ");
+    match &meta.dtype {
+        Some(d) => json_str(out, &d.to_string()),
+        None => out.push_str("null"),
+    }
+    out.push_str(", \"shape\": ");
+    match &meta.shape {
+        Some(dims) => {
+            out.push('[');
+            for (i, d) in dims.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match d {
+                    Dim::Fixed(n) => {
+                        let _ = write!(out, "{n}");
+                    }
+                    Dim::Streamed => out.push_str("\"*\""),
+                }
+            }
+            out.push(']');
+        }
+        None => out.push_str("null"),
+    }
+    match &meta.source {
+        ArraySource::Inline(_) => out.push_str(", \"storage\": \"inline\""),
+        ArraySource::Uri(u) => {
+            out.push_str(", \"storage\": \"external\", \"source\": ");
+            json_str(out, u);
+        }
+        ArraySource::Block(i) => {
+            let count = file.blocks().len() as i64;
+            let idx = if *i < 0 { count + i } else { *i };
+            match usize::try_from(idx).ok().and_then(|k| file.blocks().get(k)) {
+                Some(b) => {
+                    let _ = write!(
+                        out,
+                        ", \"storage\": \"{}\", \"block\": {idx}, \"compression\": ",
+                        if b.is_streamed() {
+                            "streamed"
+                        } else {
+                            "internal"
+                        }
+                    );
+                    json_str(out, &label_text(b.compression_label()));
+                }
+                None => {
+                    let _ = write!(out, ", \"storage\": \"missing block\", \"block\": {i}");
+                }
+            }
+        }
+    }
+    if meta.offset != 0 {
+        let _ = write!(out, ", \"offset\": {}", meta.offset);
+    }
+    if let Some(st) = &meta.strides {
+        let _ = write!(out, ", \"strides\": {st:?}");
+    }
+    if meta.mask.is_some() {
+        out.push_str(", \"masked\": true");
+    }
 }

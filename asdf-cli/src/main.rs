@@ -29,9 +29,12 @@ mod blosc2;
 mod check_schemas;
 mod convert;
 mod diff;
+mod extract;
 mod fits;
 mod hdf5;
 mod info;
+mod search;
+mod tags;
 mod tree;
 mod validate;
 
@@ -106,6 +109,10 @@ enum Command {
         /// Show at most this many lines of the tree (0: all).
         #[arg(long, default_value_t = 0)]
         max_rows: usize,
+        /// Print the outline as JSON: the file, its versions, the tree (each node's kind,
+        /// tag and value; arrays by datatype, shape, storage) and with --blocks the blocks.
+        #[arg(long, conflicts_with = "max_rows")]
+        json: bool,
     },
     /// Print the file's canonical JSON (asdf-canonical/1): tree, tags, array hashes.
     Canonical {
@@ -214,6 +221,56 @@ enum Command {
         #[arg(long)]
         tags: bool,
     },
+    /// Find nodes by key, type or value (as python asdf's `AsdfFile.search`): one line per
+    /// match (`PATH TYPE: VALUE`); exit status 1 when nothing matches.
+    Search {
+        /// The ASDF file.
+        file: PathBuf,
+        /// A regular expression searched in each node's key (or sequence index).
+        pattern: Option<String>,
+        /// A regular expression searched in the node's type: its tag (`core/ndarray`,
+        /// `unit/quantity-1.1.0`), `ndarray`, or its kind (`mapping`/`dict`,
+        /// `sequence`/`list`, `string`/`str`, `integer`/`int`, `float`, `boolean`/`bool`,
+        /// `null`, `timestamp`, `binary`).
+        #[arg(short, long = "type", value_name = "T")]
+        type_: Option<String>,
+        /// A value: a number, `true`, `false` or `null` compares equal (1 matches 1.0);
+        /// anything else is a regular expression searched in each scalar's text.
+        #[arg(short, long, value_name = "V")]
+        value: Option<String>,
+    },
+    /// Write one node of the tree to its own file: an array as numpy's `.npy`, or any
+    /// subtree (its arrays included) as a new `.asdf` file. Written atomically.
+    Extract {
+        /// The input file (only read).
+        input: PathBuf,
+        /// The node: a JSON pointer (`/sci`, `/frames/0`) or python's form (`frames[0]`).
+        path: String,
+        /// The output file: `.npy` or `.asdf`.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// List the tags a file uses, with how many nodes carry each and what validates them
+    /// under the file's standard (a bundled schema, or nothing); without FILE, every tag
+    /// of a standard and its schema.
+    Tags {
+        /// The ASDF file.
+        file: Option<PathBuf>,
+        /// The ASDF Standard version to judge by (default: the file's; without FILE the
+        /// newest).
+        #[arg(long, value_name = "VERSION")]
+        standard: Option<String>,
+    },
+    /// Print a bundled schema: by tag (`core/ndarray-1.1.0`, `tag:stsci.edu:asdf/...`, or
+    /// `core/ndarray` for the newest version) or by id (`http://stsci.edu/schemas/...`).
+    Schema {
+        /// The tag or schema id.
+        tag: String,
+        /// The ASDF Standard version whose schema for the tag to print (default: the
+        /// newest that has one).
+        #[arg(long, value_name = "VERSION")]
+        standard: Option<String>,
+    },
 }
 
 /// How a command ends, besides success with its output.
@@ -239,7 +296,13 @@ fn main() -> ExitCode {
             file,
             blocks,
             max_rows,
-        } => info::run(access, &file, blocks, max_rows).map_err(Failure::from),
+            json,
+        } => if json {
+            info::run_json(access, &file, blocks)
+        } else {
+            info::run(access, &file, blocks, max_rows)
+        }
+        .map_err(Failure::from),
         Command::Canonical { file } => access
             .open(&file)
             .and_then(|f| {
@@ -297,6 +360,37 @@ fn main() -> ExitCode {
                 }),
                 Err(e) => Err(Failure::Error(e)),
             }
+        }
+        Command::Search {
+            file,
+            pattern,
+            type_,
+            value,
+        } => {
+            let q = search::Query {
+                key: pattern,
+                type_,
+                value,
+            };
+            match search::run(access, &file, &q) {
+                Ok(lines) if lines.is_empty() => Err(Failure::Problems {
+                    text: String::new(),
+                    to_stdout: true,
+                }),
+                Ok(lines) => Ok(lines.join("\n") + "\n"),
+                Err(e) => Err(Failure::Error(e)),
+            }
+        }
+        Command::Extract {
+            input,
+            path,
+            output,
+        } => extract::run(access, &input, &path, &output).map_err(Failure::from),
+        Command::Tags { file, standard } => {
+            tags::run(access, file.as_deref(), standard.as_deref()).map_err(Failure::from)
+        }
+        Command::Schema { tag, standard } => {
+            tags::schema(&tag, standard.as_deref()).map_err(Failure::from)
         }
     };
     match result {
