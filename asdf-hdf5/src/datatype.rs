@@ -6,7 +6,7 @@ use hdf5_reader::{ByteOrder as H5Order, Datatype, StringSize};
 /// How the bytes of one HDF5 element become the bytes of one ASDF element: the ASDF datatype
 /// and the pieces of the HDF5 element copied, in order, to make it (HDF5 compounds may hold
 /// padding; ASDF records are packed).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Plan {
     pub dtype: DType,
     /// Extra dimensions an array datatype adds to the dataset's shape.

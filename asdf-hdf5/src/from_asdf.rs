@@ -3,7 +3,10 @@
 //! attributes `_hdf5` recorded come back with their datatypes; other scalars become
 //! attributes of their group, and subtrees HDF5 cannot hold become YAML-text attributes.
 
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use asdf_core::array::{ArraySource, DType, DynArray, NdArrayMeta, ScalarType};
 use asdf_core::yaml::EmitOptions;
@@ -14,7 +17,7 @@ use hdf5_writer::{
 };
 
 use crate::datatype::to_hdf5;
-use crate::to_asdf::META_KEY;
+use crate::to_asdf::{Progress, META_KEY};
 use crate::{Hdf5Error, Result};
 
 /// What [`from_asdf`] wrote.
@@ -49,9 +52,51 @@ fn write_err(e: impl std::fmt::Display) -> Hdf5Error {
     Hdf5Error::Hdf5Write(e.to_string())
 }
 
+/// Options of [`from_asdf_with`].
+#[derive(Clone)]
+pub struct FromAsdfOptions {
+    /// Called after each array is read, and as the bands of an array read band by band are
+    /// written, with the arrays and bytes read so far (for a progress display; `asdftool
+    /// convert` shows one on a terminal).
+    pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    /// Arrays of at least this many bytes (default 32 MiB) are not read whole: when their
+    /// block is in the file, C-ordered and uncompressed or compressed by a streaming codec
+    /// (`zlib`, `bzp2`, `zstd`, `lz4`, `lz4f`), its bytes are decoded as a stream while the
+    /// HDF5 file is written, one row of chunks at a time (a contiguous dataset in 8 MiB
+    /// pieces), so memory holds a few chunk rows whatever the array's size.
+    pub band_min_bytes: u64,
+}
+
+impl Default for FromAsdfOptions {
+    fn default() -> Self {
+        FromAsdfOptions {
+            progress: None,
+            band_min_bytes: 32 << 20,
+        }
+    }
+}
+
+impl std::fmt::Debug for FromAsdfOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FromAsdfOptions")
+            .field("progress", &self.progress.is_some())
+            .field("band_min_bytes", &self.band_min_bytes)
+            .finish()
+    }
+}
+
 /// Converts the ASDF file at `input` into the HDF5 file at `output` (written to a temporary
-/// file beside it, then renamed).
+/// file beside it, then renamed), with the default [`FromAsdfOptions`].
 pub fn from_asdf(input: &Path, output: &Path) -> Result<FromAsdfSummary> {
+    from_asdf_with(input, output, &FromAsdfOptions::default())
+}
+
+/// As [`from_asdf`], with options.
+pub fn from_asdf_with(
+    input: &Path,
+    output: &Path,
+    opts: &FromAsdfOptions,
+) -> Result<FromAsdfSummary> {
     let file = AsdfFile::open(input)?;
     let meta = file.get(&format!("/{META_KEY}")).cloned();
     let mut walk = Walk {
@@ -63,6 +108,8 @@ pub fn from_asdf(input: &Path, output: &Path) -> Result<FromAsdfSummary> {
             datasets: 0,
             attributes: 0,
         },
+        opts,
+        bytes_read: Arc::new(AtomicU64::new(0)),
     };
     walk.group(file.tree(), "")?;
     let Walk {
@@ -111,6 +158,15 @@ struct Walk<'f> {
     meta: Option<&'f Node>,
     builder: Hdf5Builder,
     summary: FromAsdfSummary,
+    opts: &'f FromAsdfOptions,
+    /// Bytes of array data read so far (bands are read while the file is written).
+    bytes_read: Arc<AtomicU64>,
+}
+
+/// An array's bytes: read whole, or a stream read while the HDF5 file is written.
+enum ArrayData {
+    Bytes(Vec<u8>),
+    Stream(Box<dyn Read + Send>),
 }
 
 /// `_hdf5/<section>/<hdf5 path>`.
@@ -215,26 +271,38 @@ impl Walk<'_> {
     }
 
     fn dataset(&mut self, node: &Node, hpath: &str) -> Result<()> {
-        let array = self.file.dyn_array_of(node, hpath)?;
         let compressed = self.was_compressed(node, hpath);
-        let mut datatype = self.datatype(&array.dtype, hpath)?;
-        let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
-        let mut data = array.data;
-        if let Some(layout) = hint(self.meta, "compound_layouts", hpath) {
-            data = pad_compound(&mut datatype, layout, data).ok_or_else(|| {
-                tree_err(
-                    hpath,
-                    "its recorded compound layout does not fit its datatype",
-                )
-            })?;
+        let (dtype, shape, mut data) = match self.band_stream(node, hpath)? {
+            Some(s) => s,
+            None => {
+                let array = self.file.dyn_array_of(node, hpath)?;
+                self.report(array.data.len() as u64);
+                (array.dtype, array.shape, ArrayData::Bytes(array.data))
+            }
+        };
+        let mut datatype = self.datatype(&dtype, hpath)?;
+        let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+        if let (Some(layout), ArrayData::Bytes(bytes)) =
+            (hint(self.meta, "compound_layouts", hpath), &mut data)
+        {
+            *bytes =
+                pad_compound(&mut datatype, layout, std::mem::take(bytes)).ok_or_else(|| {
+                    tree_err(
+                        hpath,
+                        "its recorded compound layout does not fit its datatype",
+                    )
+                })?;
         }
         let itemsize = super::datatype::size_of(&datatype);
         let fill = match hint(self.meta, "fill_values", hpath) {
-            Some(v) => Some(self.fill_bytes(v, &array.dtype, hpath)?),
+            Some(v) => Some(self.fill_bytes(v, &dtype, hpath)?),
             None => None,
         };
-        let mut ds = DatasetBuilder::new(hpath.trim_start_matches('/'), datatype, shape.clone())
-            .raw_data(data);
+        let ds = DatasetBuilder::new(hpath.trim_start_matches('/'), datatype, shape.clone());
+        let mut ds = match data {
+            ArrayData::Bytes(b) => ds.raw_data(b),
+            ArrayData::Stream(r) => ds.raw_data_reader(r),
+        };
         if let Some(f) = fill {
             ds = ds.fill_value(f);
         }
@@ -290,6 +358,115 @@ impl Walk<'_> {
         self.summary.datasets += 1;
         self.builder = std::mem::take(&mut self.builder).dataset(ds);
         Ok(())
+    }
+
+    /// Reports the bytes of one more array read whole.
+    fn report(&self, len: u64) {
+        let bytes = self.bytes_read.fetch_add(len, Ordering::Relaxed) + len;
+        if let Some(report) = &self.opts.progress {
+            report(Progress {
+                datasets: self.summary.datasets + 1,
+                bytes,
+            });
+        }
+    }
+
+    /// An array of at least [`FromAsdfOptions::band_min_bytes`] whose block can be decoded
+    /// as a stream from the file: its datatype, shape and a reader of its bytes (in C order,
+    /// in its byte order). `None` for the others, which are read whole.
+    fn band_stream(
+        &self,
+        node: &Node,
+        hpath: &str,
+    ) -> Result<Option<(DType, Vec<usize>, ArrayData)>> {
+        let Ok(meta) = NdArrayMeta::from_node(node, hpath) else {
+            return Ok(None);
+        };
+        let (ArraySource::Block(_), Some(path), None) =
+            (&meta.source, self.file.path(), self.file.fits_hdus())
+        else {
+            return Ok(None);
+        };
+        // a padded compound is spread over its layout whole
+        if meta.is_streamed()
+            || meta.offset != 0
+            || meta.mask.is_some()
+            || hint(self.meta, "compound_layouts", hpath).is_some()
+        {
+            return Ok(None);
+        }
+        let Some(header) = meta
+            .block_index(self.file.blocks().len())
+            .and_then(|i| self.file.blocks().get(i))
+        else {
+            return Ok(None);
+        };
+        let dtype = meta
+            .dtype
+            .clone()
+            .unwrap_or_else(|| DType::scalar(ScalarType::Float64, meta.byteorder));
+        let Some(shape) = meta.fixed_shape() else {
+            return Ok(None);
+        };
+        let Some(len) = shape
+            .iter()
+            .try_fold(dtype.itemsize() as u64, |a, &d| a.checked_mul(d))
+        else {
+            return Ok(None);
+        };
+        if shape.is_empty() || len < self.opts.band_min_bytes || len != header.data_size {
+            return Ok(None);
+        }
+        // C order only
+        if let Some(strides) = &meta.strides {
+            let mut want = dtype.itemsize() as i128;
+            for (&st, &d) in strides.iter().zip(&shape).rev() {
+                if i128::from(st) != want && d > 1 {
+                    return Ok(None);
+                }
+                want *= i128::from(d);
+            }
+        }
+        let Ok(shape) = shape
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<std::result::Result<Vec<usize>, _>>()
+        else {
+            return Ok(None);
+        };
+        let compression = header
+            .compression_label()
+            .map(|l| asdf_core::codec::Compression::from_label(&l));
+        let compression = match compression {
+            None => None,
+            Some(Ok(c)) => c,
+            Some(Err(_)) => return Ok(None),
+        };
+        if compression.is_none() && header.used_size < len {
+            return Ok(None);
+        }
+        let io = |e: std::io::Error| Hdf5Error::Io {
+            path: path.display().to_string(),
+            source: e,
+        };
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        f.seek(SeekFrom::Start(header.data_offset())).map_err(io)?;
+        let stored = BufReader::with_capacity(1 << 20, f).take(header.used_size);
+        let reader: Box<dyn Read + Send> = match compression {
+            None => Box::new(stored.take(len)),
+            Some(c) => match asdf_core::codec::decoder(c, stored, len) {
+                Some(r) => r,
+                None => return Ok(None),
+            },
+        };
+        let counted = Counted {
+            inner: reader,
+            bytes: Arc::clone(&self.bytes_read),
+            since: 0,
+            datasets: self.summary.datasets + 1,
+            progress: self.opts.progress.clone(),
+        };
+        Ok(Some((dtype, shape, ArrayData::Stream(Box::new(counted)))))
     }
 
     /// The bytes of a recorded fill value in the dataset's datatype.
@@ -415,6 +592,33 @@ impl Walk<'_> {
         let text = asdf_core::yaml::emit(v, &EmitOptions::default())
             .map_err(|e| tree_err(at, format!("cannot write as YAML text: {e}")))?;
         AttributeBuilder::vlen_strings(name, &[text.trim_end()]).map_err(w)
+    }
+}
+
+/// Counts the bytes read through it and reports them (at most once a MiB).
+struct Counted {
+    inner: Box<dyn Read + Send>,
+    bytes: Arc<AtomicU64>,
+    since: u64,
+    datasets: usize,
+    progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let total = self.bytes.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+        self.since += n as u64;
+        if let Some(report) = &self.progress {
+            if self.since >= 1 << 20 || (n == 0 && self.since > 0) {
+                self.since = 0;
+                report(Progress {
+                    datasets: self.datasets,
+                    bytes: total,
+                });
+            }
+        }
+        Ok(n)
     }
 }
 

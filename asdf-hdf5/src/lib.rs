@@ -14,7 +14,7 @@ mod datatype;
 mod from_asdf;
 mod to_asdf;
 
-pub use from_asdf::{from_asdf, FromAsdfSummary};
+pub use from_asdf::{from_asdf, from_asdf_with, FromAsdfOptions, FromAsdfSummary};
 pub use to_asdf::{
     read_dataset, to_asdf, to_asdf_bytes, Progress, ToAsdfOptions, ToAsdfSummary, META_KEY,
 };

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use asdf_core::array::{ArrayOptions, DType, DynArray, ScalarType, Storage};
 use asdf_core::codec::Compression;
@@ -28,6 +30,10 @@ const FILTER_NAMES: [(u16, &str); 7] = [
     (32000, "lzf"),
 ];
 
+/// Bytes of one band of rows read at a time from a dataset converted band by band (whole
+/// chunk rows; at least one).
+const BAND_BYTES: u64 = 16 << 20;
+
 /// One filter of a dataset's pipeline: id, name, parameters.
 type Filter = (u16, String, Vec<u32>);
 
@@ -41,9 +47,16 @@ pub struct ToAsdfOptions {
     /// Compression of every array's block; `None`: `zlib` for datasets that were deflated,
     /// none for the others.
     pub compression: Option<CompressionChoice>,
-    /// Called after each dataset is read, with the datasets and bytes read so far (for a
-    /// progress display; `asdftool convert` prints one on a terminal).
-    pub progress: Option<std::sync::Arc<dyn Fn(Progress) + Send + Sync>>,
+    /// Called after each dataset is read, and after each band of a dataset read band by band,
+    /// with the datasets and bytes read so far (for a progress display; `asdftool convert`
+    /// shows one on a terminal). Bands are read while the ASDF file is written, on the
+    /// writer's reading thread.
+    pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    /// Datasets of at least this many bytes (default 32 MiB) are not read whole: they are
+    /// read band by band (whole chunk rows along axis 0, about 16 MiB a band) while the ASDF
+    /// file is written, and compressed as a stream, so memory holds a few bands whatever the
+    /// dataset's size ([`Writer::add_array_pieces`]).
+    pub band_min_bytes: u64,
 }
 
 impl Default for ToAsdfOptions {
@@ -52,6 +65,7 @@ impl Default for ToAsdfOptions {
             max_dataset_bytes: 1 << 40,
             compression: None,
             progress: None,
+            band_min_bytes: 32 << 20,
         }
     }
 }
@@ -62,6 +76,7 @@ impl std::fmt::Debug for ToAsdfOptions {
             .field("max_dataset_bytes", &self.max_dataset_bytes)
             .field("compression", &self.compression)
             .field("progress", &self.progress.is_some())
+            .field("band_min_bytes", &self.band_min_bytes)
             .finish()
     }
 }
@@ -175,7 +190,7 @@ fn build(
             attributes: 0,
         },
         depth: 0,
-        bytes_read: 0,
+        bytes_read: Arc::new(AtomicU64::new(0)),
     };
     let mut tree = walk.group(&root, "")?;
     let meta = walk.meta.node();
@@ -283,8 +298,8 @@ struct Walk<'w, 'a> {
     summary: ToAsdfSummary,
     /// Groups being visited (a group that contains itself through a link is refused).
     depth: usize,
-    /// Bytes of array data read so far.
-    bytes_read: u64,
+    /// Bytes of array data read so far (bands are read while the file is written).
+    bytes_read: Arc<AtomicU64>,
 }
 
 /// Deepest group nesting converted (the YAML tree has a depth limit too).
@@ -471,12 +486,27 @@ impl Walk<'_, '_> {
             }
         }
         self.check_layout(ds, path)?;
+        let compression = match &self.opts.compression {
+            Some(c) => *c,
+            None if deflated => CompressionChoice::Codec(Compression::Zlib),
+            None => CompressionChoice::None,
+        };
+        let array_opts = ArrayOptions {
+            compression: Some(compression),
+            storage: Some(Storage::Internal),
+        };
+        if let Some(node) = self.banded(ds, &plan, path, array_opts)? {
+            return Ok(node);
+        }
         let array = dataset_array(ds, &plan, path, self.opts.max_dataset_bytes)?;
-        self.bytes_read += array.data.len() as u64;
+        let bytes = self
+            .bytes_read
+            .fetch_add(array.data.len() as u64, Ordering::Relaxed)
+            + array.data.len() as u64;
         if let Some(report) = &self.opts.progress {
             report(Progress {
                 datasets: self.summary.datasets,
-                bytes: self.bytes_read,
+                bytes,
             });
         }
         if ds.shape().is_empty() && plan.inner_shape.is_empty() {
@@ -488,17 +518,71 @@ impl Walk<'_, '_> {
                 return Ok(node);
             }
         }
-        let compression = match &self.opts.compression {
-            Some(c) => *c,
-            None if deflated => CompressionChoice::Codec(Compression::Zlib),
-            None => CompressionChoice::None,
+        Ok(self.writer.add_array_with(array, array_opts))
+    }
+
+    /// A dataset of at least [`BAND_MIN`] bytes, registered to be read band by band (whole
+    /// chunk rows along axis 0, about [`BAND_BYTES`] each) while the ASDF file is written, so
+    /// memory holds a few bands rather than the dataset. `None` for the others.
+    fn banded(
+        &mut self,
+        ds: &Dataset,
+        plan: &Plan,
+        path: &str,
+        opts: ArrayOptions,
+    ) -> Result<Option<Node>> {
+        let len = ds.raw_byte_len().map_err(|e| read_err(path, e))? as u64;
+        let max = self.opts.max_dataset_bytes;
+        if len > max {
+            return Err(read_err(
+                path,
+                format!("the dataset holds {len} bytes, more than the limit of {max}"),
+            ));
+        }
+        let dims = ds.shape().to_vec();
+        let Some((&rows, rest)) = dims.split_first() else {
+            return Ok(None);
         };
-        Ok(self.writer.add_array_with(
-            array,
-            ArrayOptions {
-                compression: Some(compression),
-                storage: Some(Storage::Internal),
-            },
+        if len == 0 || len < self.opts.band_min_bytes || rows == 0 {
+            return Ok(None);
+        }
+        // bytes of one row: within `len`, which is within the limit
+        let row_bytes = rest
+            .iter()
+            .try_fold(plan.src_size as u64, |a, &d| a.checked_mul(d))
+            .filter(|&b| b > 0)
+            .ok_or_else(|| read_err(path, "its rows hold no bytes"))?;
+        let unit = u64::from(ds.chunks().and_then(|c| c.first().copied()).unwrap_or(1)).max(1);
+        let per_band = (BAND_BYTES / row_bytes.saturating_mul(unit)).max(1);
+        let band_rows = unit.saturating_mul(per_band);
+        let mut shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+        shape.extend(&plan.inner_shape);
+        let dtype = plan.dtype.clone();
+        let (ds, plan) = (ds.clone(), plan.clone());
+        let (where_, progress) = (path.to_string(), self.opts.progress.clone());
+        let (bytes_read, datasets) = (
+            std::sync::Arc::clone(&self.bytes_read),
+            self.summary.datasets,
+        );
+        let mut row = 0u64;
+        let pieces = move || -> std::io::Result<Option<Vec<u8>>> {
+            if row >= rows {
+                return Ok(None);
+            }
+            let n = band_rows.min(rows - row);
+            let size = usize::try_from(n * row_bytes).map_err(std::io::Error::other)?;
+            let mut band = vec![0u8; size];
+            ds.read_raw_rows_into(row, &mut band)
+                .map_err(|e| std::io::Error::other(format!("{where_}: {e}")))?;
+            row += n;
+            let bytes = bytes_read.fetch_add(size as u64, Ordering::Relaxed) + size as u64;
+            if let Some(report) = &progress {
+                report(Progress { datasets, bytes });
+            }
+            Ok(Some(plan.convert(band)))
+        };
+        Ok(Some(
+            self.writer.add_array_pieces(dtype, &shape, opts, pieces),
         ))
     }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """h5py's side of the HDF5 round trip: for each fixture NAME.h5 of asdf-hdf5/tests/data, the
 file ``DIR/hdf5_NAME.back.h5`` that asdf-rs wrote from its own conversion (h5 → asdf → h5,
-made by asdf-hdf5/tests/round_trip.rs with ASDF_WRITE_OUT=DIR) must hold, as h5py reads it,
+made by asdf-hdf5/tests/round_trip.rs with ASDF_WRITE_OUT=DIR), and ``DIR/hdf5_NAME.banded.h5``
+written the same way band by band (the path of datasets larger than memory), must hold, as h5py reads it,
 the same datasets (values, datatypes, shapes), attributes (values and types), chunk shapes and
 filters as the original. Also, python asdf must open ``DIR/hdf5_NAME.asdf`` (the middle step)
 and give each dataset's values at its key path.
@@ -102,6 +103,13 @@ def main(argv) -> int:
             continue
         with h5py.File(src, "r") as o, h5py.File(back, "r") as b:
             problems = compare(o, b, np, h5py)
+        # the same conversion done band by band (the path of datasets larger than memory)
+        banded = out / f"hdf5_{name}.banded.h5"
+        if not banded.exists():
+            problems.append(f"{banded.name} was not written")
+        else:
+            with h5py.File(src, "r") as o, h5py.File(banded, "r") as b:
+                problems += [f"banded: {p}" for p in compare(o, b, np, h5py)]
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             with asdf.open(middle, lazy_load=False) as af, h5py.File(src, "r") as o:

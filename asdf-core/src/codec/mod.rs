@@ -29,8 +29,11 @@ mod blsc;
 mod bzp2;
 mod lz4;
 mod lz4f;
+mod stream;
 mod zlib;
 mod zstd;
+
+pub use stream::decoder;
 
 /// Errors of the codec layer (the caller adds the block index).
 #[derive(Debug, thiserror::Error, PartialEq, Eq, Clone)]

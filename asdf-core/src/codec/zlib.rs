@@ -15,7 +15,7 @@ pub(super) struct MultiZlib<'a> {
 }
 
 /// Whether `b` starts with a valid zlib header (deflate method, header check bits).
-fn is_zlib_header(b: &[u8]) -> bool {
+pub(super) fn is_zlib_header(b: &[u8]) -> bool {
     match b {
         [cmf, flg, ..] => {
             cmf & 0x0f == 8

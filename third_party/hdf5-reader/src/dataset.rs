@@ -1502,6 +1502,260 @@ impl Dataset {
         result.map_err(|e| e.with_context(&self.name))
     }
 
+    /// asdf-rs patch: read whole rows along axis 0 as logical raw bytes, so a
+    /// dataset larger than memory can be read band by band.
+    ///
+    /// Fills `dst` with the rows `start..start + n`, where `n` is `dst.len()`
+    /// divided by the bytes of one row (the product of the other dimensions
+    /// times the element size); `dst` must hold whole rows within the
+    /// dataset. For a chunked dataset, `start` must be a multiple of the chunk
+    /// extent along axis 0 and the band must end on a chunk row boundary or at
+    /// the end of the dataset: only the chunks of that band are read (decoded
+    /// in parallel with the `rayon` feature, and not kept in the chunk cache,
+    /// which a scan would only churn). Numeric values remain in the dataset
+    /// datatype's byte order.
+    pub fn read_raw_rows_into(&self, start: u64, dst: &mut [u8]) -> Result<()> {
+        let result: Result<()> = (|| {
+            let shape = self.dataspace.dims.clone();
+            let Some((&rows_total, rest)) = shape.split_first() else {
+                return Err(Error::InvalidData(
+                    "a scalar dataset has no rows to read".into(),
+                ));
+            };
+            let elem_size = self.raw_element_size()?;
+            let row_elems = rest
+                .iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| Error::InvalidData("row size overflows".into()))?;
+            let row_bytes = checked_mul_usize(
+                checked_usize(row_elems, "row element count")?,
+                elem_size,
+                "row size in bytes",
+            )?;
+            if row_bytes == 0 {
+                return if dst.is_empty() {
+                    Ok(())
+                } else {
+                    Err(Error::InvalidData("rows of this dataset hold no bytes".into()))
+                };
+            }
+            if dst.len() % row_bytes != 0 {
+                return Err(Error::InvalidData(format!(
+                    "destination of {} bytes is not whole rows of {row_bytes} bytes",
+                    dst.len()
+                )));
+            }
+            let rows = (dst.len() / row_bytes) as u64;
+            let end = start
+                .checked_add(rows)
+                .filter(|&e| e <= rows_total)
+                .ok_or_else(|| {
+                    Error::InvalidData(format!(
+                        "rows {start}..{start}+{rows} outside the dataset's {rows_total}"
+                    ))
+                })?;
+            if rows == 0 {
+                return Ok(());
+            }
+            let byte_start = checked_mul_usize(
+                checked_usize(start, "first row")?,
+                row_bytes,
+                "band offset",
+            )?;
+            match &self.layout {
+                DataLayout::Compact { data } => {
+                    self.validate_allocated_raw_data_len("compact", data.len())?;
+                    let src = data
+                        .get(byte_start..byte_start + dst.len())
+                        .ok_or_else(|| Error::InvalidData("compact data too short".into()))?;
+                    dst.copy_from_slice(src);
+                    Ok(())
+                }
+                DataLayout::Contiguous { address, size } => {
+                    if self.external_files.is_some() {
+                        return self.read_external_range_into(byte_start, dst);
+                    }
+                    if Cursor::is_undefined_offset(*address, self.offset_size()) || *size == 0 {
+                        self.fill_output_buffer(dst);
+                        return Ok(());
+                    }
+                    self.validate_allocated_raw_data_len(
+                        "contiguous",
+                        checked_usize(*size, "contiguous dataset size")?,
+                    )?;
+                    let raw = self.read_contiguous_logical_range(*address, byte_start, dst.len())?;
+                    if raw.len() != dst.len() {
+                        return Err(Error::InvalidData("contiguous data too short".into()));
+                    }
+                    dst.copy_from_slice(&raw);
+                    Ok(())
+                }
+                DataLayout::Chunked {
+                    address,
+                    dims,
+                    element_size: _,
+                    chunk_indexing,
+                } => self.read_chunked_rows_into(
+                    *address,
+                    dims,
+                    chunk_indexing.as_ref(),
+                    (start, end),
+                    dst,
+                ),
+            }
+        })();
+        result.map_err(|e| e.with_context(&self.name))
+    }
+
+    /// The chunked case of [`Dataset::read_raw_rows_into`].
+    fn read_chunked_rows_into(
+        &self,
+        index_address: u64,
+        chunk_dims: &[u32],
+        chunk_indexing: Option<&ChunkIndexing>,
+        (start, end): (u64, u64),
+        dst: &mut [u8],
+    ) -> Result<()> {
+        self.fill_output_buffer(dst);
+        if Cursor::is_undefined_offset(index_address, self.offset_size()) {
+            return Ok(());
+        }
+        let shape = &self.dataspace.dims;
+        let ndim = shape.len();
+        let elem_size = self.raw_element_size()?;
+        let chunk_shape: Vec<u64> = chunk_dims.iter().map(|&d| d as u64).collect();
+        validate_chunk_shape(shape, &chunk_shape)?;
+        let c0 = chunk_shape[0];
+        if start % c0 != 0 || (end % c0 != 0 && end != shape[0]) {
+            return Err(Error::InvalidData(format!(
+                "rows {start}..{end} do not start and end on chunk rows of {c0}"
+            )));
+        }
+        let mut first_chunk = vec![0u64; ndim];
+        let mut last_chunk = vec![0u64; ndim];
+        first_chunk[0] = start / c0;
+        last_chunk[0] = (end - 1) / c0;
+        for d in 1..ndim {
+            if shape[d] == 0 {
+                return Ok(());
+            }
+            last_chunk[d] = (shape[d] - 1) / chunk_shape[d];
+        }
+        let entries = self.collect_chunk_entries_in_range(
+            index_address,
+            chunk_dims,
+            chunk_indexing,
+            ChunkEntrySelection {
+                shape,
+                ndim,
+                elem_size,
+                chunk_bounds: Some((&first_chunk, &last_chunk)),
+            },
+        )?;
+        let mut band_shape = shape.clone();
+        band_shape[0] = end - start;
+        let band_strides = row_major_strides(&band_shape, "band stride")?;
+        let chunk_strides = row_major_strides(&chunk_shape, "chunk stride")?;
+        let load = |entry: &chunk_index::ChunkEntry| -> Result<Arc<Vec<u8>>> {
+            if self.storage_dims.is_some() {
+                return self.load_exact_chunk_data(entry, index_address, &chunk_shape, elem_size);
+            }
+            let data = self.decode_chunk_uncached(entry, &chunk_shape, elem_size)?;
+            validate_decoded_chunk_len(entry, &chunk_shape, elem_size, data.len())?;
+            Ok(Arc::new(data))
+        };
+        #[cfg(feature = "rayon")]
+        let decoded: Vec<Arc<Vec<u8>>> = entries.par_iter().map(load).collect::<Result<_>>()?;
+        #[cfg(not(feature = "rayon"))]
+        let decoded: Vec<Arc<Vec<u8>>> = entries.iter().map(load).collect::<Result<_>>()?;
+        for (entry, data) in entries.iter().zip(&decoded) {
+            let Some(first) = entry.offsets.first().copied() else {
+                continue;
+            };
+            if first < start || first >= end {
+                continue;
+            }
+            let mut offsets = entry.offsets.clone();
+            offsets[0] = first - start;
+            copy_chunk_to_flat_with_strides(
+                data,
+                dst,
+                ChunkCopyLayout {
+                    chunk_offsets: &offsets,
+                    chunk_shape: &chunk_shape,
+                    dataset_shape: &band_shape,
+                    dataset_strides: &band_strides,
+                    chunk_strides: &chunk_strides,
+                    elem_size,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The chunk entries within `selection.chunk_bounds`, not cached (a band
+    /// is read once).
+    fn collect_chunk_entries_in_range(
+        &self,
+        index_address: u64,
+        chunk_dims: &[u32],
+        chunk_indexing: Option<&ChunkIndexing>,
+        selection: ChunkEntrySelection<'_>,
+    ) -> Result<Vec<chunk_index::ChunkEntry>> {
+        // the full list, once cached, is filtered rather than walked again
+        if let Some(all) = self.full_chunk_entries.get() {
+            let (first, last) = selection.chunk_bounds.unwrap_or((&[], &[]));
+            return Ok(all
+                .iter()
+                .filter(|e| {
+                    e.offsets.iter().enumerate().all(|(d, &o)| {
+                        let c = u64::from(chunk_dims.get(d).copied().unwrap_or(1).max(1));
+                        let i = o / c;
+                        first.get(d).map_or(true, |&f| i >= f) && last.get(d).map_or(true, |&l| i <= l)
+                    })
+                })
+                .cloned()
+                .collect());
+        }
+        self.collect_chunk_entries(index_address, chunk_dims, chunk_indexing, selection)
+    }
+
+    /// Reads and decodes one chunk without the chunk cache.
+    fn decode_chunk_uncached(
+        &self,
+        entry: &chunk_index::ChunkEntry,
+        chunk_shape: &[u64],
+        elem_size: usize,
+    ) -> Result<Vec<u8>> {
+        let expected_len = decoded_chunk_expected_len(chunk_shape, elem_size)?;
+        if expected_len > self.context.max_chunk_bytes {
+            return Err(Error::ResourceLimit(format!(
+                "decoded chunk of {expected_len} bytes exceeds the {} byte chunk limit",
+                self.context.max_chunk_bytes
+            )));
+        }
+        let filter_output_limit =
+            checked_add_usize(expected_len, 1, "decoded chunk filter output limit")?;
+        let size = if entry.size > 0 {
+            checked_usize(entry.size, "encoded chunk size")?
+        } else {
+            expected_len
+        };
+        let raw = self.context.read_range(entry.address, size)?;
+        if let Some(ref pipeline) = self.filters {
+            filters::apply_pipeline_with_limit(
+                raw.as_ref(),
+                &pipeline.filters,
+                entry.filter_mask,
+                elem_size,
+                Some(&self.filter_registry),
+                Some(filter_output_limit),
+            )
+        } else {
+            Ok(raw.to_vec())
+        }
+    }
+
     fn read_raw_bytes_into_inner(&self, dst: &mut [u8]) -> Result<()> {
         match &self.layout {
             DataLayout::Compact { data } => {

@@ -26,7 +26,7 @@
 //! enum, and array datatypes. Output is validated against libhdf5.
 
 use flate2::{write::ZlibEncoder, Compression};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 
 pub use hdf5_core::{
     fletcher32, jenkins_lookup3, ByteOrder, ChunkIndexing, CompoundField, DataLayout,
@@ -246,6 +246,33 @@ pub struct DatasetBuilder {
     vlen_string_values: Option<Vec<String>>,
     vlen_sequence_values: Option<Vec<Vec<u8>>>,
     attributes: Vec<AttributeBuilder>,
+    /// asdf-rs patch: raw bytes read while the file is written.
+    raw_reader: Option<RawDataReader>,
+}
+
+/// asdf-rs patch: the raw bytes of a dataset (C order, in its datatype's byte
+/// order), read from a stream while the file is written rather than held in
+/// memory; see [`DatasetBuilder::raw_data_reader`]. Clones share the stream,
+/// which can be read once.
+#[derive(Clone)]
+pub struct RawDataReader(std::sync::Arc<std::sync::Mutex<Option<Box<dyn Read + Send>>>>);
+
+impl std::fmt::Debug for RawDataReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RawDataReader")
+    }
+}
+
+impl RawDataReader {
+    fn take(&self) -> Result<Box<dyn Read + Send>> {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|mut r| r.take())
+            .ok_or_else(|| {
+                Error::InvalidDefinition("a dataset's raw data reader can be read once".into())
+            })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,6 +296,7 @@ impl DatasetBuilder {
             vlen_string_values: None,
             vlen_sequence_values: None,
             attributes: Vec::new(),
+            raw_reader: None,
         }
     }
 
@@ -358,6 +386,7 @@ impl DatasetBuilder {
             vlen_string_values: Some(strings),
             vlen_sequence_values: None,
             attributes: Vec::new(),
+            raw_reader: None,
         })
     }
 
@@ -406,6 +435,7 @@ impl DatasetBuilder {
             vlen_string_values: None,
             vlen_sequence_values: Some(values),
             attributes: Vec::new(),
+            raw_reader: None,
         })
     }
 
@@ -440,6 +470,26 @@ impl DatasetBuilder {
         self.raw_data = Some(bytes.into());
         self.vlen_string_values = None;
         self.vlen_sequence_values = None;
+        self.raw_reader = None;
+        self
+    }
+
+    /// asdf-rs patch: the dataset's raw bytes (C order, in the datatype's byte
+    /// order) are read from `reader` while the file is written, after the
+    /// file's metadata, so a dataset larger than memory can be written: a
+    /// contiguous dataset is copied through in pieces of 8 MiB, a chunked one
+    /// is read one row of chunks (the chunk extent along axis 0) at a time,
+    /// whose chunks are filtered and written before the next row is read;
+    /// the chunk index, then the superblock's end-of-file address, are written
+    /// last by seeking back. `reader` must give exactly the dataset's bytes.
+    /// Not for compact layouts or variable-length datatypes.
+    pub fn raw_data_reader(mut self, reader: impl Read + Send + 'static) -> Self {
+        self.raw_data = None;
+        self.vlen_string_values = None;
+        self.vlen_sequence_values = None;
+        self.raw_reader = Some(RawDataReader(std::sync::Arc::new(std::sync::Mutex::new(
+            Some(Box::new(reader)),
+        ))));
         self
     }
 
@@ -1104,7 +1154,9 @@ impl Hdf5WritePlan {
     /// hold a plain [`Write`] sink (and cannot supply a [`Seek`] one) can write
     /// these bytes directly, avoiding an intermediate in-memory copy.
     pub fn encode(&self, options: WriteOptions) -> Result<Vec<u8>> {
-        encode_hdf5_file(self, options)
+        let mut sink = std::io::Cursor::new(Vec::new());
+        write_plan(&mut sink, self, options)?;
+        Ok(sink.into_inner())
     }
 }
 
@@ -1123,9 +1175,7 @@ impl<W: Write + Seek> Hdf5Writer<W> {
     /// Encode `plan` and write the file to the sink. Consumes the writer, so a
     /// writer can be finished at most once.
     pub fn finish(mut self, plan: Hdf5WritePlan) -> Result<W> {
-        let bytes = encode_hdf5_file(&plan, self.options)?;
-        self.sink.seek(SeekFrom::Start(0))?;
-        self.sink.write_all(&bytes)?;
+        write_plan(&mut self.sink, &plan, self.options)?;
         Ok(self.sink)
     }
 
@@ -1319,7 +1369,177 @@ fn encode_vlen_heap_references(refs: &[VLenHeapReference], heap: HeapLayout<'_>)
     raw_data
 }
 
-fn encode_hdf5_file(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<Vec<u8>> {
+/// asdf-rs patch: what a plan's file holds before its streamed datasets.
+struct EncodedHead {
+    /// The file up to its end-of-file address, streamed data excluded.
+    bytes: Vec<u8>,
+    root_address: u64,
+    /// Streamed datasets, contiguous ones first (in address order).
+    streams: Vec<StreamedDataset>,
+}
+
+/// asdf-rs patch: a dataset whose data [`write_plan`] reads from its reader.
+struct StreamedDataset {
+    name: String,
+    reader: RawDataReader,
+    shape: Vec<u64>,
+    element_size: usize,
+    kind: StreamedKind,
+}
+
+enum StreamedKind {
+    /// The data goes at `address` (planned), `len` bytes.
+    Contiguous { address: u64, len: u64 },
+    /// Chunks go after the file's end; the chunk index at `index_address`
+    /// (planned, of `index_len` bytes) is written once their addresses are
+    /// known.
+    Chunked {
+        index_address: u64,
+        index_len: usize,
+        chunk_shape: Vec<u64>,
+        filters: Vec<FilterDescription>,
+    },
+}
+
+/// Bytes of contiguous streamed data copied at a time.
+const STREAM_COPY: usize = 8 << 20;
+
+/// asdf-rs patch: writes `plan` to `sink` from its start: the metadata and
+/// in-memory data, then the streamed datasets (contiguous ones at their
+/// planned addresses; chunked ones one row of chunks at a time, their chunk
+/// index written afterwards at its planned place), then the superblock with
+/// the final end-of-file address.
+fn write_plan<W: Write + Seek>(
+    sink: &mut W,
+    plan: &Hdf5WritePlan,
+    options: WriteOptions,
+) -> Result<()> {
+    let head = encode_hdf5_head(plan, options)?;
+    sink.seek(SeekFrom::Start(0))?;
+    sink.write_all(&head.bytes)?;
+    let mut pos = head.bytes.len() as u64;
+    if head.streams.is_empty() {
+        return Ok(());
+    }
+    let zeros = |sink: &mut W, n: u64| -> Result<()> {
+        std::io::copy(&mut std::io::repeat(0).take(n), sink)?;
+        Ok(())
+    };
+    for stream in &head.streams {
+        let mut reader = stream.reader.take()?;
+        let short = |e: std::io::Error| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::InvalidDefinition(format!(
+                    "dataset '{}': its reader ended before the dataset's bytes",
+                    stream.name
+                ))
+            } else {
+                Error::Io(e)
+            }
+        };
+        match &stream.kind {
+            StreamedKind::Contiguous { address, len } => {
+                let Some(gap) = address.checked_sub(pos) else {
+                    return Err(Error::InvalidDefinition(
+                        "streamed data planned before the file's end".into(),
+                    ));
+                };
+                zeros(sink, gap)?;
+                let mut buf = vec![0u8; (*len).min(STREAM_COPY as u64) as usize];
+                let mut left = *len;
+                while left > 0 {
+                    let n = left.min(buf.len() as u64) as usize;
+                    reader.read_exact(&mut buf[..n]).map_err(short)?;
+                    sink.write_all(&buf[..n])?;
+                    left -= n as u64;
+                }
+                pos = address + len;
+            }
+            StreamedKind::Chunked {
+                index_address,
+                index_len,
+                chunk_shape,
+                filters,
+            } => {
+                let aligned = align_u64(pos, 8);
+                zeros(sink, aligned - pos)?;
+                pos = aligned;
+                let (Some((&rows, rest)), Some(&c0)) =
+                    (stream.shape.split_first(), chunk_shape.first())
+                else {
+                    return Err(Error::InvalidDefinition(
+                        "a streamed chunked dataset needs a rank".into(),
+                    ));
+                };
+                let row_bytes = rest.iter().try_fold(stream.element_size as u64, |a, &d| {
+                    checked_mul_u64(a, d, "row byte length")
+                })?;
+                let mut chunks = Vec::new();
+                let mut band = Vec::new();
+                let mut start = 0u64;
+                while start < rows {
+                    let n = c0.min(rows - start);
+                    let len = checked_usize(
+                        checked_mul_u64(n, row_bytes, "band byte length")?,
+                        "band byte length",
+                    )?;
+                    band.resize(len, 0);
+                    reader.read_exact(&mut band).map_err(short)?;
+                    let mut band_shape = stream.shape.clone();
+                    band_shape[0] = n;
+                    let (storage, index) = filtered_chunk_storage_data(
+                        &band,
+                        &band_shape,
+                        chunk_shape,
+                        stream.element_size,
+                        filters,
+                    )?;
+                    for mut entry in index.map(|i| i.chunks).unwrap_or_default() {
+                        entry.relative_address =
+                            checked_add_u64(pos, entry.relative_address, "chunk address")?;
+                        entry.scaled_offsets[0] += start / c0;
+                        chunks.push(entry);
+                    }
+                    sink.write_all(&storage)?;
+                    pos = checked_add_u64(pos, storage.len() as u64, "file end")?;
+                    start += n;
+                }
+                let nodes = encode_btree_v1_chunk_index(
+                    &PreparedChunkIndex {
+                        chunk_shape: chunk_shape.clone(),
+                        chunks,
+                    },
+                    *index_address,
+                    0,
+                )?;
+                if nodes.len() != *index_len {
+                    return Err(Error::InvalidDefinition(format!(
+                        "dataset '{}': its chunk index changed size",
+                        stream.name
+                    )));
+                }
+                sink.seek(SeekFrom::Start(*index_address))?;
+                sink.write_all(&nodes)?;
+                sink.seek(SeekFrom::Start(pos))?;
+            }
+        }
+        let mut extra = [0u8; 1];
+        if reader.read(&mut extra)? != 0 {
+            return Err(Error::InvalidDefinition(format!(
+                "dataset '{}': its reader gave more than the dataset's bytes",
+                stream.name
+            )));
+        }
+    }
+    let eof = align_u64(pos, 8);
+    zeros(sink, eof - pos)?;
+    sink.seek(SeekFrom::Start(0))?;
+    sink.write_all(&encode_superblock_v2(head.root_address, eof))?;
+    sink.seek(SeekFrom::Start(eof))?;
+    Ok(())
+}
+
+fn encode_hdf5_head(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<EncodedHead> {
     if options.variant != Hdf5Variant::Modern {
         return Err(Error::UnsupportedFeature(format!(
             "unsupported HDF5 variant {:?}",
@@ -1416,7 +1636,7 @@ fn encode_hdf5_file(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<Vec<u
 
     let global_heap = encode_global_heap(&planned_attributes.heap_objects)?;
     let DataHeapLayout {
-        data_addresses,
+        mut data_addresses,
         heap_address,
         eof_address,
     } = stabilize_vlen_dataset_storage(
@@ -1425,6 +1645,58 @@ fn encode_hdf5_file(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<Vec<u
         data_start_address,
         &global_heap,
     )?;
+    // asdf-rs patch: streamed contiguous data goes after the file's end, in
+    // order; streamed chunks after that
+    let mut streams = Vec::new();
+    let mut stream_end = eof_address;
+    for (i, p) in prepared.iter().enumerate() {
+        if !p.streamed {
+            continue;
+        }
+        let (Some(reader), Some(address)) =
+            (p.dataset.raw_reader.clone(), data_addresses.get_mut(i))
+        else {
+            continue;
+        };
+        let kind = match &p.dataset.layout {
+            PlannedLayout::Contiguous => {
+                *address = stream_end;
+                stream_end = align_u64(
+                    checked_add_u64(stream_end, p.data_size, "streamed data end")?,
+                    8,
+                );
+                StreamedKind::Contiguous {
+                    address: *address,
+                    len: p.data_size,
+                }
+            }
+            PlannedLayout::Chunked { chunk_shape } => {
+                let (Some(index), Some(Some(index_address))) =
+                    (&p.chunk_index, chunk_index_addresses.get(i))
+                else {
+                    continue;
+                };
+                StreamedKind::Chunked {
+                    index_address: *index_address,
+                    index_len: checked_usize(
+                        btree_v1_chunk_index_size(index)?,
+                        "chunk index size",
+                    )?,
+                    chunk_shape: chunk_shape.clone(),
+                    filters: p.filters.clone(),
+                }
+            }
+            PlannedLayout::Compact => continue,
+        };
+        streams.push(StreamedDataset {
+            name: p.dataset.name.clone(),
+            reader,
+            shape: p.dataset.shape.clone(),
+            element_size: datatype_element_size(&p.dataset.datatype)?,
+            kind,
+        });
+    }
+    streams.sort_by_key(|s| matches!(s.kind, StreamedKind::Chunked { .. }));
     let heap = global_heap.layout(heap_address);
 
     let root_header = encode_group_header_from_plan(
@@ -1513,7 +1785,10 @@ fn encode_hdf5_file(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<Vec<u
     }
 
     for emission in &emissions {
-        if !matches!(emission.dataset.layout, PlannedLayout::Compact) {
+        // asdf-rs patch: streamed data is written by `write_plan`, after the end
+        if !matches!(emission.dataset.layout, PlannedLayout::Compact)
+            && emission.dataset.raw_reader.is_none()
+        {
             pad_to_address(&mut file, emission.data_address)?;
             file.extend_from_slice(&emission.raw_data);
         }
@@ -1525,7 +1800,11 @@ fn encode_hdf5_file(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<Vec<u
     }
 
     pad_to_address(&mut file, eof_address)?;
-    Ok(file)
+    Ok(EncodedHead {
+        bytes: file,
+        root_address,
+        streams,
+    })
 }
 
 #[derive(Debug)]
@@ -1535,6 +1814,10 @@ struct PreparedDataset<'a> {
     raw_data: Vec<u8>,
     data_size: u64,
     chunk_index: Option<PreparedChunkIndex>,
+    /// asdf-rs patch: the data comes from [`DatasetBuilder::raw_data_reader`]
+    /// while the file is written (`raw_data` is empty; `data_size` is the
+    /// logical size).
+    streamed: bool,
 }
 
 /// The chunks of a chunked dataset, indexed on disk by a version-1 B-tree.
@@ -1655,6 +1938,44 @@ fn prepare_datasets(
                 &filters,
                 element_size,
             )?
+        } else if dataset.raw_reader.is_some() {
+            // asdf-rs patch: written by `write_plan` from the reader; here only
+            // the chunk index's size (one entry per chunk) is planned
+            if matches!(dataset.datatype, Datatype::VarLen { .. })
+                || matches!(
+                    dataset.datatype,
+                    Datatype::String {
+                        size: StringSize::Variable,
+                        ..
+                    }
+                )
+            {
+                return Err(Error::UnsupportedFeature(format!(
+                    "dataset '{}': variable-length data cannot be read from a stream",
+                    dataset.name
+                )));
+            }
+            let index = match &dataset.layout {
+                PlannedLayout::Compact => {
+                    return Err(Error::UnsupportedFeature(format!(
+                        "dataset '{}': a compact dataset cannot be read from a stream",
+                        dataset.name
+                    )))
+                }
+                PlannedLayout::Contiguous => None,
+                PlannedLayout::Chunked { chunk_shape } => {
+                    unfiltered_chunk_index(&dataset.shape, chunk_shape, element_size)?
+                }
+            };
+            prepared.push(PreparedDataset {
+                dataset,
+                filters,
+                raw_data: Vec::new(),
+                data_size: expected as u64,
+                chunk_index: index,
+                streamed: expected > 0,
+            });
+            continue;
         } else if let Some(raw_data) = dataset.raw_data.as_deref() {
             if raw_data.len() != expected {
                 return Err(Error::InvalidDefinition(format!(
@@ -1697,6 +2018,7 @@ fn prepare_datasets(
             raw_data: storage_data,
             data_size,
             chunk_index,
+            streamed: false,
         });
     }
     Ok(prepared)
