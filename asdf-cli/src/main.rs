@@ -29,6 +29,7 @@ mod blosc2;
 mod check_schemas;
 mod convert;
 mod diff;
+mod edit;
 mod extract;
 mod fits;
 mod hdf5;
@@ -250,6 +251,14 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Edit the tree in $VISUAL or $EDITOR (default vi). On save it is parsed and validated
+    /// and written back: in place when the blocks stay and it fits (journaled), else the
+    /// whole file rewritten atomically. A bad edit reopens with the error at its top; quit
+    /// without saving to abandon (exit status 1, file untouched).
+    Edit {
+        /// The ASDF file.
+        file: PathBuf,
+    },
     /// List the tags a file uses, with how many nodes carry each and what validates them
     /// under the file's standard (a bundled schema, or nothing); without FILE, every tag
     /// of a standard and its schema.
@@ -386,6 +395,7 @@ fn main() -> ExitCode {
             path,
             output,
         } => extract::run(access, &input, &path, &output).map_err(Failure::from),
+        Command::Edit { file } => edit::run(access, &file),
         Command::Tags { file, standard } => {
             tags::run(access, file.as_deref(), standard.as_deref()).map_err(Failure::from)
         }
