@@ -158,6 +158,13 @@ pub enum Error {
         /// The value found.
         found: u64,
     },
+    /// Writing a file failed (the one-call functions [`write`](crate::write()),
+    /// [`update_at`](crate::update_at)).
+    #[error(transparent)]
+    Write(#[from] crate::write::WriteError),
+    /// An edit of a tree named a place that is not there.
+    #[error(transparent)]
+    Edit(#[from] crate::yaml::EditError),
     /// The tree does not validate against its schemas (one line per problem). The problems are
     /// in the message, not also in `source()`, so a printed error chain lists each once.
     #[error("the tree does not validate:\n{0}")]

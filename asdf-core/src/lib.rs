@@ -28,6 +28,8 @@
 //! # Ok::<(), asdf_core::Error>(())
 //! ```
 //!
+//! One call each for the common case: [`write()`], [`write_at`], [`read`], [`update_at`].
+//!
 //! Typed values: derive [`AsdfType`](derive@AsdfType) on a struct, write it with
 //! [`write::Writer::add_value`], read it with [`AsdfFile::read_as`].
 
@@ -35,6 +37,7 @@ pub mod array;
 pub mod canonical;
 pub mod codec;
 pub mod convert;
+mod easy;
 mod error;
 pub mod file;
 pub mod layout;
@@ -50,6 +53,7 @@ pub mod yaml;
 #[cfg(feature = "derive")]
 pub use asdf_derive::AsdfType;
 pub use convert::{AsdfType, FromAsdf, ToAsdf};
+pub use easy::{read, update_at, write, write_at};
 pub use error::{display_chain, Error, Result};
 pub use file::{AsdfFile, ExternalPolicy, OpenOptions};
 pub use yaml::{Integer, Node, Value};

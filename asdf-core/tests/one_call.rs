@@ -1,0 +1,174 @@
+//! The one-call functions: `asdf_core::write`, `write_at`, `read`, `update_at`. An updated
+//! file keeps what the value does not replace (other arrays and their codecs, unknown
+//! tags, history, the standard version); failures leave the file as it was. With
+//! `ASDF_WRITE_OUT`, python asdf opens the updated files (`tests/oracle/check_written.py`).
+
+mod common;
+
+use asdf_core::codec::Compression;
+use asdf_core::write::{ArrayOptions, CompressionChoice, StandardVersion, WriteOptions, Writer};
+use asdf_core::{tree, AsdfFile, AsdfType, Error, Node, Value};
+use ndarray::{Array1, Array2};
+
+#[derive(AsdfType, Debug, Clone, PartialEq)]
+#[asdf(tag = "asdf://example.org/tags/frame-1.0.0")]
+struct Frame {
+    exposure: f64,
+    pixels: Array2<f32>,
+}
+
+fn frame(exposure: f64) -> Frame {
+    Frame {
+        exposure,
+        pixels: Array2::from_shape_fn((8, 5), |(i, j)| (i * 10 + j) as f32 + exposure as f32),
+    }
+}
+
+/// A fresh folder of this test's own.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("asdf-one-call-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_tree_written_in_one_call_reads_back() {
+    let dir = scratch("tree");
+    let path = dir.join("catalog.asdf");
+    asdf_core::write(
+        &path,
+        &tree!({"name": "M31", "count": 3, "tags": ["a", "b"]}),
+    )
+    .unwrap();
+    assert_eq!(asdf_core::read::<String>(&path, "/name").unwrap(), "M31");
+    assert_eq!(asdf_core::read::<i64>(&path, "/count").unwrap(), 3);
+    let file = AsdfFile::open(&path).unwrap();
+    assert_eq!(file.node("/tags/1").unwrap().as_str(), Some("b"));
+    // the writer's own keys are there, as python writes them
+    assert!(file.node("/asdf_library").is_ok());
+}
+
+#[test]
+fn a_typed_value_goes_under_a_key_and_reads_back() {
+    let dir = scratch("typed");
+    let path = dir.join("frame.asdf");
+    let f = frame(30.0);
+    asdf_core::write_at(&path, "/obs/frame", &f).unwrap();
+    let back: Frame = asdf_core::read(&path, "/obs/frame").unwrap();
+    assert_eq!(back, f);
+    let file = AsdfFile::open(&path).unwrap();
+    assert_eq!(
+        file.node("/obs/frame").unwrap().tag(),
+        Some("asdf://example.org/tags/frame-1.0.0")
+    );
+}
+
+#[test]
+fn a_tagged_value_cannot_be_the_root_and_nothing_is_written() {
+    let dir = scratch("root");
+    let path = dir.join("root.asdf");
+    let e = asdf_core::write(&path, &frame(1.0)).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, Error::Write(_)), "{e:?}");
+    assert!(
+        text.contains("asdf://example.org/tags/frame-1.0.0"),
+        "{text}"
+    );
+    assert!(text.contains("write_at"), "{text}");
+    assert!(!path.exists());
+    let e = asdf_core::write(&path, &vec![1, 2]).unwrap_err();
+    assert!(e.to_string().contains("a sequence"), "{e}");
+}
+
+/// A file with a zlib array, an unknown tagged node and a frame, under standard 1.5.0.
+fn rich_file(path: &std::path::Path) {
+    let keep = Array1::from_iter((0..1000).map(|i| i as f64 * 0.25));
+    let f = frame(10.0);
+    let mut w = Writer::new(WriteOptions::default().standard(StandardVersion::V1_5_0));
+    let kept = w.add_array_with(
+        &keep,
+        ArrayOptions {
+            compression: Some(CompressionChoice::Codec(Compression::Zlib)),
+            storage: None,
+        },
+    );
+    let fnode = w.add_value(&f).unwrap();
+    let unknown = Node::tagged(
+        "tag:example.org:unknown/widget-2.0.0",
+        Value::Map(vec![(Node::str("knob"), Node::int(11))]),
+    );
+    w.add_history_entry("made by the test");
+    let root = tree!({"keep": kept, "frame": fnode, "widget": unknown});
+    w.write_to_path(&root, path).unwrap();
+}
+
+#[test]
+fn update_at_replaces_one_place_and_keeps_the_rest_of_the_file() {
+    let dir = scratch("update");
+    let path = dir.join("rich.asdf");
+    rich_file(&path);
+    let before = AsdfFile::open(&path).unwrap();
+    let keep_before = before.array::<f64>("/keep").unwrap();
+    drop(before);
+
+    let mut f: Frame = asdf_core::read(&path, "/frame").unwrap();
+    f.exposure = 45.0;
+    f.pixels.mapv_inplace(|v| v * 2.0);
+    asdf_core::update_at(&path, "/frame", &f).unwrap();
+    asdf_core::update_at(&path, "/meta/observer", &"Vera").unwrap();
+
+    let file = AsdfFile::options()
+        .verify_checksums(true)
+        .open(&path)
+        .unwrap();
+    assert_eq!(file.read_as::<Frame>("/frame").unwrap(), f);
+    assert_eq!(file.node("/meta/observer").unwrap().as_str(), Some("Vera"));
+    assert_eq!(file.array::<f64>("/keep").unwrap(), keep_before);
+    // the kept array keeps its codec, the unknown tag its content, the history its entry,
+    // the file its standard version
+    let keep_block = file.node("/keep/source").unwrap().as_i64().unwrap();
+    let header = &file.blocks()[keep_block as usize];
+    assert_eq!(&header.compression, b"zlib");
+    let widget = file.node("/widget").unwrap();
+    assert_eq!(widget.tag(), Some("tag:example.org:unknown/widget-2.0.0"));
+    assert_eq!(widget.get("knob").and_then(Node::as_i64), Some(11));
+    let history = file.node("/history/entries/0/description").unwrap();
+    assert_eq!(history.as_str(), Some("made by the test"));
+    assert_eq!(file.standard_version(), "1.5.0");
+    common::dump_for_oracle("one_call_updated", &std::fs::read(&path).unwrap());
+}
+
+#[test]
+fn a_failed_update_leaves_the_file_as_it_was() {
+    let dir = scratch("failed");
+    let path = dir.join("rich.asdf");
+    rich_file(&path);
+    let bytes = std::fs::read(&path).unwrap();
+    // through a scalar: the edit names the step
+    let e = asdf_core::update_at(&path, "/widget/knob/x", &1).unwrap_err();
+    assert!(
+        matches!(&e, Error::Edit(asdf_core::yaml::EditError::NotFound { at, .. }) if at == "/widget/knob/x"),
+        "{e:?}"
+    );
+    // a value that does not validate: core/software needs a name
+    let software = Node::tagged(
+        "tag:stsci.edu:asdf/core/software-1.0.0",
+        Value::Map(vec![(Node::str("version"), Node::str("1.0"))]),
+    );
+    let e = asdf_core::update_at(&path, "/made_by", &software).unwrap_err();
+    assert!(matches!(e, Error::Write(_)), "{e:?}");
+    assert!(e.to_string().contains("name"), "{e}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the file is untouched"
+    );
+    // a file that is not there
+    let missing = dir.join("missing.asdf");
+    assert!(matches!(
+        asdf_core::update_at(&missing, "/a", &1),
+        Err(Error::Io { .. })
+    ));
+    assert!(!missing.exists());
+}
