@@ -172,3 +172,43 @@ fn a_failed_update_leaves_the_file_as_it_was() {
     ));
     assert!(!missing.exists());
 }
+
+#[derive(AsdfType, Debug, Clone, PartialEq)]
+struct LazyProduct {
+    label: String,
+    #[asdf(compression = "input")]
+    sci: asdf_core::convert::LazyArray<f64, ndarray::Ix1>,
+}
+
+/// `compression = "input"` on a lazy array: an update keeps the block's codec (lz4 here), and
+/// the data, without the program loading it.
+#[test]
+fn a_lazy_array_with_input_compression_keeps_its_codec_through_update_at() {
+    let dir = scratch("lazy");
+    let path = dir.join("lazy.asdf");
+    let data = Array1::from_iter((0..4096).map(|i| (i % 17) as f64));
+    let mut w = Writer::new(WriteOptions::default());
+    let sci = w.add_array_with(
+        &data,
+        ArrayOptions {
+            compression: Some(CompressionChoice::Codec(Compression::Lz4)),
+            storage: None,
+        },
+    );
+    w.write_to_path(&tree!({"product": {"label": "a", "sci": sci}}), &path)
+        .unwrap();
+    let mut p: LazyProduct = asdf_core::read(&path, "/product").unwrap();
+    p.label = "b".into();
+    asdf_core::update_at(&path, "/product", &p).unwrap();
+    let file = AsdfFile::open(&path).unwrap();
+    assert_eq!(file.node("/product/label").unwrap().as_str(), Some("b"));
+    assert_eq!(
+        file.array::<f64>("/product/sci")
+            .unwrap()
+            .into_dimensionality()
+            .unwrap(),
+        data
+    );
+    let block = file.node("/product/sci/source").unwrap().as_i64().unwrap();
+    assert_eq!(&file.blocks()[block as usize].compression, b"lz4\0");
+}

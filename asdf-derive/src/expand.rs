@@ -243,6 +243,19 @@ fn body<'a>(fields: &'a Fields, errors: &mut Errors) -> Body<'a> {
                 keys.push(key.clone());
             }
         }
+        if let Some(c) = a.compression.as_ref().filter(|c| c.value == "input") {
+            if let Some(name) = owned_array(&f.ty) {
+                errors.push(
+                    c.span,
+                    format!(
+                        "`compression = \"input\"` cannot apply to `{name}`: an owned array read \
+                         from a file does not remember its codec. Name the codec \
+                         (`compression = \"lz4\"`), or use `asdf_core::convert::LazyArray`, which \
+                         keeps its block and codec when written with `Writer::from_file`"
+                    ),
+                );
+            }
+        }
         out.push(Field {
             member,
             binding: format_ident!("__asdf_f{}", i),
@@ -258,6 +271,43 @@ fn body<'a>(fields: &'a Fields, errors: &mut Errors) -> Body<'a> {
         );
     }
     Body { shape, fields: out }
+}
+
+/// The name of the owned ndarray type `ty` is or wraps (`Array2<f32>`, `Option<ArrayD<T>>`,
+/// `Vec<Array1<u8>>`), if it is one: such a field cannot keep the codec it was read with.
+fn owned_array(ty: &Type) -> Option<String> {
+    let Type::Path(p) = ty else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    let name = last.ident.to_string();
+    let owned = matches!(
+        name.as_str(),
+        "Array"
+            | "Array0"
+            | "Array1"
+            | "Array2"
+            | "Array3"
+            | "Array4"
+            | "Array5"
+            | "Array6"
+            | "ArrayD"
+    );
+    if owned {
+        return Some(name);
+    }
+    if matches!(name.as_str(), "Option" | "Vec" | "Box") {
+        if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+            for arg in &args.args {
+                if let syn::GenericArgument::Type(inner) = arg {
+                    if let Some(n) = owned_array(inner) {
+                        return Some(format!("{name}<{n}<..>>"));
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 fn check_variant(v: &syn::Variant, a: &attr::Container, b: &Body<'_>, errors: &mut Errors) {

@@ -107,7 +107,10 @@ use proc_macro::TokenStream;
 ///   not together with `flatten`. Without a catch-all, unknown keys are ignored on read.
 /// - `compression = "zlib" | "bzp2" | "lz4" | "zstd" | "lz4f" | "blsc" | "none" | "input"`:
 ///   compression of the array blocks inside the field (`input`: the codec the array had
-///   in the file it was read from).
+///   in the file it was read from, for types that keep their block, such as
+///   `asdf_core::convert::LazyArray` written with `Writer::from_file` or
+///   `asdf_core::update_at`; on an owned ndarray, which does not remember its codec, it is
+///   a compile error).
 /// - `storage = "internal" | "inline" | "external"`: where the arrays inside the field go
 ///   (a binary block, nested lists in the tree, or a separate file).
 ///
