@@ -52,6 +52,7 @@ pub struct OpenOptions {
     yaml_limits: YamlLimits,
     layout_limits: LayoutLimits,
     validate: bool,
+    fill_defaults: bool,
     external: ExternalPolicy,
 }
 
@@ -65,6 +66,7 @@ impl Default for OpenOptions {
             yaml_limits: YamlLimits::default(),
             layout_limits: LayoutLimits::default(),
             validate: false,
+            fill_defaults: true,
             external: ExternalPolicy::SameFolder,
         }
     }
@@ -112,6 +114,26 @@ impl OpenOptions {
     /// See [`AsdfFile::validate`].
     pub fn validate(mut self, on: bool) -> Self {
         self.validate = on;
+        self
+    }
+
+    /// Fill in the `default` values of the standard's schemas for a file of ASDF Standard
+    /// 1.5.0 or earlier (default `true`), as python asdf does when it reads one (its
+    /// `legacy_fill_schema_defaults`): [`AsdfFile::tree`] then holds them, and so does
+    /// anything written from it. See [`schema::fill_defaults`](crate::schema::fill_defaults)
+    /// and `docs/schema-defaults.md`.
+    ///
+    /// ```
+    /// let bytes = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+    ///     --- !core/asdf-1.1.0\nt: !core/table-1.0.0 {columns: []}\n...\n";
+    /// let file = asdf_core::AsdfFile::from_bytes(bytes.to_vec())?;
+    /// assert!(file.get("/t/meta").is_some());
+    /// let raw = asdf_core::AsdfFile::options().fill_defaults(false).open_bytes(bytes.to_vec(), ".")?;
+    /// assert!(raw.get("/t/meta").is_none());
+    /// # Ok::<(), asdf_core::Error>(())
+    /// ```
+    pub fn fill_defaults(mut self, on: bool) -> Self {
+        self.fill_defaults = on;
         self
     }
 
@@ -272,6 +294,11 @@ impl AsdfFile {
         if layout.is_legacy() {
             legacy::upgrade_tree(&mut doc);
         }
+        if options.fill_defaults {
+            // python asdf takes a file without an `#ASDF_STANDARD` line to be 1.0.0 here
+            let standard = layout.header.standard_version.as_deref().unwrap_or("1.0.0");
+            doc.root = crate::schema::fill_defaults(&doc.root, standard);
+        }
         let blocks = (0..layout.blocks.len()).map(|_| OnceLock::new()).collect();
         let confinement = Confinement::new(&options.external, &base_dir);
         let file = AsdfFile {
@@ -382,6 +409,11 @@ impl AsdfFile {
     /// header and blocks) has an empty `core/asdf` mapping, as python asdf reads it: tagged
     /// `core/asdf-1.0.0` when the `#ASDF_STANDARD` line says a version before 1.2.0 or is
     /// missing, `core/asdf-1.1.0` otherwise. An empty file without the header is a null node.
+    ///
+    /// For a file of ASDF Standard 1.5.0 or earlier (or without an `#ASDF_STANDARD` line,
+    /// which python asdf takes to be 1.0.0), the tree holds the `default` values of the
+    /// standard's schemas where the file leaves them out, as python asdf reads it (see
+    /// [`OpenOptions::fill_defaults`]).
     pub fn tree(&self) -> &Node {
         &self.doc.root
     }

@@ -46,6 +46,7 @@
 
 pub mod bundled;
 mod check;
+mod defaults;
 mod hints;
 mod instance;
 mod keywords;
@@ -59,6 +60,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value as JsonValue;
 
 pub use check::{check_schemas, SchemaCheck, SchemaProblem};
+pub use defaults::{fill_defaults, fills_defaults, FILL_DEFAULTS_MAX};
 pub use hints::apply_style_hints;
 pub(crate) use hints::apply_style_hints_except;
 pub use keywords::{can_cast_scalar, effective_tag, uri_match};
