@@ -115,6 +115,35 @@ fn mmap_views_borrow_the_map_and_match_owned_reads() {
     assert_eq!(be.array_view::<i16>("/big").unwrap().len(), 24);
 }
 
+/// A compressed block is decoded once into the file's cache, and views borrow that cache:
+/// two views are the same memory, and equal to an owned read.
+#[test]
+fn views_of_a_compressed_block_borrow_its_decoded_cache() {
+    use asdf_core::codec::Compression;
+    use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
+    let data = ndarray::Array1::from_iter((0..5000).map(|i| (i % 97) as f64));
+    let mut w = Writer::new(WriteOptions::default());
+    let node = w.add_array_with(
+        &data,
+        ArrayOptions {
+            compression: Some(CompressionChoice::Codec(Compression::Zlib)),
+            storage: None,
+        },
+    );
+    let bytes = w.write_to_vec(&asdf_core::tree!({"z": node})).unwrap();
+    let file = AsdfFile::from_bytes(bytes).unwrap();
+    assert_eq!(&file.blocks()[0].compression, b"zlib");
+    let a = file
+        .try_view::<f64>("/z")
+        .unwrap()
+        .expect("a view of the decoded cache");
+    let b = file.try_view::<f64>("/z").unwrap().unwrap();
+    assert_eq!(a.as_ptr(), b.as_ptr(), "decoded once, viewed twice");
+    let cache = file.block_data(0).unwrap().as_ptr_range();
+    assert!(cache.contains(&(a.as_ptr() as *const u8)));
+    assert_eq!(a.into_dimensionality::<ndarray::Ix1>().unwrap(), data);
+}
+
 #[test]
 fn checksums_are_verified_when_asked() {
     // checksum_wrong: block 0 has a wrong MD5.

@@ -754,8 +754,8 @@ impl AsdfFile {
             })
     }
 
-    /// The array at `path` without copying when its block is uncompressed, aligned and
-    /// native-endian (memory-mapped or already loaded); otherwise an owned copy.
+    /// The array at `path` without copying when its block's bytes can be viewed as it (see
+    /// [`AsdfFile::try_view`]); otherwise an owned copy.
     pub fn array_view<T: Element>(&self, path: &str) -> Result<CowArray<'_, T, IxDyn>> {
         let node = self.ndarray_node(path)?;
         let meta = NdArrayMeta::from_node(node, path)?;
@@ -769,8 +769,14 @@ impl AsdfFile {
         Ok(CowArray::from(self.array::<T>(path)?))
     }
 
-    /// A zero-copy view, or `None` when the data needs a copy (compressed, misaligned,
-    /// byte-swapped, inline or external).
+    /// A view of the array at `path` over the block's bytes as the file holds them, or
+    /// `None` when making a `T` array needs a copy (byte order not native, `bool`, position
+    /// or strides not aligned for `T`, inline or external data).
+    ///
+    /// The bytes viewed are the memory map, or the block read into memory, when the block
+    /// is uncompressed; a compressed block is decoded once into the file's block cache
+    /// (the decoded bytes are kept for the file's life, as for every array read) and the
+    /// view borrows that cache, with no further copy.
     pub fn try_view<T: Element>(&self, path: &str) -> Result<Option<ArrayViewD<'_, T>>> {
         let node = self.ndarray_node(path)?;
         let meta = NdArrayMeta::from_node(node, path)?;

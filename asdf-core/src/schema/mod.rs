@@ -192,12 +192,28 @@ impl<'a> IntoIterator for &'a ValidationErrors {
 /// Registers a user schema (YAML text) under `uri`, process-wide. It is also known by its
 /// `id` when it declares one. `$ref`s in it resolve against its `id` (else `uri`). A schema
 /// registered again replaces the earlier one.
+///
+/// A schema whose top level has a `tag` (a tag, or a pattern ending in `*`) is also bound
+/// to it, as [`register_tag`] binds: every node with that tag is validated against it.
 pub fn register_schema(uri: &str, yaml: &str) -> Result<(), SchemaError> {
-    registry::register(uri, yaml)
+    let json = registry::schema_json(uri, yaml)?;
+    registry::register(uri, yaml)?;
+    bind_own_tag(&json, uri);
+    Ok(())
+}
+
+/// Binds the schema's top-level `tag` to it (by its `id` when it has one, as a
+/// [`register_tag`] call naming the id would: the pair is kept once), when it has a tag.
+fn bind_own_tag(json: &JsonValue, uri: &str) {
+    if let Some(tag) = json.get("tag").and_then(JsonValue::as_str) {
+        let id = json.get("id").or_else(|| json.get("$id"));
+        registry::register_tag(tag, id.and_then(JsonValue::as_str).unwrap_or(uri));
+    }
 }
 
 /// Registers a YAML schema file (given explicitly by path) and returns the URI it is known
-/// by: its `id`, else the file's `file://` URI.
+/// by: its `id`, else the file's `file://` URI. Its top-level `tag`, if any, is bound to it
+/// (as in [`register_schema`]).
 pub fn register_schema_file(path: impl AsRef<Path>) -> Result<String, SchemaError> {
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|e| SchemaError::Io {
@@ -213,6 +229,7 @@ pub fn register_schema_file(path: impl AsRef<Path>) -> Result<String, SchemaErro
         .and_then(JsonValue::as_str)
         .map_or(file_uri, str::to_string);
     registry::register(&uri, &text)?;
+    bind_own_tag(&json, &uri);
     Ok(uri)
 }
 

@@ -226,10 +226,9 @@ impl WriteOptions {
     /// `true`): the final tree (with the array descriptors, `asdf_library` and `history`) is
     /// checked before any byte is written, and a tree that does not validate fails with
     /// [`WriteError::Invalid`] listing every problem. See
-    /// [`schema::validate_tree`](crate::schema::validate_tree). (Python asdf's extra write
-    /// checks, integer literals within 64 bits and plain mapping keys, are in
-    /// [`schema::validate_for_write`](crate::schema::validate_for_write) and not applied
-    /// here.)
+    /// [`schema::validate_tree`](crate::schema::validate_tree). Python asdf's extra write
+    /// checks (integer literals within 64 bits, plain mapping keys) are applied too, as
+    /// [`schema::validate_for_write`](crate::schema::validate_for_write) applies them.
     pub fn validate(mut self, on: bool) -> Self {
         self.validate = on;
         self
