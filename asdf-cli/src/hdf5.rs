@@ -7,23 +7,8 @@ use std::path::Path;
 /// chunk shapes and filters under `_hdf5`. `-c` compresses every array (default: `zlib` for
 /// the datasets that were deflated).
 pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<String, String> {
-    use std::io::{IsTerminal, Write};
     let compression = codec.map(crate::convert::compression).transpose()?;
-    // on a terminal, one line rewritten as datasets are read
-    let tty = std::io::stderr().is_terminal();
-    let progress: Option<std::sync::Arc<dyn Fn(asdf_hdf5::Progress) + Send + Sync>> =
-        tty.then(|| {
-            std::sync::Arc::new(|p: asdf_hdf5::Progress| {
-                let mut e = std::io::stderr().lock();
-                let _ = write!(
-                    e,
-                    "\rread {} datasets, {:.1} MiB",
-                    p.datasets,
-                    p.bytes as f64 / (1u64 << 20) as f64
-                );
-                let _ = e.flush();
-            }) as std::sync::Arc<dyn Fn(asdf_hdf5::Progress) + Send + Sync>
-        });
+    let (progress, tty) = progress_bar("read");
     let opts = asdf_hdf5::ToAsdfOptions {
         compression,
         progress,
@@ -44,6 +29,34 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
     ))
 }
 
+/// A progress callback that redraws one line on stderr when it is a terminal: a bar of the
+/// bytes read (datasets are read, and large ones written, a band at a time), the datasets.
+fn progress_bar(verb: &'static str) -> (Option<asdf_hdf5::ProgressFn>, bool) {
+    use std::io::{IsTerminal, Write};
+    let tty = std::io::stderr().is_terminal();
+    let progress = tty.then(|| {
+        std::sync::Arc::new(move |p: asdf_hdf5::Progress| {
+            const WIDTH: u64 = 30;
+            let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+            let done = (p.bytes.saturating_mul(WIDTH))
+                .checked_div(p.total)
+                .unwrap_or(0)
+                .min(WIDTH) as usize;
+            let bar = format!("{}{}", "#".repeat(done), "-".repeat(WIDTH as usize - done));
+            let mut e = std::io::stderr().lock();
+            let _ = write!(
+                e,
+                "\r[{bar}] {verb} {:.1} of {:.1} MiB, {} datasets",
+                mib(p.bytes),
+                mib(p.total),
+                p.datasets
+            );
+            let _ = e.flush();
+        }) as asdf_hdf5::ProgressFn
+    });
+    (progress, tty)
+}
+
 /// `y.asdf` → `z.h5`.
 pub fn from_asdf(
     _access: &crate::Access,
@@ -51,6 +64,15 @@ pub fn from_asdf(
     output: &Path,
     _codec: Option<&str>,
 ) -> Result<String, String> {
-    let s = asdf_hdf5::from_asdf(input, output).map_err(|e| format!("{}: {e}", input.display()))?;
+    let (progress, tty) = progress_bar("read");
+    let opts = asdf_hdf5::FromAsdfOptions {
+        progress,
+        ..asdf_hdf5::FromAsdfOptions::default()
+    };
+    let result = asdf_hdf5::from_asdf_with(input, output, &opts);
+    if tty {
+        eprintln!();
+    }
+    let s = result.map_err(|e| format!("{}: {e}", input.display()))?;
     Ok(format!("wrote {} ({} bytes)\n", output.display(), s.len))
 }

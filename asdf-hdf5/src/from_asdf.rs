@@ -110,6 +110,7 @@ pub fn from_asdf_with(
         },
         opts,
         bytes_read: Arc::new(AtomicU64::new(0)),
+        total: Arc::new(AtomicU64::new(0)),
     };
     walk.group(file.tree(), "")?;
     let Walk {
@@ -161,6 +162,8 @@ struct Walk<'f> {
     opts: &'f FromAsdfOptions,
     /// Bytes of array data read so far (bands are read while the file is written).
     bytes_read: Arc<AtomicU64>,
+    /// Bytes of array data of the arrays met so far.
+    total: Arc<AtomicU64>,
 }
 
 /// An array's bytes: read whole, or a stream read while the HDF5 file is written.
@@ -363,10 +366,12 @@ impl Walk<'_> {
     /// Reports the bytes of one more array read whole.
     fn report(&self, len: u64) {
         let bytes = self.bytes_read.fetch_add(len, Ordering::Relaxed) + len;
+        let total = self.total.fetch_add(len, Ordering::Relaxed) + len;
         if let Some(report) = &self.opts.progress {
             report(Progress {
                 datasets: self.summary.datasets + 1,
                 bytes,
+                total,
             });
         }
     }
@@ -459,9 +464,11 @@ impl Walk<'_> {
                 None => return Ok(None),
             },
         };
+        self.total.fetch_add(len, Ordering::Relaxed);
         let counted = Counted {
             inner: reader,
             bytes: Arc::clone(&self.bytes_read),
+            total: Arc::clone(&self.total),
             since: 0,
             datasets: self.summary.datasets + 1,
             progress: self.opts.progress.clone(),
@@ -599,6 +606,7 @@ impl Walk<'_> {
 struct Counted {
     inner: Box<dyn Read + Send>,
     bytes: Arc<AtomicU64>,
+    total: Arc<AtomicU64>,
     since: u64,
     datasets: usize,
     progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
@@ -607,14 +615,15 @@ struct Counted {
 impl Read for Counted {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        let total = self.bytes.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+        let bytes = self.bytes.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
         self.since += n as u64;
         if let Some(report) = &self.progress {
             if self.since >= 1 << 20 || (n == 0 && self.since > 0) {
                 self.since = 0;
                 report(Progress {
                     datasets: self.datasets,
-                    bytes: total,
+                    bytes,
+                    total: self.total.load(Ordering::Relaxed),
                 });
             }
         }

@@ -19,6 +19,9 @@ pub use to_asdf::{
     read_dataset, to_asdf, to_asdf_bytes, Progress, ToAsdfOptions, ToAsdfSummary, META_KEY,
 };
 
+/// The progress callback of [`ToAsdfOptions::progress`] and [`FromAsdfOptions::progress`].
+pub type ProgressFn = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
+
 /// What went wrong converting between HDF5 and ASDF; each names the file and the object.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -32,7 +32,7 @@ const FILTER_NAMES: [(u16, &str); 7] = [
 
 /// Bytes of one band of rows read at a time from a dataset converted band by band (whole
 /// chunk rows; at least one).
-const BAND_BYTES: u64 = 16 << 20;
+const BAND_BYTES: u64 = 8 << 20;
 
 /// One filter of a dataset's pipeline: id, name, parameters.
 type Filter = (u16, String, Vec<u32>);
@@ -53,7 +53,7 @@ pub struct ToAsdfOptions {
     /// writer's reading thread.
     pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
     /// Datasets of at least this many bytes (default 32 MiB) are not read whole: they are
-    /// read band by band (whole chunk rows along axis 0, about 16 MiB a band) while the ASDF
+    /// read band by band (whole chunk rows along axis 0, about 8 MiB a band) while the ASDF
     /// file is written, and compressed as a stream, so memory holds a few bands whatever the
     /// dataset's size ([`Writer::add_array_pieces`]).
     pub band_min_bytes: u64,
@@ -88,6 +88,9 @@ pub struct Progress {
     pub datasets: usize,
     /// Bytes of array data read so far.
     pub bytes: u64,
+    /// Bytes of array data of the datasets met so far (all of them once the file is walked,
+    /// before the large ones are read band by band): with `bytes`, a progress bar.
+    pub total: u64,
 }
 
 /// What [`to_asdf`] wrote.
@@ -191,6 +194,7 @@ fn build(
         },
         depth: 0,
         bytes_read: Arc::new(AtomicU64::new(0)),
+        total: Arc::new(AtomicU64::new(0)),
     };
     let mut tree = walk.group(&root, "")?;
     let meta = walk.meta.node();
@@ -300,6 +304,8 @@ struct Walk<'w, 'a> {
     depth: usize,
     /// Bytes of array data read so far (bands are read while the file is written).
     bytes_read: Arc<AtomicU64>,
+    /// Bytes of array data of the datasets met so far.
+    total: Arc<AtomicU64>,
 }
 
 /// Deepest group nesting converted (the YAML tree has a depth limit too).
@@ -495,6 +501,8 @@ impl Walk<'_, '_> {
             compression: Some(compression),
             storage: Some(Storage::Internal),
         };
+        let len = ds.raw_byte_len().map_err(|e| read_err(path, e))? as u64;
+        self.total.fetch_add(len, Ordering::Relaxed);
         if let Some(node) = self.banded(ds, &plan, path, array_opts)? {
             return Ok(node);
         }
@@ -507,6 +515,7 @@ impl Walk<'_, '_> {
             report(Progress {
                 datasets: self.summary.datasets,
                 bytes,
+                total: self.total.load(Ordering::Relaxed),
             });
         }
         if ds.shape().is_empty() && plan.inner_shape.is_empty() {
@@ -560,10 +569,8 @@ impl Walk<'_, '_> {
         let dtype = plan.dtype.clone();
         let (ds, plan) = (ds.clone(), plan.clone());
         let (where_, progress) = (path.to_string(), self.opts.progress.clone());
-        let (bytes_read, datasets) = (
-            std::sync::Arc::clone(&self.bytes_read),
-            self.summary.datasets,
-        );
+        let (bytes_read, datasets) = (Arc::clone(&self.bytes_read), self.summary.datasets);
+        let total = Arc::clone(&self.total);
         let mut row = 0u64;
         let pieces = move || -> std::io::Result<Option<Vec<u8>>> {
             if row >= rows {
@@ -577,7 +584,11 @@ impl Walk<'_, '_> {
             row += n;
             let bytes = bytes_read.fetch_add(size as u64, Ordering::Relaxed) + size as u64;
             if let Some(report) = &progress {
-                report(Progress { datasets, bytes });
+                report(Progress {
+                    datasets,
+                    bytes,
+                    total: total.load(Ordering::Relaxed),
+                });
             }
             Ok(Some(plan.convert(band)))
         };

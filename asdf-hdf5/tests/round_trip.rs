@@ -224,3 +224,73 @@ fn asdf_to_h5_to_asdf_keeps_arrays_scalars_and_strings() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A large dataset reports its progress band by band in both directions, up to its size.
+#[test]
+fn progress_advances_band_by_band_both_ways() {
+    use asdf_core::array::{ArrayOptions, ByteOrder, DType, ScalarType};
+    use asdf_core::write::{WriteOptions, Writer};
+    use asdf_core::{Node, Value};
+    use std::sync::{Arc, Mutex};
+
+    let dir = tmp("progress");
+    let (rows, cols) = (5000usize, 8192usize);
+    let mut w = Writer::new(WriteOptions::new());
+    let mut r = 0;
+    let node = w.add_array_pieces(
+        DType::scalar(ScalarType::UInt8, ByteOrder::Little),
+        &[rows, cols],
+        ArrayOptions::default(),
+        move || {
+            r += 500;
+            Ok((r <= rows).then(|| vec![(r / 500) as u8; 500 * cols]))
+        },
+    );
+    let hint = Node::new(Value::Map(vec![(
+        Node::str("chunks"),
+        Node::new(Value::Map(vec![(
+            Node::str("/x"),
+            Node::seq([Node::int(100), Node::int(cols as i128)]),
+        )])),
+    )]));
+    let tree = Node::new(Value::Map(vec![
+        (Node::str("x"), node),
+        (Node::str("_hdf5"), hint),
+    ]));
+    let src = dir.join("in.asdf");
+    w.write_to_path(&tree, &src).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let progress: asdf_hdf5::ProgressFn = Arc::new(move |p: asdf_hdf5::Progress| {
+        log.lock().unwrap().push((p.bytes, p.total));
+    });
+    let check = |what: &str, at_least: usize| {
+        let calls = std::mem::take(&mut *seen.lock().unwrap());
+        assert!(calls.len() >= at_least, "{what}: {} reports", calls.len());
+        assert!(
+            calls.windows(2).all(|w| w[0].0 <= w[1].0),
+            "{what}: {calls:?}"
+        );
+        let size = (rows * cols) as u64;
+        assert_eq!(calls.last().copied(), Some((size, size)), "{what}");
+    };
+    let h5 = dir.join("out.h5");
+    let opts = FromAsdfOptions {
+        progress: Some(Arc::clone(&progress)),
+        ..FromAsdfOptions::default()
+    };
+    from_asdf_with(&src, &h5, &opts).unwrap();
+    check("asdf → h5", 10);
+    let back = dir.join("back.asdf");
+    let opts = ToAsdfOptions {
+        progress: Some(progress),
+        ..ToAsdfOptions::default()
+    };
+    to_asdf(&h5, &back, &opts).unwrap();
+    // bands of about 8 MiB: 10 rows of 100-row chunks
+    check("h5 → asdf", 5);
+    let a = AsdfFile::open(&back).unwrap().array::<u8>("/x").unwrap();
+    assert_eq!(a[[0, 0]], 1);
+    assert_eq!(a[[4999, 8191]], 10);
+    let _ = std::fs::remove_dir_all(&dir);
+}
