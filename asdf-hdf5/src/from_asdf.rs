@@ -29,6 +29,8 @@ pub struct FromAsdfSummary {
     pub datasets: usize,
     /// Attributes written.
     pub attributes: usize,
+    /// Soft and external links written (from `$ref`s).
+    pub links: usize,
 }
 
 /// Keys of the root that describe the ASDF file itself, not data.
@@ -107,6 +109,7 @@ pub fn from_asdf_with(
             len: 0,
             datasets: 0,
             attributes: 0,
+            links: 0,
         },
         opts,
         bytes_read: Arc::new(AtomicU64::new(0)),
@@ -209,6 +212,8 @@ impl Walk<'_> {
                 self.scalar_dataset(v, dt, &p)?;
             } else if let Some(shape) = hint(self.meta, "string_datasets", &p).and_then(int_list) {
                 self.string_dataset(v, &shape, &p)?;
+            } else if let Some(target) = ref_target(v) {
+                self.link(&p, target)?;
             } else if v.as_map().is_some() && v.tag().is_none() {
                 self.group(v, &p)?;
             } else if recorded.is_some_and(|r| r.iter().any(|(k, _)| k.as_str() == Some(name))) {
@@ -223,6 +228,34 @@ impl Walk<'_> {
             let attr = self.attribute(name, v, &format!("{hpath}@{name}"))?;
             self.group_attribute(path, attr);
         }
+        Ok(())
+    }
+
+    /// A `$ref` as an HDF5 link: `#/path` (a path in this file) a soft link, to the path
+    /// `_hdf5/soft_links` recorded when the original was relative; `file#/path` (or a bare
+    /// file) an external link to that file's object.
+    fn link(&mut self, path: &str, target: &str) -> Result<()> {
+        let name = path.trim_start_matches('/');
+        let absolute = |p: &str| {
+            if p.is_empty() {
+                "/".to_string()
+            } else {
+                p.to_string()
+            }
+        };
+        let b = std::mem::take(&mut self.builder);
+        self.builder = match target.split_once('#') {
+            Some(("", local)) => {
+                let recorded = hint(self.meta, "soft_links", path).and_then(Node::as_str);
+                b.soft_link(
+                    name,
+                    recorded.map_or_else(|| absolute(local), str::to_string),
+                )
+            }
+            Some((file, object)) => b.external_link(name, file, absolute(object)),
+            None => b.external_link(name, target, "/"),
+        };
+        self.summary.links += 1;
         Ok(())
     }
 
@@ -599,6 +632,14 @@ impl Walk<'_> {
         let text = asdf_core::yaml::emit(v, &EmitOptions::default())
             .map_err(|e| tree_err(at, format!("cannot write as YAML text: {e}")))?;
         AttributeBuilder::vlen_strings(name, &[text.trim_end()]).map_err(w)
+    }
+}
+
+/// The target of a `{$ref: TARGET}` mapping (a JSON reference, as HDF5 links become).
+fn ref_target(v: &Node) -> Option<&str> {
+    match v.as_map() {
+        Some([(k, target)]) if v.tag().is_none() && k.as_str() == Some("$ref") => target.as_str(),
+        _ => None,
     }
 }
 

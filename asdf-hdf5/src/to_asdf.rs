@@ -230,6 +230,7 @@ struct Meta {
     layouts: Vec<(String, Node)>,
     fills: Vec<(String, Node)>,
     maxshapes: Vec<(String, Node)>,
+    soft_links: Vec<(String, Node)>,
 }
 
 impl Meta {
@@ -246,6 +247,7 @@ impl Meta {
             &mut self.layouts,
             &mut self.fills,
             &mut self.maxshapes,
+            &mut self.soft_links,
         ] {
             let prefix = format!("{first}/");
             let copies: Vec<(String, Node)> = list
@@ -282,6 +284,7 @@ impl Meta {
             ("compound_layouts", &self.layouts),
             ("fill_values", &self.fills),
             ("maxshapes", &self.maxshapes),
+            ("soft_links", &self.soft_links),
         ] {
             if !v.is_empty() {
                 out.push((Node::str(key), map(v)));
@@ -362,7 +365,15 @@ impl Walk<'_, '_> {
         for (name, kind) in g.links().map_err(|e| read_err(at, e))? {
             let target = match kind {
                 LinkKind::Hard(_) => continue,
-                LinkKind::Soft(path) => format!("#{}", absolute(&path, at)),
+                LinkKind::Soft(path) => {
+                    if !path.starts_with('/') {
+                        // kept as written, for the way back
+                        self.meta
+                            .soft_links
+                            .push((hpath(path_prefix(at), &name), Node::str(path.as_str())));
+                    }
+                    format!("#{}", absolute(&path, at))
+                }
                 LinkKind::External { filename, path } => format!("{filename}#{path}"),
             };
             entries.push((
@@ -714,6 +725,15 @@ fn absolute(target: &str, group: &str) -> String {
         format!("/{target}")
     } else {
         format!("{group}/{target}")
+    }
+}
+
+/// The prefix [`hpath`] takes for the members of the group at `at` (`/` is the root).
+fn path_prefix(at: &str) -> &str {
+    if at == "/" {
+        ""
+    } else {
+        at
     }
 }
 

@@ -3,8 +3,8 @@
 file ``DIR/hdf5_NAME.back.h5`` that asdf-rs wrote from its own conversion (h5 → asdf → h5,
 made by asdf-hdf5/tests/round_trip.rs with ASDF_WRITE_OUT=DIR), and ``DIR/hdf5_NAME.banded.h5``
 written the same way band by band (the path of datasets larger than memory), must hold, as h5py reads it,
-the same datasets (values, datatypes, shapes), attributes (values and types), chunk shapes and
-filters as the original. Also, python asdf must open ``DIR/hdf5_NAME.asdf`` (the middle step)
+the same datasets (values, datatypes, shapes), attributes (values and types), chunk shapes,
+filters, and soft and external links (same paths and files) as the original. Also, python asdf must open ``DIR/hdf5_NAME.asdf`` (the middle step)
 and give each dataset's values at its key path.
 
     .venv-oracle/bin/python asdf-hdf5/tests/check_round_trip.py DIR
@@ -81,6 +81,33 @@ def compare(orig, back, np, h5py) -> list[str]:
 
     orig.visititems(visit)
     attrs("/", orig, back)
+    problems += compare_links(orig, back, h5py)
+    return problems
+
+
+def compare_links(orig, back, h5py) -> list[str]:
+    """Soft and external links must come back as such, with the same paths (and files);
+    groups are walked through their hard links."""
+    problems = []
+
+    def walk(go, gb, path):
+        for k in go.keys():
+            name = f"{path}/{k}"
+            lo, lb = go.get(k, getlink=True), gb.get(k, getlink=True)
+            if isinstance(lo, h5py.SoftLink):
+                if not isinstance(lb, h5py.SoftLink) or lb.path != lo.path:
+                    problems.append(f"{name}: soft link to {lo.path} became {lb!r}")
+            elif isinstance(lo, h5py.ExternalLink):
+                if not isinstance(lb, h5py.ExternalLink) or (lb.filename, lb.path) != (
+                        lo.filename, lo.path):
+                    problems.append(f"{name}: external link to {lo.filename}:{lo.path} "
+                                    f"became {lb!r}")
+            elif not isinstance(lb, h5py.HardLink):
+                problems.append(f"{name}: hard link became {lb!r}")
+            elif isinstance(go[k], h5py.Group):
+                walk(go[k], gb[k], name)
+
+    walk(orig, back, "")
     return problems
 
 
@@ -90,8 +117,7 @@ def main(argv) -> int:
     import numpy as np
 
     out = Path(argv[1])
-    # the link files come back with their links as `$ref` attributes (tests/round_trip.rs)
-    fixtures = sorted(p for p in (HERE / "data").glob("*.h5") if not p.stem.startswith("links_"))
+    fixtures = sorted((HERE / "data").glob("*.h5"))
     bad = 0
     for src in fixtures:
         name = src.stem
@@ -125,6 +151,35 @@ def main(argv) -> int:
             print(f"{name}: {p}")
         bad += len(problems)
         print(f"{name}: {'ok' if not problems else f'{len(problems)} problems'}")
+    # links written from `$ref`s (round_trip.rs, refs_become_soft_and_external_links_...)
+    written = out / "hdf5_links_written.h5"
+    want = {
+        "dangling": ("soft", "/nowhere"),
+        "g/sub/far": ("external", "other.h5", "/a/b"),
+        "g/sub/near": ("soft", "x"),
+        "g/sub/vers_ü": ("soft", "/g/sub/x"),
+        "g/sub/whole": ("external", "other.asdf", "/"),
+    }
+    if not written.exists():
+        print(f"{written.name} was not written")
+        bad += 1
+    else:
+        with h5py.File(written, "r") as f:
+            for path, kind in want.items():
+                group, _, name = path.rpartition("/")
+                link = (f[group] if group else f).get(name, getlink=True)
+                got = (("soft", link.path) if isinstance(link, h5py.SoftLink) else
+                       ("external", link.filename, link.path)
+                       if isinstance(link, h5py.ExternalLink) else (repr(link),))
+                if got != kind:
+                    print(f"{written.name}: {path} is {got}, not {kind}")
+                    bad += 1
+            # soft links resolve, the relative one from its group
+            for path in ("g/sub/near", "g/sub/vers_ü"):
+                if list(f[path][()]) != [1, 2, 3]:
+                    print(f"{written.name}: {path} does not resolve to the array")
+                    bad += 1
+        print(f"{written.name}: soft and external links checked")
     print(f"{len(fixtures)} HDF5 files round-tripped, {bad} problems")
     return 1 if bad or not fixtures else 0
 

@@ -1025,6 +1025,32 @@ pub struct Hdf5Builder {
     group_attributes: Vec<GroupAttributeBuilder>,
     /// asdf-rs patch: groups made even when nothing is in them.
     groups: Vec<String>,
+    /// asdf-rs patch: soft and external links.
+    links: Vec<LinkBuilder>,
+}
+
+/// asdf-rs patch: a soft or external link at `path` (relative to the root, as
+/// dataset names are); see [`Hdf5Builder::soft_link`] and
+/// [`Hdf5Builder::external_link`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkBuilder {
+    path: String,
+    target: LinkTarget,
+}
+
+/// asdf-rs patch: what a soft or external link names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkTarget {
+    /// A path in this file (absolute, or relative to the link's group); it
+    /// need not name anything.
+    Soft(String),
+    /// An object path in another HDF5 file.
+    External {
+        /// The other file's name, as HDF5 resolves it.
+        filename: String,
+        /// The object's path in that file.
+        path: String,
+    },
 }
 
 impl Hdf5Builder {
@@ -1046,6 +1072,36 @@ impl Hdf5Builder {
     /// even when no dataset or attribute is in it.
     pub fn group(mut self, path: impl Into<String>) -> Self {
         self.groups.push(path.into());
+        self
+    }
+
+    /// asdf-rs patch: a soft link at `path` (relative to the root) to
+    /// `target`, a path in this file that need not name anything (a link
+    /// message of type 1 in the group's header). Its group is made if needed.
+    pub fn soft_link(mut self, path: impl Into<String>, target: impl Into<String>) -> Self {
+        self.links.push(LinkBuilder {
+            path: path.into(),
+            target: LinkTarget::Soft(target.into()),
+        });
+        self
+    }
+
+    /// asdf-rs patch: an external link at `path` (relative to the root) to
+    /// the object `target` of the HDF5 file `filename` (a link message of type
+    /// 64). Its group is made if needed.
+    pub fn external_link(
+        mut self,
+        path: impl Into<String>,
+        filename: impl Into<String>,
+        target: impl Into<String>,
+    ) -> Self {
+        self.links.push(LinkBuilder {
+            path: path.into(),
+            target: LinkTarget::External {
+                filename: filename.into(),
+                path: target.into(),
+            },
+        });
         self
     }
 
@@ -1100,6 +1156,33 @@ impl Hdf5Builder {
                 )));
             }
         }
+        for link in &self.links {
+            validate_name(&link.path)?;
+            let value_len = match &link.target {
+                LinkTarget::Soft(target) => target.len(),
+                LinkTarget::External { filename, path } => {
+                    if filename.contains('\0') || path.contains('\0') {
+                        return Err(Error::InvalidDefinition(format!(
+                            "external link '{}' holds a NUL byte",
+                            link.path
+                        )));
+                    }
+                    filename.len() + path.len() + 3
+                }
+            };
+            if value_len > usize::from(u16::MAX) {
+                return Err(Error::InvalidDefinition(format!(
+                    "link '{}' names a target longer than a link message holds",
+                    link.path
+                )));
+            }
+            if names.contains(link.path.as_str()) || group_paths.contains(link.path.as_str()) {
+                return Err(Error::InvalidDefinition(format!(
+                    "link '{}' conflicts with a dataset or group at the same path",
+                    link.path
+                )));
+            }
+        }
         validate_attributes(&self.attributes)?;
         validate_group_attributes(&self.group_attributes)?;
         Ok(())
@@ -1112,6 +1195,7 @@ impl Hdf5Builder {
             attributes: self.attributes,
             group_attributes: self.group_attributes,
             groups: self.groups,
+            links: self.links,
         })
     }
 }
@@ -1125,6 +1209,7 @@ pub struct Hdf5WritePlan {
     attributes: Vec<AttributeBuilder>,
     group_attributes: Vec<GroupAttributeBuilder>,
     groups: Vec<String>,
+    links: Vec<LinkBuilder>,
 }
 
 impl Hdf5WritePlan {
@@ -1146,6 +1231,7 @@ impl Hdf5WritePlan {
             attributes: self.attributes.clone(),
             group_attributes: self.group_attributes.clone(),
             groups: self.groups.clone(),
+            links: self.links.clone(),
         }
         .validate()
     }
@@ -1335,10 +1421,21 @@ struct PlannedLink {
     target: PlannedLinkTarget,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum PlannedLinkTarget {
     Group(usize),
     Dataset(usize),
+    /// asdf-rs patch: a soft link's target path.
+    Soft(String),
+    /// asdf-rs patch: an external link's file and object path.
+    External(String, String),
+}
+
+/// A link as its message encodes it.
+enum ResolvedLink {
+    Hard(u64),
+    Soft(String),
+    External(String, String),
 }
 
 impl PlannedAttribute {
@@ -1548,7 +1645,12 @@ fn encode_hdf5_head(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<Encod
     }
 
     let mut prepared = prepare_datasets(plan, options)?;
-    let groups = plan_group_hierarchy(&prepared, &plan.group_attributes, &plan.groups)?;
+    let groups = plan_group_hierarchy(
+        &prepared,
+        &plan.group_attributes,
+        &plan.groups,
+        &plan.links,
+    )?;
     let placeholder_group_addresses = vec![0; groups.paths.len()];
     let placeholder_dataset_addresses = vec![0; prepared.len()];
     let placeholder_targets =
@@ -2142,6 +2244,7 @@ fn plan_group_hierarchy(
     prepared: &[PreparedDataset<'_>],
     group_attributes: &[GroupAttributeBuilder],
     groups: &[String],
+    links: &[LinkBuilder],
 ) -> Result<GroupHierarchy> {
     let mut group_paths = std::collections::BTreeSet::new();
     for prepared_dataset in prepared {
@@ -2163,6 +2266,14 @@ fn plan_group_hierarchy(
         while let Some(group_path) = path {
             group_paths.insert(group_path.to_string());
             path = parent_path(group_path);
+        }
+    }
+    // asdf-rs patch: the groups holding soft and external links
+    for link in links {
+        let mut parent = parent_path(&link.path);
+        while let Some(path) = parent {
+            group_paths.insert(path.to_string());
+            parent = parent_path(path);
         }
     }
 
@@ -2218,6 +2329,28 @@ fn plan_group_hierarchy(
             )?;
         } else {
             push_group_link(&mut root_links, &mut root_names, link)?;
+        }
+    }
+
+    for link in links {
+        let planned = PlannedLink {
+            name: path_basename(&link.path).to_string(),
+            target: match &link.target {
+                LinkTarget::Soft(target) => PlannedLinkTarget::Soft(target.clone()),
+                LinkTarget::External { filename, path } => {
+                    PlannedLinkTarget::External(filename.clone(), path.clone())
+                }
+            },
+        };
+        if let Some(parent) = parent_path(&link.path) {
+            let parent_index = group_indices[parent];
+            push_group_link(
+                &mut group_links[parent_index],
+                &mut group_names[parent_index],
+                planned,
+            )?;
+        } else {
+            push_group_link(&mut root_links, &mut root_names, planned)?;
         }
     }
 
@@ -2293,12 +2426,21 @@ fn resolve_planned_links(
     links: &[PlannedLink],
     group_addresses: &[u64],
     dataset_addresses: &[u64],
-) -> Result<Vec<(String, u64)>> {
+) -> Result<Vec<(String, ResolvedLink)>> {
     links
         .iter()
         .map(|link| {
-            let address = match link.target {
-                PlannedLinkTarget::Group(index) => {
+            let address = match &link.target {
+                PlannedLinkTarget::Soft(target) => {
+                    return Ok((link.name.clone(), ResolvedLink::Soft(target.clone())))
+                }
+                PlannedLinkTarget::External(file, path) => {
+                    return Ok((
+                        link.name.clone(),
+                        ResolvedLink::External(file.clone(), path.clone()),
+                    ))
+                }
+                &PlannedLinkTarget::Group(index) => {
                     *group_addresses.get(index).ok_or_else(|| {
                         Error::InvalidDefinition(format!(
                             "missing planned address for HDF5 group '{}'",
@@ -2306,7 +2448,7 @@ fn resolve_planned_links(
                         ))
                     })?
                 }
-                PlannedLinkTarget::Dataset(index) => {
+                &PlannedLinkTarget::Dataset(index) => {
                     *dataset_addresses.get(index).ok_or_else(|| {
                         Error::InvalidDefinition(format!(
                             "missing planned address for HDF5 dataset '{}'",
@@ -2315,7 +2457,7 @@ fn resolve_planned_links(
                     })?
                 }
             };
-            Ok((link.name.clone(), address))
+            Ok((link.name.clone(), ResolvedLink::Hard(address)))
         })
         .collect()
 }
@@ -2901,7 +3043,7 @@ fn encode_group_header_from_plan(
 }
 
 fn encode_group_header_from_links(
-    links: &[(String, u64)],
+    links: &[(String, ResolvedLink)],
     attributes: &[PlannedAttribute],
     heap: HeapLayout<'_>,
 ) -> Result<Vec<u8>> {
@@ -2920,10 +3062,25 @@ fn encode_group_header_from_links(
     messages.extend(encode_attribute_header_messages(attributes, heap)?);
     let link_messages: Result<Vec<_>> = links
         .iter()
-        .map(|(name, address)| {
+        .map(|(name, link)| {
             Ok(HeaderMessage {
                 type_id: MSG_LINK,
-                payload: encode_hard_link_message(name.as_str(), *address)?,
+                payload: match link {
+                    ResolvedLink::Hard(address) => {
+                        encode_hard_link_message(name.as_str(), *address)?
+                    }
+                    ResolvedLink::Soft(target) => {
+                        encode_link_message(name, LINK_TYPE_SOFT, target.as_bytes())?
+                    }
+                    ResolvedLink::External(file, path) => {
+                        let mut value = vec![0u8];
+                        value.extend_from_slice(file.as_bytes());
+                        value.push(0);
+                        value.extend_from_slice(path.as_bytes());
+                        value.push(0);
+                        encode_link_message(name, LINK_TYPE_EXTERNAL, &value)?
+                    }
+                },
             })
         })
         .collect();
@@ -3063,6 +3220,31 @@ fn encode_object_header_v2(messages: &[HeaderMessage]) -> Result<Vec<u8>> {
     bytes.extend_from_slice(&message_bytes);
     let checksum = jenkins_lookup3(&bytes);
     bytes.extend_from_slice(&checksum.to_le_bytes());
+    Ok(bytes)
+}
+
+/// asdf-rs patch: link types of the link message.
+const LINK_TYPE_SOFT: u8 = 1;
+const LINK_TYPE_EXTERNAL: u8 = 64;
+
+/// asdf-rs patch: a link message (version 1) of a soft (type 1) or external
+/// (type 64) link: the link type field present (flag bit 3), then the name,
+/// then the value's 2-byte length and the value.
+fn encode_link_message(name: &str, link_type: u8, value: &[u8]) -> Result<Vec<u8>> {
+    let name_bytes = name.as_bytes();
+    let (name_len_flag, name_len_width) = size_width_for(name_bytes.len() as u64)?;
+    let utf8_flag = if name.is_ascii() { 0 } else { 0x10 };
+    let value_len = u16::try_from(value.len()).map_err(|_| {
+        Error::InvalidDefinition(format!("link '{name}': its value exceeds 65535 bytes"))
+    })?;
+    let mut bytes = vec![1, name_len_flag | 0x08 | utf8_flag, link_type];
+    if utf8_flag != 0 {
+        bytes.push(1);
+    }
+    write_uvar(name_bytes.len() as u64, name_len_width, &mut bytes);
+    bytes.extend_from_slice(name_bytes);
+    bytes.extend_from_slice(&value_len.to_le_bytes());
+    bytes.extend_from_slice(value);
     Ok(bytes)
 }
 
