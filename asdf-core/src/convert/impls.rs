@@ -7,10 +7,11 @@ use std::hash::BuildHasher;
 use ndarray::{ArrayBase, Data, Dimension};
 use num_complex::Complex;
 
+use super::ArrayItem;
 use super::{
     ConvertError, ConvertErrorKind, Extra, FromAsdf, FromContext, OrderedMap, ToAsdf, ToContext,
 };
-use crate::array::{self, DynArray, Element, NdArrayMeta, WriteArray};
+use crate::array::{self, DynArray, NdArrayMeta, WriteArray};
 use crate::yaml::pytext::complex_repr;
 use crate::yaml::pytext::parse_complex;
 use crate::yaml::{Integer, Node, Value, MAX_LITERAL_INT, MIN_LITERAL_INT};
@@ -76,7 +77,7 @@ fn core_tag(name: &str, version: &str) -> String {
     format!("{ASDF}core/{name}-{version}")
 }
 
-fn is_core_tag(tag: Option<&str>, name: &str) -> bool {
+pub(super) fn is_core_tag(tag: Option<&str>, name: &str) -> bool {
     tag.and_then(|t| t.strip_prefix(ASDF))
         .and_then(|t| t.strip_prefix("core/"))
         .and_then(|t| t.strip_prefix(name))
@@ -591,18 +592,18 @@ tuple_impl!(6; A 0, B 1, C 2, D 3, E 4, F 5);
 
 impl<T, S, D> ToAsdf for ArrayBase<S, D>
 where
-    T: Element,
+    T: ArrayItem,
     S: Data<Elem = T>,
     D: Dimension,
 {
     fn to_asdf<'a>(&'a self, ctx: &mut ToContext<'_, 'a>) -> Result<Node, ConvertError> {
-        ctx.add_array(WriteArray::from(self))
+        T::write_array(self, ctx)
     }
 }
 
 impl<T, D> FromAsdf for ndarray::Array<T, D>
 where
-    T: Element,
+    T: ArrayItem,
     D: Dimension,
 {
     fn accepts_tag(tag: Option<&str>) -> bool {
@@ -614,9 +615,7 @@ where
             return Err(expected(ctx, "an ndarray", node));
         }
         let dynamic = ctx.load_array(node)?;
-        let array = dynamic
-            .to_array::<T>()
-            .map_err(|e| ctx.error(ConvertErrorKind::Array(Box::new(e.into()))))?;
+        let array = T::read_array(dynamic, ctx)?;
         let ndim = array.ndim();
         array.into_dimensionality::<D>().map_err(|_| {
             ctx.error(ConvertErrorKind::Expected {

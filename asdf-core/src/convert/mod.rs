@@ -15,6 +15,7 @@
 mod error;
 mod impls;
 mod lazy;
+mod masked;
 /// Helpers shared with the serde bridge.
 pub(crate) mod impls_support {
     pub(crate) use super::impls::big_integer_node;
@@ -26,6 +27,7 @@ use crate::yaml::Node;
 pub use error::{ConvertError, ConvertErrorKind};
 pub use impls::describe;
 pub use lazy::LazyArray;
+pub use masked::{ArrayItem, MaskValue, Masked};
 
 /// One step of a tree path: a mapping key or a sequence index.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +58,15 @@ pub fn pointer(segments: &[PathSegment]) -> String {
 pub trait ArraySink<'a> {
     /// Registers array data with per-array options and returns the node to put in the tree.
     fn add_array(&mut self, array: WriteArray<'a>, opts: ArrayOptions) -> Node;
+
+    /// Registers array data with a `bool` mask of the same shape (true where the data is
+    /// missing), written as the ndarray's `mask` in the same storage as the data.
+    fn add_masked_array(
+        &mut self,
+        array: WriteArray<'a>,
+        mask: WriteArray<'a>,
+        opts: ArrayOptions,
+    ) -> Node;
 
     /// The ASDF Standard version being written (`"1.6.0"`), which selects tag versions.
     fn standard(&self) -> &'static str;
@@ -147,6 +158,32 @@ impl<'s, 'a> ToContext<'s, 'a> {
 
     /// Stores array data with the options in effect and returns its node: a block (or
     /// external file) through the sink, or inline data without one.
+    /// Registers array data with its `bool` mask (see [`ArraySink::add_masked_array`]) and
+    /// returns the node to put in the tree; without a sink both are inline.
+    pub fn add_masked_array(
+        &mut self,
+        array: WriteArray<'a>,
+        mask: WriteArray<'a>,
+    ) -> Result<Node, ConvertError> {
+        let opts = self.options;
+        match self.sink.as_deref_mut() {
+            Some(sink) => Ok(sink.add_masked_array(array, mask, opts)),
+            None => {
+                let tag = "tag:stsci.edu:asdf/core/ndarray-1.1.0";
+                let inline = |a: &WriteArray<'_>| impls::inline_array_node(&a.to_dyn(), tag);
+                let both = inline(&array).and_then(|n| Ok((n, inline(&mask)?)));
+                let (mut node, mask) =
+                    both.map_err(|e| self.error(ConvertErrorKind::Array(Box::new(e))))?;
+                if let crate::yaml::Value::Map(entries) = node.value_mut() {
+                    entries.push((Node::str("mask"), mask));
+                }
+                Ok(node)
+            }
+        }
+    }
+
+    /// Registers array data with the options in effect and returns the node to put in the
+    /// tree (inline without a sink).
     pub fn add_array(&mut self, array: WriteArray<'a>) -> Result<Node, ConvertError> {
         let opts = self.options;
         match self.sink.as_deref_mut() {

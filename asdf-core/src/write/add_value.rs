@@ -10,6 +10,15 @@ impl<'a> ArraySink<'a> for Writer<'a> {
         self.add_array_with(array, opts)
     }
 
+    fn add_masked_array(
+        &mut self,
+        array: WriteArray<'a>,
+        mask: WriteArray<'a>,
+        opts: ArrayOptions,
+    ) -> Node {
+        Writer::add_masked_array(self, array, mask, opts)
+    }
+
     fn standard(&self) -> &'static str {
         self.options().standard_version().as_str()
     }

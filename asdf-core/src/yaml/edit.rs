@@ -495,7 +495,6 @@ macro_rules! tree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree;
 
     #[test]
     fn edits_change_only_the_named_place_and_keep_shared_copies() {
