@@ -26,16 +26,18 @@ pub fn run(
         h.asdf_version.as_deref().unwrap_or("none: plain YAML"),
         h.standard_version.as_deref().unwrap_or("unknown")
     );
-    let mut lines = Vec::new();
-    outline(&file, file.tree(), "root", "", "", true, &mut lines, 0);
-    let total = lines.len();
-    for (i, line) in lines.iter().enumerate() {
-        if max_rows > 0 && i >= max_rows {
-            let _ = writeln!(out, "... ({} more lines)", total - max_rows);
-            break;
-        }
-        out.push_str(line);
-        out.push('\n');
+    let mut o = Outline {
+        file: &file,
+        out,
+        prefix: String::new(),
+        path: String::new(),
+        lines: 0,
+        max_rows,
+    };
+    o.node(file.tree(), Name::Root, true, 0);
+    let mut out = o.out;
+    if max_rows > 0 && o.lines > max_rows {
+        let _ = writeln!(out, "... ({} more lines)", o.lines - max_rows);
     }
     if let Some(hdus) = file.fits_hdus() {
         out.push_str(&crate::fits::hdu_table(hdus));
@@ -84,6 +86,7 @@ pub fn run(
             );
         }
     }
+    crate::exit_soon(file);
     Ok(out)
 }
 
@@ -101,102 +104,158 @@ fn short_tag(tag: &str) -> &str {
     tag.strip_prefix("tag:stsci.edu:asdf/").unwrap_or(tag)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn outline(
-    file: &AsdfFile,
-    node: &Node,
-    name: &str,
-    path: &str,
-    prefix: &str,
-    last: bool,
-    lines: &mut Vec<String>,
-    depth: usize,
-) {
-    let branch = if depth == 0 {
-        ""
-    } else if last {
-        "└─"
-    } else {
-        "├─"
-    };
-    let mut line = format!("{prefix}{branch}{name}");
-    if let Some(tag) = node.tag() {
-        let _ = write!(line, " !{}", short_tag(tag));
-    }
-    if node.is_ndarray() {
-        let _ = write!(line, " {}", array_summary(file, node, path));
-        lines.push(line);
-        return;
-    }
-    let child_prefix = if depth == 0 {
-        String::new()
-    } else {
-        format!("{prefix}{}", if last { "  " } else { "│ " })
-    };
-    match node.value() {
-        Value::Seq(items) => {
-            let _ = write!(line, " (sequence, {} items)", items.len());
-            lines.push(line);
-            for (i, item) in items.iter().enumerate() {
-                let p = format!("{path}/{i}");
-                outline(
-                    file,
-                    item,
-                    &format!("[{i}]"),
-                    &p,
-                    &child_prefix,
-                    i + 1 == items.len(),
-                    lines,
-                    depth + 1,
-                );
+/// A node's name on its outline line.
+#[derive(Clone, Copy)]
+enum Name<'a> {
+    Root,
+    Key(&'a Node),
+    Index(usize),
+}
+
+/// The outline written straight into one buffer: a line per node, the prefix of tree
+/// drawing kept in one string, the node's pointer kept only for messages about arrays.
+struct Outline<'a> {
+    file: &'a AsdfFile,
+    out: String,
+    prefix: String,
+    path: String,
+    /// Lines of the whole outline (counted past `max_rows`, not written).
+    lines: usize,
+    max_rows: usize,
+}
+
+impl Outline<'_> {
+    fn node(&mut self, node: &Node, name: Name<'_>, last: bool, depth: usize) {
+        self.lines += 1;
+        let write = self.max_rows == 0 || self.lines <= self.max_rows;
+        if write {
+            let out = &mut self.out;
+            out.push_str(&self.prefix);
+            if depth > 0 {
+                out.push_str(if last { "└─" } else { "├─" });
+            }
+            match name {
+                Name::Root => out.push_str("root"),
+                Name::Index(i) => {
+                    let _ = write!(out, "[{i}]");
+                }
+                Name::Key(k) => match k.value() {
+                    Value::Str(s) => out.push_str(s),
+                    other => scalar_into(out, other),
+                },
+            }
+            if let Some(tag) = node.tag() {
+                out.push_str(" !");
+                out.push_str(short_tag(tag));
             }
         }
-        Value::Map(entries) => {
-            let _ = write!(line, " (mapping, {} keys)", entries.len());
-            lines.push(line);
-            for (i, (k, v)) in entries.iter().enumerate() {
-                let key = match k.value() {
-                    Value::Str(s) => s.clone(),
-                    other => scalar_text(other),
-                };
-                let p = format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
-                outline(
-                    file,
-                    v,
-                    &key,
-                    &p,
-                    &child_prefix,
-                    i + 1 == entries.len(),
-                    lines,
-                    depth + 1,
-                );
+        if node.is_ndarray() {
+            if write {
+                let summary = array_summary(self.file, node, &self.path);
+                self.out.push(' ');
+                self.out.push_str(&summary);
+                self.out.push('\n');
+            }
+            return;
+        }
+        let (plen, path_len) = (self.prefix.len(), self.path.len());
+        if depth > 0 {
+            self.prefix.push_str(if last { "  " } else { "│ " });
+        }
+        match node.value() {
+            Value::Seq(items) => {
+                if write {
+                    let _ = writeln!(self.out, " (sequence, {} items)", items.len());
+                }
+                for (i, item) in items.iter().enumerate() {
+                    let _ = write!(self.path, "/{i}");
+                    self.node(item, Name::Index(i), i + 1 == items.len(), depth + 1);
+                    self.path.truncate(path_len);
+                }
+            }
+            Value::Map(entries) => {
+                if write {
+                    let _ = writeln!(self.out, " (mapping, {} keys)", entries.len());
+                }
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    self.path.push('/');
+                    match k.value() {
+                        Value::Str(s) => push_escaped(&mut self.path, s),
+                        other => {
+                            let mut t = String::new();
+                            scalar_into(&mut t, other);
+                            push_escaped(&mut self.path, &t);
+                        }
+                    }
+                    self.node(v, Name::Key(k), i + 1 == entries.len(), depth + 1);
+                    self.path.truncate(path_len);
+                }
+            }
+            other => {
+                if write {
+                    self.out.push_str(": ");
+                    scalar_into(&mut self.out, other);
+                    self.out.push('\n');
+                }
             }
         }
-        other => {
-            let _ = write!(line, ": {}", scalar_text(other));
-            lines.push(line);
-        }
+        self.prefix.truncate(plen);
     }
 }
 
-fn scalar_text(v: &Value) -> String {
-    let s = match v {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => format!("{f:?}"),
-        Value::Str(s) => format!("{s:?}"),
-        Value::Timestamp(t) => t.text.clone(),
-        Value::Binary(b) => format!("<{} bytes>", b.len()),
-        Value::Seq(s) => format!("[{} items]", s.len()),
-        Value::Map(m) => format!("{{{} keys}}", m.len()),
-        Value::Recursive(name) => format!("*{name} (recursive)"),
-    };
-    if s.chars().count() > MAX_SCALAR {
-        let cut: String = s.chars().take(MAX_SCALAR).collect();
-        format!("{cut}…")
+/// `key` as a JSON-pointer segment (`~0`, `~1`) at the end of `path`.
+fn push_escaped(path: &mut String, key: &str) {
+    if key.contains(['~', '/']) {
+        path.push_str(&key.replace('~', "~0").replace('/', "~1"));
     } else {
-        s
+        path.push_str(key);
+    }
+}
+
+/// A scalar's text (strings quoted as Rust's `{:?}`), cut to [`MAX_SCALAR`] characters with
+/// `…`, appended to `out`.
+fn scalar_into(out: &mut String, v: &Value) {
+    let start = out.len();
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => {
+            let _ = write!(out, "{f:?}");
+        }
+        // printable ASCII without quotes or backslashes reads the same as `{:?}` writes it
+        Value::Str(s)
+            if s.bytes()
+                .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\') =>
+        {
+            out.push('"');
+            out.push_str(s);
+            out.push('"');
+        }
+        Value::Str(s) => {
+            let _ = write!(out, "{s:?}");
+        }
+        Value::Timestamp(t) => out.push_str(&t.text),
+        Value::Binary(b) => {
+            let _ = write!(out, "<{} bytes>", b.len());
+        }
+        Value::Seq(s) => {
+            let _ = write!(out, "[{} items]", s.len());
+        }
+        Value::Map(m) => {
+            let _ = write!(out, "{{{} keys}}", m.len());
+        }
+        Value::Recursive(name) => {
+            let _ = write!(out, "*{name} (recursive)");
+        }
+    }
+    if out.len() - start > MAX_SCALAR {
+        if let Some((cut, _)) = out[start..].char_indices().nth(MAX_SCALAR) {
+            out.truncate(start + cut);
+            out.push('…');
+        }
     }
 }
 
@@ -304,6 +363,7 @@ pub fn run_json(access: &crate::Access, path: &Path, blocks: bool) -> Result<Str
         out.push(']');
     }
     out.push_str("}\n");
+    crate::exit_soon(file);
     Ok(out)
 }
 

@@ -315,8 +315,10 @@ fn main() -> ExitCode {
         Command::Canonical { file } => access
             .open(&file)
             .and_then(|f| {
-                asdf_core::canonical::to_json(&f)
-                    .map_err(|e| format!("{}: {}", file.display(), chain(&e)))
+                let json = asdf_core::canonical::to_json(&f)
+                    .map_err(|e| format!("{}: {}", file.display(), chain(&e)));
+                exit_soon(f);
+                json
             })
             .map_err(Failure::from),
         Command::Defragment {
@@ -429,6 +431,13 @@ fn print_out(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+/// Lets go of a file read for a command that ends the process right after: its tree is not
+/// freed node by node (for a tree of 200,000 nodes that is a tenth of `info`'s time), the
+/// process's exit returns the memory at once.
+pub(crate) fn exit_soon<T>(value: T) {
+    std::mem::forget(value);
 }
 
 /// An error and its causes on one line.

@@ -24,7 +24,7 @@ pub fn to_json(file: &AsdfFile) -> Result<String> {
         file,
         out: &mut tree,
     };
-    w.node(file.tree(), "", 1)?;
+    w.node(file.tree(), &mut String::new(), 1)?;
     let h = file.header();
     let mut out = String::with_capacity(tree.len() + 128);
     out.push_str("{\n \"format\": ");
@@ -54,7 +54,14 @@ fn push_opt(out: &mut String, s: Option<&str>) {
 /// `s` as a JSON string literal, escaped as python's `json.dumps(ensure_ascii=False)` does
 /// (and serde_json does): `"`, `\\` and control characters only.
 fn push_str(out: &mut String, s: &str) {
-    out.push_str(&serde_json::Value::String(s.to_owned()).to_string());
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        // nothing to escape (the common case: no allocation)
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::Value::String(s.to_owned()).to_string());
+    }
 }
 
 /// A datatype in its canonical form (docs/canonical.md): `"<f8"`, `"|u1"`, `"|S4"`, `"<U3"`,
@@ -168,11 +175,13 @@ impl Writer<'_> {
             file: self.file,
             out: &mut s,
         };
-        w.node(node, path, level)?;
+        w.node(node, &mut path.to_string(), level)?;
         Ok(s)
     }
 
-    fn node(&mut self, node: &Node, path: &str, level: usize) -> Result<()> {
+    /// Writes a node at `level`. `path` is its JSON pointer (for errors), a buffer the
+    /// children's pointers are built in and taken off again.
+    fn node(&mut self, node: &Node, path: &mut String, level: usize) -> Result<()> {
         if node.is_ndarray() {
             return self.ndarray(node, path, level);
         }
@@ -182,120 +191,156 @@ impl Writer<'_> {
             }
             Some("tag:yaml.org,2002:set") => return self.set(node, path, level),
             Some(t) if !t.starts_with(YAML_TAG_PREFIX) => {
-                let value = self.value(node, path, level + 1)?;
-                self.object(
-                    vec![
-                        ("$tag".to_string(), json_string(t)),
-                        ("value".to_string(), value),
-                    ],
-                    level,
-                );
+                // {"$tag": ..., "value": ...}: the two keys already in sorted order
+                self.out.push('{');
+                indent(self.out, level);
+                self.out.push_str("\"$tag\": ");
+                push_str(self.out, t);
+                self.out.push(',');
+                indent(self.out, level);
+                self.out.push_str("\"value\": ");
+                self.value(node, path, level + 1)?;
+                indent(self.out, level.saturating_sub(1));
+                self.out.push('}');
                 return Ok(());
             }
             _ => {}
         }
-        let v = self.value(node, path, level)?;
-        self.out.push_str(&v);
-        Ok(())
+        self.value(node, path, level)
     }
 
-    /// The node converted as if it had no tag.
-    fn value(&mut self, node: &Node, path: &str, level: usize) -> Result<String> {
-        let mut s = String::new();
+    /// Writes the node converted as if it had no tag.
+    fn value(&mut self, node: &Node, path: &mut String, level: usize) -> Result<()> {
         match node.value() {
-            Value::Null => s.push_str("null"),
-            Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
             Value::Int(i) => {
-                let _ = write!(s, "{i}");
+                let _ = write!(self.out, "{i}");
             }
-            Value::Float(f) => push_float(&mut s, *f),
-            Value::Str(t) => push_str(&mut s, t),
+            Value::Float(f) => push_float(self.out, *f),
+            Value::Str(t) => push_str(self.out, t),
             Value::Timestamp(ts) => {
-                s.push_str("{\"$timestamp\": ");
-                push_str(&mut s, &yaml::timestamp_canonical(ts));
-                s.push('}');
+                self.out.push_str("{\"$timestamp\": ");
+                push_str(self.out, &yaml::timestamp_canonical(ts));
+                self.out.push('}');
             }
-            Value::Recursive(_) => s.push_str("{\"$recursive\": true}"),
+            Value::Recursive(_) => self.out.push_str("{\"$recursive\": true}"),
             Value::Binary(b) => {
-                s.push_str("{\"$bytes\": \"");
+                self.out.push_str("{\"$bytes\": \"");
                 for byte in b {
-                    let _ = write!(s, "{byte:02x}");
+                    let _ = write!(self.out, "{byte:02x}");
                 }
-                s.push_str("\"}");
+                self.out.push_str("\"}");
             }
             Value::Seq(items) => {
-                let mut rendered = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    rendered.push(self.render(item, &format!("{path}/{i}"), level + 1)?);
+                if items.is_empty() {
+                    self.out.push_str("[]");
+                    return Ok(());
                 }
-                let mut w = Writer {
-                    file: self.file,
-                    out: &mut s,
-                };
-                w.array(rendered, level);
+                let len = path.len();
+                self.out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    indent(self.out, level);
+                    let _ = write!(path, "/{i}");
+                    self.node(item, path, level + 1)?;
+                    path.truncate(len);
+                }
+                indent(self.out, level.saturating_sub(1));
+                self.out.push(']');
             }
             Value::Map(entries) => {
                 let all_str = entries
                     .iter()
                     .all(|(k, _)| k.tag().is_none() && matches!(k.value(), Value::Str(_)));
-                let mut w = Writer {
-                    file: self.file,
-                    out: &mut s,
-                };
                 if all_str {
-                    let mut rendered = Vec::with_capacity(entries.len());
-                    for (k, v) in entries {
-                        let key = k.as_str().unwrap_or_default();
-                        let child = format!("{path}/{}", escape_pointer(key));
-                        let key = if key.starts_with('$') {
-                            format!("${key}")
-                        } else {
-                            key.to_string()
-                        };
-                        rendered.push((key, w.render(v, &child, level + 1)?));
-                    }
-                    // Duplicate keys: the last one wins, as in a Python dict.
-                    let mut dedup: Vec<(String, String)> = Vec::with_capacity(rendered.len());
-                    for (k, v) in rendered {
-                        if let Some(slot) = dedup.iter_mut().find(|(dk, _)| *dk == k) {
-                            slot.1 = v;
-                        } else {
-                            dedup.push((k, v));
-                        }
-                    }
-                    w.object(dedup, level);
+                    self.str_map(entries, path, level)?;
                 } else {
-                    let mut pairs = Vec::with_capacity(entries.len());
-                    for (i, (k, v)) in entries.iter().enumerate() {
-                        let child = format!("{path}/{i}");
-                        let key = w.render(k, &child, level + 3)?;
-                        let val = w.render(v, &child, level + 3)?;
-                        pairs.push((compact_key(&key), key, val));
-                    }
-                    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-                    let items = pairs
-                        .into_iter()
-                        .map(|(_, k, v)| {
-                            let mut p = String::new();
-                            Writer {
-                                file: w.file,
-                                out: &mut p,
-                            }
-                            .array(vec![k, v], level + 2);
-                            p
-                        })
-                        .collect();
-                    let mut list = String::new();
-                    Writer {
-                        file: w.file,
-                        out: &mut list,
-                    }
-                    .array(items, level + 1);
-                    w.object(vec![("$map".to_string(), list)], level);
+                    self.any_map(entries, path, level)?;
                 }
             }
         }
-        Ok(s)
+        Ok(())
+    }
+
+    /// A mapping with string keys: a JSON object sorted by key (`$` doubled at the start of
+    /// a key); of duplicate keys the last one wins, as in a python dict. Values are written
+    /// straight into the output in key order.
+    fn str_map(&mut self, entries: &[(Node, Node)], path: &mut String, level: usize) -> Result<()> {
+        if entries.is_empty() {
+            self.out.push_str("{}");
+            return Ok(());
+        }
+        let mut order: Vec<(std::borrow::Cow<'_, str>, &str, &Node)> = entries
+            .iter()
+            .map(|(k, v)| {
+                let key = k.as_str().unwrap_or_default();
+                let json_key = if key.starts_with('$') {
+                    std::borrow::Cow::Owned(format!("${key}"))
+                } else {
+                    std::borrow::Cow::Borrowed(key)
+                };
+                (json_key, key, v)
+            })
+            .collect();
+        // stable: of equal keys the last in the file is the last of its run
+        order.sort_by(|a, b| a.0.cmp(&b.0));
+        let len = path.len();
+        self.out.push('{');
+        let mut first = true;
+        for (i, (key, raw, v)) in order.iter().enumerate() {
+            if order.get(i + 1).is_some_and(|next| next.0 == *key) {
+                continue; // a later duplicate wins
+            }
+            if !first {
+                self.out.push(',');
+            }
+            first = false;
+            indent(self.out, level);
+            push_str(self.out, key);
+            self.out.push_str(": ");
+            path.push('/');
+            push_pointer_segment(path, raw);
+            self.node(v, path, level + 1)?;
+            path.truncate(len);
+        }
+        indent(self.out, level.saturating_sub(1));
+        self.out.push('}');
+        Ok(())
+    }
+
+    /// A mapping with other keys: `{"$map": [[key, value], ...]}` sorted by the keys' JSON.
+    fn any_map(&mut self, entries: &[(Node, Node)], path: &str, level: usize) -> Result<()> {
+        let mut pairs = Vec::with_capacity(entries.len());
+        for (i, (k, v)) in entries.iter().enumerate() {
+            let child = format!("{path}/{i}");
+            let key = self.render(k, &child, level + 3)?;
+            let val = self.render(v, &child, level + 3)?;
+            pairs.push((compact_key(&key), key, val));
+        }
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        let items = pairs
+            .into_iter()
+            .map(|(_, k, v)| {
+                let mut p = String::new();
+                Writer {
+                    file: self.file,
+                    out: &mut p,
+                }
+                .array(vec![k, v], level + 2);
+                p
+            })
+            .collect();
+        let mut list = String::new();
+        Writer {
+            file: self.file,
+            out: &mut list,
+        }
+        .array(items, level + 1);
+        self.object(vec![("$map".to_string(), list)], level);
+        Ok(())
     }
 
     fn omap(&mut self, node: &Node, path: &str, level: usize, omap: bool) -> Result<()> {
@@ -411,8 +456,13 @@ fn compact_key(rendered: &str) -> String {
     out
 }
 
-fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+/// `key` as a JSON-pointer segment (`~0`, `~1`), appended to `path`.
+fn push_pointer_segment(path: &mut String, key: &str) {
+    if key.contains(['~', '/']) {
+        path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    } else {
+        path.push_str(key);
+    }
 }
 
 #[cfg(test)]
