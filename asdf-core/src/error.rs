@@ -12,11 +12,16 @@ use crate::yaml::YamlError;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Every error of the crate, grouped by who is at fault.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its message (`{}`) is one line that stands alone: what, where (byte offset, tree path,
+/// file) and why, its causes included; `source()` still gives the cause to programs. `{:?}`,
+/// which `main() -> Result<(), Error>` prints, is the same line; `{:#?}` adds the chain of
+/// causes, one per line.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The operating system failed a read.
-    #[error("i/o error on {}", path.as_ref().map_or_else(|| "<memory>".to_string(), |p| p.display().to_string()))]
+    #[error("i/o error on {}: {source}", path.as_ref().map_or_else(|| "<memory>".to_string(), |p| p.display().to_string()))]
     Io {
         /// The file, when known.
         path: Option<PathBuf>,
@@ -25,17 +30,17 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The file's byte layout is malformed (header, blocks, index).
-    #[error("malformed file layout")]
+    #[error("malformed file layout: {0}")]
     Layout(#[from] LayoutError),
     /// The YAML tree is malformed or exceeds a limit.
-    #[error("malformed yaml tree")]
+    #[error("malformed YAML tree: {0}")]
     Yaml(#[from] YamlError),
     /// An ndarray node or its data is malformed, or the requested type does not match.
-    #[error("array error")]
+    #[error("{0}")]
     Array(#[from] ArrayError),
     /// The array at `path` cannot be converted as asked (another element type, a field
     /// it does not have, invalid characters).
-    #[error("{path}: cannot convert the array")]
+    #[error("{path}: {source}")]
     Convert {
         /// Tree path of the ndarray.
         path: String,
@@ -44,7 +49,7 @@ pub enum Error {
         source: ArrayError,
     },
     /// A block failed to decompress (only this block is affected).
-    #[error("block {block} at byte {offset}: cannot decode")]
+    #[error("block {block} at byte {offset}: cannot decode: {source}")]
     Codec {
         /// Block index in file order.
         block: usize,
@@ -56,7 +61,7 @@ pub enum Error {
     },
     /// A block of an ASDF 0.1.0 file whose encoding (the draft's YAML encoding chain, or
     /// the 2014 encoding field) cannot be undone (only the arrays using this block fail).
-    #[error("block {block} at byte {offset}: cannot undo its asdf 0.1.0 encoding")]
+    #[error("block {block} at byte {offset}: cannot undo its asdf 0.1.0 encoding: {source}")]
     LegacyEncoding {
         /// Block index in file order.
         block: usize,
@@ -130,7 +135,7 @@ pub enum Error {
         reason: String,
     },
     /// An error inside an external file referred to by this one.
-    #[error("in external file {}", file.display())]
+    #[error("in external file {}: {source}", file.display())]
     External {
         /// The external file.
         file: PathBuf,
@@ -177,6 +182,28 @@ impl From<crate::schema::ValidationErrors> for Error {
     }
 }
 
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        debug_text(self, f)
+    }
+}
+
+/// `Debug` of the crate's errors: the message, and with `{:#?}` each cause on its own line.
+pub(crate) fn debug_text(
+    e: &(dyn std::error::Error + 'static),
+    f: &mut std::fmt::Formatter<'_>,
+) -> std::fmt::Result {
+    write!(f, "{e}")?;
+    if f.alternate() {
+        let mut cur = e.source();
+        while let Some(c) = cur {
+            write!(f, "\n  caused by: {c}")?;
+            cur = c.source();
+        }
+    }
+    Ok(())
+}
+
 impl Error {
     pub(crate) fn io(path: Option<&std::path::Path>, source: std::io::Error) -> Self {
         Error::Io {
@@ -186,13 +213,18 @@ impl Error {
     }
 }
 
-/// Writes an error with all its causes on one line: `a: b: c`.
+/// Writes an error with all its causes on one line: `a: b: c`. A cause whose text the line
+/// already holds is not repeated (the crate's errors put their cause in their own message,
+/// and keep it as `source()` for programs).
 pub fn display_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
     let mut cur = err.source();
     while let Some(e) = cur {
-        out.push_str(": ");
-        out.push_str(&e.to_string());
+        let text = e.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
         cur = e.source();
     }
     out

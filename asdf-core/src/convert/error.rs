@@ -63,14 +63,20 @@ pub enum ConvertErrorKind {
     Custom(String),
 }
 
-/// A conversion error at a tree path.
-#[derive(Debug, thiserror::Error)]
+/// A conversion error at a tree path. `{:?}` is the message (see [`crate::Error`]).
+#[derive(thiserror::Error)]
 #[error("{path}: {kind}")]
 pub struct ConvertError {
     /// JSON pointer of the node.
     pub path: String,
     /// What went wrong.
     pub kind: ConvertErrorKind,
+}
+
+impl std::fmt::Debug for ConvertError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        crate::error::debug_text(self, f)
+    }
 }
 
 impl ConvertError {

@@ -29,7 +29,7 @@ use crate::yaml::{Node, Value};
 /// let flux = Masked::new(
 ///     ndarray::arr1(&[1.5f32, -99.0, 3.0]).into_dyn(),
 ///     ndarray::arr1(&[false, true, false]).into_dyn(),
-/// )?;
+/// ).expect("same shapes");
 /// let mut w = Writer::new(WriteOptions::default());
 /// let node = w.add_value(&flux)?;
 /// let file = AsdfFile::from_bytes(w.write_to_vec(&tree!({"flux": node}))?)?;

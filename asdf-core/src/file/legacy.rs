@@ -138,7 +138,7 @@ pub enum LegacyEncodingError {
         actual: u64,
     },
     /// The zlib step failed.
-    #[error("zlib")]
+    #[error("zlib: {0}")]
     Codec(#[source] CodecError),
 }
 

@@ -288,18 +288,19 @@ impl WriteOptions {
     }
 }
 
-/// Errors of writing.
-#[derive(Debug, thiserror::Error)]
+/// Errors of writing. The message is one line naming what and where (tree path, block),
+/// its cause included; `{:?}` is the same line (see [`crate::Error`]).
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum WriteError {
     /// The operating system failed a write.
-    #[error("i/o error")]
+    #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
     /// The tree cannot be written as YAML.
-    #[error("cannot emit the tree")]
+    #[error("cannot emit the tree: {0}")]
     Emit(#[from] EmitError),
     /// A block failed to compress.
-    #[error("block {block}: cannot compress with {codec}")]
+    #[error("block {block}: cannot compress with {codec}: {source}")]
     Codec {
         /// Index of the block.
         block: usize,
@@ -319,7 +320,7 @@ pub enum WriteError {
         message: String,
     },
     /// Reading array data from the source file failed.
-    #[error("{path}: cannot read array data from the source file")]
+    #[error("{path}: cannot read array data from the source file: {source}")]
     Source {
         /// Tree path of the ndarray.
         path: String,
@@ -361,6 +362,12 @@ pub(crate) fn validate_written(
     }
     crate::schema::validate_for_write_except(root, opts.standard.as_str(), skip)
         .map_err(WriteError::Invalid)
+}
+
+impl std::fmt::Debug for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        crate::error::debug_text(self, f)
+    }
 }
 
 /// A registered array.

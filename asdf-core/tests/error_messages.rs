@@ -1,0 +1,92 @@
+//! Errors read well alone: a plain `{e}` is one line saying what, where and why (causes
+//! included), `{e:?}` (what `main() -> Result` prints) is that same line, `display_chain`
+//! repeats nothing, and one mistake reads the same through every API.
+
+use asdf_core::codec::Compression;
+use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
+use asdf_core::{display_chain, tree, AsdfFile};
+
+fn file_with(compression: Option<Compression>) -> Vec<u8> {
+    let data = ndarray::Array1::from_iter((0..2000).map(|i| i as f64));
+    let mut w = Writer::new(WriteOptions::default());
+    let node = w.add_array_with(
+        &data,
+        ArrayOptions {
+            compression: compression.map(CompressionChoice::Codec),
+            storage: None,
+        },
+    );
+    w.write_to_vec(&tree!({"x": node})).unwrap()
+}
+
+fn one_line(text: &str) {
+    assert!(!text.contains('\n'), "one line: {text:?}");
+}
+
+#[test]
+fn a_truncated_block_says_which_block_where_and_why() {
+    let bytes = file_with(None);
+    let start = bytes.windows(4).position(|w| w == b"\xd3BLK").unwrap();
+    let cut = bytes[..start + 20].to_vec();
+    let e = AsdfFile::from_bytes(cut).unwrap_err();
+    let text = e.to_string();
+    one_line(&text);
+    assert!(
+        text.starts_with("malformed file layout: block 0 at offset"),
+        "{text}"
+    );
+    assert!(text.contains("header truncated"), "{text}");
+    assert_eq!(format!("{e:?}"), text, "Debug is the message");
+    assert_eq!(display_chain(&e), text, "the chain repeats nothing");
+    assert!(
+        format!("{e:#?}").contains("\n  caused by: block 0"),
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn a_corrupt_compressed_block_names_block_offset_and_codec() {
+    let mut bytes = file_with(Some(Compression::Zlib));
+    let start = bytes.windows(4).position(|w| w == b"\xd3BLK").unwrap();
+    // the header is 6 + 48 bytes; damage the zlib stream just after it
+    for b in &mut bytes[start + 54 + 10..start + 54 + 40] {
+        *b ^= 0x5a;
+    }
+    let file = AsdfFile::options()
+        .verify_checksums(false)
+        .open_bytes(bytes, ".")
+        .unwrap();
+    let e = file.array::<f64>("/x").unwrap_err();
+    let text = e.to_string();
+    one_line(&text);
+    assert!(
+        text.starts_with(&format!("block 0 at byte {start}: cannot decode: ")),
+        "{text}"
+    );
+    assert!(text.contains("zlib"), "{text}");
+    assert_eq!(display_chain(&e), text);
+}
+
+#[test]
+fn a_datatype_mismatch_reads_the_same_through_array_and_read_as() {
+    let file = AsdfFile::from_bytes(file_with(None)).unwrap();
+    let a = file.array::<f32>("/x").unwrap_err().to_string();
+    let b = file
+        .read_as::<ndarray::Array1<f32>>("/x")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(a, b);
+    assert_eq!(a, "/x: datatype mismatch: expected float32, found float64");
+}
+
+#[test]
+fn a_failed_write_says_why() {
+    let dir = std::env::temp_dir().join(format!("asdf-error-messages-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // a folder that does not exist
+    let e = asdf_core::write(dir.join("nope").join("x.asdf"), &tree!({"a": 1})).unwrap_err();
+    let text = e.to_string();
+    one_line(&text);
+    assert!(text.contains("No such file or directory"), "{text}");
+    assert_eq!(format!("{e:?}"), text);
+}
