@@ -209,9 +209,6 @@ mod tests {
 
     #[test]
     fn every_stream_codec_decodes_and_checks_its_length() {
-        let data: Vec<u8> = (0..(9 << 20) + 77u32)
-            .map(|i| (i / 7 % 251) as u8)
-            .collect();
         for c in [
             Compression::Zlib,
             Compression::Bzp2,
@@ -219,6 +216,13 @@ mod tests {
             Compression::Lz4f,
             Compression::Lz4,
         ] {
+            // lz4 over three of its 4 MiB chunks; the others smaller (a debug build)
+            let n: u32 = if c == Compression::Lz4 {
+                (9 << 20) + 77
+            } else {
+                300_077
+            };
+            let data: Vec<u8> = (0..n).map(|i| (i / 7 % 251) as u8).collect();
             let stored = encode(c, &data, Some(1)).unwrap();
             let mut out = Vec::new();
             decoder(c, &stored[..], data.len() as u64)
@@ -248,6 +252,23 @@ mod tests {
             );
         }
         assert!(decoder(Compression::Blsc, &b""[..], 0).is_none());
+    }
+
+    #[test]
+    fn concatenated_zlib_streams_decode_as_the_whole_decoder_does() {
+        let (a, b) = (vec![1u8; 70_000], vec![2u8; 5000]);
+        let mut stored = encode(Compression::Zlib, &a, None).unwrap();
+        stored.extend(encode(Compression::Zlib, &b, None).unwrap());
+        // trailing bytes that start no stream are ignored, as python does
+        stored.extend_from_slice(b"\0\0");
+        let want = crate::codec::decode(Compression::Zlib, &stored, 75_000).unwrap();
+        let mut out = Vec::new();
+        decoder(Compression::Zlib, &stored[..], 75_000)
+            .unwrap()
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, want);
+        assert_eq!(&out[..70_000], &a[..]);
     }
 
     #[test]

@@ -333,11 +333,14 @@ mod tests {
 
     #[test]
     fn every_codec_reads_back_with_its_checksum() {
-        // lz4 over more than one of its 4 MiB chunks
-        let (r, c) = (70, 10_000);
-        let want: Vec<f64> = (0..r * c).map(|i| i as f64 * 0.5).collect();
         let codecs = std::iter::once(None).chain(Compression::ALL.into_iter().map(Some));
         for codec in codecs {
+            // lz4 over more than one of its 4 MiB chunks; the others small (a debug build)
+            let (r, c) = match codec {
+                Some(Compression::Lz4) => (70, 10_000),
+                _ => (30, 1000),
+            };
+            let want: Vec<f64> = (0..r * c).map(|i| i as f64 * 0.5).collect();
             let mut w = Writer::new(WriteOptions::default());
             let n = w.add_array_pieces(f64le(), &[r, c], opts(codec), rows(r, c));
             let root = Node::new(Value::Map(vec![(Node::str("x"), n)]));
