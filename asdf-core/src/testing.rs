@@ -354,28 +354,14 @@ pub fn validation_problems<T: ToAsdf + ?Sized>(value: &T) -> Vec<String> {
     }
 }
 
-/// A conversion error as lines: a schema error becomes one line per problem (with the
-/// node's path in front of the problem's).
+/// A conversion error as lines: a schema error becomes one line per problem (its tree path
+/// already from the root of the value).
 fn convert_error_lines(e: &convert::ConvertError) -> Vec<String> {
     match &e.kind {
-        convert::ConvertErrorKind::Schema { schema, errors } => {
-            let base = if e.path == "/" { "" } else { e.path.as_str() };
-            errors
-                .lines()
-                .map(|line| {
-                    let line = if line.starts_with('/') && !base.is_empty() {
-                        if line.starts_with("/:") {
-                            format!("{base}{}", &line[1..])
-                        } else {
-                            format!("{base}{line}")
-                        }
-                    } else {
-                        line.to_string()
-                    };
-                    format!("{line} (schema {schema})")
-                })
-                .collect()
-        }
+        convert::ConvertErrorKind::Schema { schema, problems } => problems
+            .iter()
+            .map(|line| format!("{line} (schema {schema})"))
+            .collect(),
         _ => vec![format!("the value cannot be converted: {e}")],
     }
 }

@@ -1195,6 +1195,15 @@ fn a_schema_attribute_validates_both_ways() {
     let inside = Node::map([("inner", node)]);
     let e = convert::from_node::<std::collections::BTreeMap<String, Checked>>(&inside).unwrap_err();
     assert_eq!(e.path, "/inner");
+    // the problem's path is absolute (from the root of what is read), the message one line
+    let text = e.to_string();
+    assert!(text.contains("/inner/a: maximum"), "{text}");
+    assert!(!text.contains('\n'), "{text}");
+    // on write, a schema error at the value's root has no "/:" of its own
+    let text = convert::to_node(&Checked { a: 11 })
+        .unwrap_err()
+        .to_string();
+    assert!(text.starts_with("does not validate against"), "{text}");
 }
 
 // ------------------------------------------------------------------ hand-written leaves

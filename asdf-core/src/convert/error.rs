@@ -50,22 +50,26 @@ pub enum ConvertErrorKind {
     /// Loading, storing or typing an array failed.
     #[error("{}", crate::display_chain(&**.0))]
     Array(Box<crate::Error>),
-    /// The node does not validate against the type's schema (one line per error).
-    #[error("does not validate against {schema}: {errors}")]
+    /// The node does not validate against the type's schema.
+    #[error("does not validate against {schema}: {}", problems.join("; "))]
     Schema {
         /// The schema's URI.
         schema: String,
-        /// The validation errors, one per line.
-        errors: String,
+        /// The problems, each as `PATH: KEYWORD: MESSAGE` with the tree path from the root
+        /// of the file on read, and from the root of the value being converted on write
+        /// (where the value will go in the file is not known yet).
+        problems: Vec<String>,
     },
     /// An error raised by user code (serde bridge, custom conversions).
     #[error("{0}")]
     Custom(String),
 }
 
-/// A conversion error at a tree path. `{:?}` is the message (see [`crate::Error`]).
+/// A conversion error at a tree path. `{:?}` is the message (see [`crate::Error`]). A
+/// schema error at the root of the value is displayed without a path of its own (its
+/// problems carry theirs).
 #[derive(thiserror::Error)]
-#[error("{path}: {kind}")]
+#[error("{}{kind}", if matches!(kind, ConvertErrorKind::Schema { .. }) && (path.is_empty() || path == "/") { String::new() } else { format!("{path}: ") })]
 pub struct ConvertError {
     /// JSON pointer of the node.
     pub path: String,

@@ -339,15 +339,28 @@ pub fn from_node<T: FromAsdf>(node: &Node) -> Result<T, ConvertError> {
     T::from_asdf(node, &mut FromContext::detached())
 }
 
-/// Validates `node` against the schema registered under `uri` (`#[asdf(schema = "…")]`),
-/// as an error at tree path `path` listing every problem.
+/// Validates `node`, found at tree path `path`, against the schema registered under `uri`
+/// (`#[asdf(schema = "…")]`), as an error at `path` listing every problem with its tree
+/// path below `path` (`/obs/exposure: minimum: ...`).
 pub fn check_schema(uri: &str, node: &Node, path: &str) -> Result<(), ConvertError> {
     crate::schema::validate_against(uri, node).map_err(|e| {
+        let base = path.trim_end_matches('/');
+        let errors: Vec<String> = e
+            .into_iter()
+            .map(|v| {
+                let at = match v.path.as_str() {
+                    "" | "/" if base.is_empty() => "/".to_string(),
+                    "" | "/" => base.to_string(),
+                    p => format!("{base}{p}"),
+                };
+                format!("{at}: {}: {}", v.keyword, v.message)
+            })
+            .collect();
         ConvertError::new(
             path,
             ConvertErrorKind::Schema {
                 schema: uri.to_string(),
-                errors: e.to_string(),
+                problems: errors,
             },
         )
     })
