@@ -512,12 +512,12 @@ impl Walk<'_, '_> {
             compression: Some(compression),
             storage: Some(Storage::Internal),
         };
-        let len = ds.raw_byte_len().map_err(|e| read_err(path, e))? as u64;
-        self.total.fetch_add(len, Ordering::Relaxed);
         if let Some(node) = self.banded(ds, &plan, path, array_opts)? {
             return Ok(node);
         }
         let array = dataset_array(ds, &plan, path, self.opts.max_dataset_bytes)?;
+        self.total
+            .fetch_add(array.data.len() as u64, Ordering::Relaxed);
         let bytes = self
             .bytes_read
             .fetch_add(array.data.len() as u64, Ordering::Relaxed)
@@ -552,6 +552,9 @@ impl Walk<'_, '_> {
         opts: ArrayOptions,
     ) -> Result<Option<Node>> {
         let len = ds.raw_byte_len().map_err(|e| read_err(path, e))? as u64;
+        if len == 0 || len < self.opts.band_min_bytes {
+            return Ok(None);
+        }
         let max = self.opts.max_dataset_bytes;
         if len > max {
             return Err(read_err(
@@ -563,7 +566,7 @@ impl Walk<'_, '_> {
         let Some((&rows, rest)) = dims.split_first() else {
             return Ok(None);
         };
-        if len == 0 || len < self.opts.band_min_bytes || rows == 0 {
+        if rows == 0 {
             return Ok(None);
         }
         // bytes of one row: within `len`, which is within the limit
@@ -577,6 +580,7 @@ impl Walk<'_, '_> {
         let band_rows = unit.saturating_mul(per_band);
         let mut shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
         shape.extend(&plan.inner_shape);
+        self.total.fetch_add(len, Ordering::Relaxed);
         let dtype = plan.dtype.clone();
         let (ds, plan) = (ds.clone(), plan.clone());
         let (where_, progress) = (path.to_string(), self.opts.progress.clone());
