@@ -61,6 +61,10 @@ pub fn run(
         Mode::ToYaml => WriteOptions::new().storage(Storage::Inline),
     };
     let file = access.open(input)?;
+    let _p = crate::progress::Progress::spinner(
+        crate::progress::largest(&[input]),
+        format!("writing {}", output.display()),
+    );
     let writer = Writer::from_file(&file, opts);
     let summary = writer
         .write_to_path(file.tree(), output)
@@ -130,6 +134,14 @@ pub fn convert(
         ));
     }
     let codec = compress.as_deref();
+    let _p = match (Format::of(input), Format::of(output)) {
+        // ASDF to ASDF shows its own progress (run)
+        (Format::Asdf | Format::Fits, Format::Asdf) => crate::progress::Progress::spinner(0, ""),
+        _ => crate::progress::Progress::spinner(
+            crate::progress::largest(&[input]),
+            format!("converting {} to {}", input.display(), output.display()),
+        ),
+    };
     match (Format::of(input), Format::of(output)) {
         (Format::Asdf, Format::Asdf) => {
             if array.is_some() {

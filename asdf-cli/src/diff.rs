@@ -41,9 +41,17 @@ pub fn run(
     }
     let fa = access.open(a)?;
     let fb = access.open(b)?;
+    // the bar counts the stored bytes of the blocks both files hold
+    let stored = |f: &AsdfFile| f.blocks().iter().map(|h| h.used_size).sum::<u64>();
+    let progress = crate::progress::Progress::bar(
+        crate::progress::largest(&[a, b]),
+        stored(&fa) + stored(&fb),
+        "comparing arrays",
+    );
     let mut d = Differ {
         fa: &fa,
         fb: &fb,
+        progress,
         opts,
         seen: HashSet::new(),
         path: Vec::new(),
@@ -56,6 +64,7 @@ pub fn run(
 struct Differ<'a> {
     fa: &'a AsdfFile,
     fb: &'a AsdfFile,
+    progress: crate::progress::Progress,
     opts: &'a Options,
     /// Pairs of shared nodes already compared (aliases are compared once).
     seen: HashSet<(usize, usize)>,
@@ -260,8 +269,18 @@ impl Differ<'_> {
                 )
             })
         };
+        self.progress.message(format!("comparing {here}"));
         let xa = load(self.fa, a, "first")?;
         let xb = load(self.fb, b, "second")?;
+        // stored bytes of the two arrays' blocks
+        let used = |f: &AsdfFile, n: &Node| {
+            n.get("source")
+                .and_then(Node::as_i64)
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| f.blocks().get(i))
+                .map_or(0, |h| h.used_size)
+        };
+        self.progress.inc(used(self.fa, a) + used(self.fb, b));
         if let Some(c) = contents_differ(&xa, &xb, self.opts.rtol, self.opts.atol) {
             kinds.push(c);
         }

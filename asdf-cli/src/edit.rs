@@ -156,6 +156,10 @@ fn check_and_write(path: &Path, text: &str, standard: &str) -> Result<UpdateKind
             lines.join("\n")
         ));
     }
+    let _p = crate::progress::Progress::spinner(
+        crate::progress::largest(&[path]),
+        format!("writing {}", path.display()),
+    );
     let opts = write::WriteOptions::default()
         .compression(CompressionChoice::Input)
         .standard(StandardVersion::parse(standard).unwrap_or_default());

@@ -34,6 +34,10 @@ pub fn run(
         ));
     }
     let file = access.open(input)?;
+    let _p = crate::progress::Progress::spinner(
+        crate::progress::largest(&[input]),
+        format!("extracting {at} to {}", output.display()),
+    );
     let segs = parse_path(at);
     let here = pointer(&segs);
     let node = lookup(file.tree(), &segs)

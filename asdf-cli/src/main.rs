@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use asdf_core::{AsdfFile, ExternalPolicy};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 mod blosc2;
 mod check_schemas;
@@ -34,22 +34,36 @@ mod extract;
 mod fits;
 mod hdf5;
 mod info;
+mod progress;
 mod search;
 mod tags;
 mod tree;
 mod validate;
 
+/// The exit statuses, shown after `--help`.
+const EXIT_STATUS: &str = "\
+Exit status:
+  0  success (diff: the files are equal; search: something matched)
+  1  problems found: diff: the files differ; validate, check-schemas: problems listed;
+     search: nothing matched; edit: no change made or the edit abandoned
+  2  usage error, I/O error, or a file that cannot be read";
+
 #[derive(Parser)]
 #[command(
     name = "asdftool",
     version,
-    about = "Inspect ASDF (Advanced Scientific Data Format) files"
+    about = "Inspect ASDF (Advanced Scientific Data Format) files",
+    after_help = EXIT_STATUS
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
     #[command(flatten)]
     access: Access,
+    /// No progress display (shown on a terminal for files of 256 MiB or more) and no
+    /// "wrote ..." messages.
+    #[arg(short, long, global = true)]
+    quiet: bool,
 }
 
 /// Which other files a file being read may lead to (external array sources, `$ref`s).
@@ -270,6 +284,20 @@ enum Command {
         #[arg(long, value_name = "VERSION")]
         standard: Option<String>,
     },
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell), made from
+    /// this program's own definitions: `asdftool completions bash > ~/.local/share/bash-completion/completions/asdftool`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff, section 1) made from this program's own definitions:
+    /// `asdftool man | man -l -`. With --dir, write asdftool.1 and one page per command
+    /// (asdftool-diff.1, ...) into that folder.
+    Man {
+        /// The folder for the pages (created when missing).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Print a bundled schema: by tag (`core/ndarray-1.1.0`, `tag:stsci.edu:asdf/...`, or
     /// `core/ndarray` for the newest version) or by id (`http://stsci.edu/schemas/...`).
     Schema {
@@ -299,6 +327,18 @@ impl From<String> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    progress::set_quiet(cli.quiet);
+    // commands whose only output on success is a report of what they wrote
+    let informational = matches!(
+        cli.command,
+        Command::Defragment { .. }
+            | Command::Explode { .. }
+            | Command::Implode { .. }
+            | Command::ToYaml { .. }
+            | Command::Convert { .. }
+            | Command::Extract { .. }
+            | Command::Edit { .. }
+    );
     let access = &cli.access;
     let result: Result<String, Failure> = match cli.command {
         Command::Info {
@@ -315,6 +355,10 @@ fn main() -> ExitCode {
         Command::Canonical { file } => access
             .open(&file)
             .and_then(|f| {
+                let _p = progress::Progress::spinner(
+                    progress::largest(&[&file]),
+                    format!("hashing the arrays of {}", file.display()),
+                );
                 let json = asdf_core::canonical::to_json(&f)
                     .map_err(|e| format!("{}: {}", file.display(), chain(&e)));
                 exit_soon(f);
@@ -401,13 +445,21 @@ fn main() -> ExitCode {
         Command::Tags { file, standard } => {
             tags::run(access, file.as_deref(), standard.as_deref()).map_err(Failure::from)
         }
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "asdftool", &mut text);
+            Ok(String::from_utf8_lossy(&text).into_owned())
+        }
+        Command::Man { dir } => man(dir.as_deref()).map_err(Failure::from),
         Command::Schema { tag, standard } => {
             tags::schema(&tag, standard.as_deref()).map_err(Failure::from)
         }
     };
     match result {
         Ok(text) => {
-            print_out(&text);
+            if !(informational && progress::quiet()) {
+                print_out(&text);
+            }
             ExitCode::SUCCESS
         }
         Err(Failure::Problems { text, to_stdout }) => {
@@ -431,6 +483,46 @@ fn print_out(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+/// The manual page of `asdftool` (to standard output), or with `dir` the pages of
+/// `asdftool` and of each command written there.
+fn man(dir: Option<&Path>) -> Result<String, String> {
+    let cmd = Cli::command();
+    let render = |c: clap::Command| -> Result<Vec<u8>, String> {
+        let mut page = Vec::new();
+        clap_mangen::Man::new(c)
+            .render(&mut page)
+            .map_err(|e| format!("cannot render the manual page: {e}"))?;
+        Ok(page)
+    };
+    let Some(dir) = dir else {
+        return render(cmd).map(|p| String::from_utf8_lossy(&p).into_owned());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut written = Vec::new();
+    let mut put = |name: String, page: Vec<u8>| -> Result<(), String> {
+        let path = dir.join(&name);
+        std::fs::write(&path, page).map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path.display().to_string());
+        Ok(())
+    };
+    for sub in cmd.get_subcommands() {
+        // clap names are &'static str without its `string` feature; a few bytes, once
+        let name: &'static str = Box::leak(format!("asdftool-{}", sub.get_name()).into_boxed_str());
+        let bin: &'static str = Box::leak(format!("asdftool {}", sub.get_name()).into_boxed_str());
+        put(
+            format!("{name}.1"),
+            render(
+                sub.clone()
+                    .name(name)
+                    .bin_name(bin)
+                    .version(env!("CARGO_PKG_VERSION")),
+            )?,
+        )?;
+    }
+    put("asdftool.1".to_string(), render(cmd.clone())?)?;
+    Ok(written.iter().map(|w| format!("wrote {w}\n")).collect())
 }
 
 /// Lets go of a file read for a command that ends the process right after: its tree is not

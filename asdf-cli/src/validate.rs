@@ -40,6 +40,10 @@ pub fn run(
         add(schema::validate_against(uri, af.tree()));
     }
     if checksums {
+        let _p = crate::progress::Progress::spinner(
+            crate::progress::largest(&[file]),
+            format!("verifying the block checksums of {name}"),
+        );
         if let Err(e) = af.verify_checksums() {
             problems.push(format!("checksum: {}", chain(&e)));
         }

@@ -1,0 +1,119 @@
+//! Progress on standard error for work on large files: shown only when the file is at
+//! least [`MIN_BYTES`], standard error is a terminal and `--quiet` was not given.
+//!
+//! The library reports no progress from inside a read or a write, so most commands show a
+//! spinner with the step and the time elapsed; `diff` advances a bar array by array.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Files smaller than this show no progress (256 MiB).
+pub const MIN_BYTES: u64 = 256 << 20;
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Silences progress (and informational messages) for the rest of the process.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Whether `--quiet` was given.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Whether work on `bytes` shows progress.
+pub fn wanted(bytes: u64, terminal: bool, quiet: bool) -> bool {
+    terminal && !quiet && bytes >= MIN_BYTES
+}
+
+/// The size of the largest of `paths` (0 for those that cannot be read).
+pub fn largest(paths: &[&Path]) -> u64 {
+    paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .max()
+        .unwrap_or(0)
+}
+
+/// A progress display, or nothing.
+pub struct Progress(Option<ProgressBar>);
+
+impl Progress {
+    fn show(bytes: u64) -> bool {
+        wanted(bytes, std::io::stderr().is_terminal(), quiet())
+    }
+
+    /// A spinner saying `what` (with the time elapsed) while work on files of `bytes`
+    /// bytes runs.
+    pub fn spinner(bytes: u64, what: impl Into<String>) -> Progress {
+        if !Self::show(bytes) {
+            return Progress(None);
+        }
+        let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        pb.set_style(
+            ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        pb.set_message(what.into());
+        pb.enable_steady_tick(Duration::from_millis(120));
+        Progress(Some(pb))
+    }
+
+    /// A bar of `total` units (bytes) for work on files of `bytes` bytes.
+    pub fn bar(bytes: u64, total: u64, what: impl Into<String>) -> Progress {
+        if !Self::show(bytes) {
+            return Progress(None);
+        }
+        let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({elapsed}, {eta} left)",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        pb.set_message(what.into());
+        Progress(Some(pb))
+    }
+
+    /// Advances a bar by `n` units.
+    pub fn inc(&self, n: u64) {
+        if let Some(pb) = &self.0 {
+            pb.inc(n);
+        }
+    }
+
+    /// Changes the message.
+    pub fn message(&self, what: impl Into<String>) {
+        if let Some(pb) = &self.0 {
+            pb.set_message(what.into());
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(pb) = &self.0 {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_large_files_on_a_terminal_without_quiet() {
+        assert!(wanted(MIN_BYTES, true, false));
+        assert!(!wanted(MIN_BYTES - 1, true, false));
+        assert!(!wanted(MIN_BYTES, false, false));
+        assert!(!wanted(MIN_BYTES, true, true));
+    }
+}

@@ -1,0 +1,136 @@
+//! Shell completions, manual pages, the exit statuses in `--help`, and `--quiet`.
+
+#[path = "../../asdf-core/tests/common/mod.rs"]
+mod common;
+
+use std::process::{Command, Output};
+
+fn asdftool(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_asdftool"))
+        .args(args)
+        .output()
+        .expect("run asdftool")
+}
+
+fn ok(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Every command, as `--help` lists them.
+const COMMANDS: &[&str] = &[
+    "info",
+    "canonical",
+    "defragment",
+    "explode",
+    "implode",
+    "to-yaml",
+    "convert",
+    "validate",
+    "check-schemas",
+    "diff",
+    "search",
+    "extract",
+    "edit",
+    "tags",
+    "completions",
+    "man",
+    "schema",
+];
+
+#[test]
+fn completions_for_each_shell_know_every_command() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let text = ok(&asdftool(&["completions", shell]));
+        for cmd in COMMANDS {
+            assert!(text.contains(cmd), "{shell}: no {cmd}");
+        }
+        assert!(text.contains("ignore"), "{shell}: no diff --ignore");
+    }
+    let bad = asdftool(&["completions", "tcsh"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn man_pages_come_from_the_definitions() {
+    let page = ok(&asdftool(&["man"]));
+    assert!(page.contains(".TH asdftool 1"), "{page}");
+    assert!(page.contains("Exit status:"));
+    for cmd in COMMANDS {
+        // the page lists each command as `asdftool-CMD(1)`, hyphens escaped
+        let listed = format!("asdftool\\-{}(1)", cmd.replace('-', "\\-"));
+        assert!(page.contains(&listed), "{cmd}");
+    }
+    let dir = std::env::temp_dir().join(format!("asdftool-man-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = ok(&asdftool(&["man", "--dir", dir.to_str().unwrap()]));
+    assert_eq!(out.lines().count(), COMMANDS.len() + 1, "{out}");
+    for cmd in COMMANDS {
+        let p = std::fs::read_to_string(dir.join(format!("asdftool-{cmd}.1"))).unwrap();
+        let title = format!(
+            ".TH asdftool-{cmd} 1  \"asdftool-{cmd} {}\"",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert!(p.contains(&title), "{cmd}: {p}");
+    }
+    let diff = std::fs::read_to_string(dir.join("asdftool-diff.1")).unwrap();
+    assert!(diff.contains("\\-\\-rtol"), "{diff}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn help_documents_the_exit_statuses_and_usage_errors_exit_2() {
+    let help = ok(&asdftool(&["--help"]));
+    assert!(help.contains("Exit status:"), "{help}");
+    for line in [
+        "  0  success",
+        "  1  problems found",
+        "  2  usage error, I/O error",
+    ] {
+        assert!(help.contains(line), "{line}: {help}");
+    }
+    for cmd in COMMANDS {
+        assert!(help.contains(&format!("  {cmd} ")), "{cmd} not in --help");
+    }
+    assert_eq!(asdftool(&["no-such-command"]).status.code(), Some(2));
+    assert_eq!(asdftool(&["info"]).status.code(), Some(2));
+    assert_eq!(
+        asdftool(&["diff", "a", "b", "--rtol", "x"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn quiet_silences_the_wrote_messages_only() {
+    let src = common::repo_root().join("examples/data/observation.asdf");
+    let dir = std::env::temp_dir().join(format!("asdftool-quiet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("o.asdf");
+    let (s, o) = (src.to_str().unwrap(), out.to_str().unwrap());
+    let loud = ok(&asdftool(&["defragment", s, "-o", o]));
+    assert!(loud.starts_with("wrote "), "{loud}");
+    let quiet = asdftool(&["defragment", s, "-o", o, "--quiet"]);
+    assert_eq!(ok(&quiet), "");
+    assert!(quiet.stderr.is_empty());
+    let quiet = asdftool(&[
+        "-q",
+        "extract",
+        s,
+        "/sci",
+        "-o",
+        dir.join("s.npy").to_str().unwrap(),
+    ]);
+    assert_eq!(ok(&quiet), "");
+    // data output stays: info, and diff's lines
+    assert!(ok(&asdftool(&["-q", "info", s])).contains("sci"));
+    // below 256 MiB, or without a terminal, no progress is drawn on stderr
+    let can = asdftool(&["canonical", s]);
+    ok(&can);
+    assert!(can.stderr.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
