@@ -12,7 +12,19 @@
 //! asdftool validate FILE [--schema URI_OR_PATH] [--no-checksums]
 //!                                    tree against its schemas, block checksums
 //! asdftool check-schemas DIR         schema files: metaschema, $refs, defaults, examples
+//! asdftool diff A B [-i PATH]... [--rtol X] [--atol X] [--tags]
+//!                                    differences by tree path; exit 1 when they differ
+//! asdftool search FILE [PATTERN] [-t TYPE] [-v VALUE]   nodes by key, type or value
+//! asdftool extract FILE PATH -o OUT.npy|OUT.asdf         one array or subtree on its own
+//! asdftool edit FILE                 the tree in $EDITOR, validated, written back safely
+//! asdftool tags [FILE]               tags used and what validates them
+//! asdftool schema TAG                a bundled schema's text
+//! asdftool completions SHELL | man [--dir DIR]           generated from these definitions
 //! ```
+//!
+//! Exit status: 0 success, 1 problems found (differences, validation problems, no match),
+//! 2 usage or I/O error or an unreadable file. `-q`/`--quiet` silences the progress shown on
+//! a terminal for files of 256 MiB or more.
 //!
 //! Every command that reads follows external array sources and `$ref`s to other files only
 //! inside the input file's folder; `--external none|same-folder|any` and `--allow-dir DIR`

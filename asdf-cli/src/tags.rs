@@ -92,8 +92,8 @@ fn status(std: &str, tag: &str) -> String {
             range(&others)
         );
     }
-    if tag.starts_with(ASDF_PREFIX) {
-        let id = format!("{SCHEMA_PREFIX}{}", &tag[ASDF_PREFIX.len()..]);
+    if let Some(name) = tag.strip_prefix(ASDF_PREFIX) {
+        let id = format!("{SCHEMA_PREFIX}{name}");
         if bundled::schema_text(&id).is_some() {
             return format!("not validated: schema {id} is bundled but no standard maps the tag");
         }
