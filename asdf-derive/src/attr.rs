@@ -316,10 +316,13 @@ pub fn container(attrs: &[Attribute], place: Place, errors: &mut Errors) -> Cont
     c
 }
 
-/// Same rule as `asdf_core::convert::tag_matches`.
+/// `asdf_core::convert::tag_matches` (python asdf's `uri_match`) for the patterns the
+/// derive allows (`*` only at the end): a trailing `*` matches any run without `/`.
 fn tag_matches(pattern: &str, tag: &str) -> bool {
     match pattern.strip_suffix('*') {
-        Some(prefix) => tag.starts_with(prefix),
+        Some(prefix) => tag
+            .strip_prefix(prefix)
+            .is_some_and(|rest| !rest.contains('/')),
         None => pattern == tag,
     }
 }

@@ -61,7 +61,7 @@ use proc_macro::TokenStream;
 /// `#[asdf(tag = "URI")]` on a struct writes its node with that tag (`ToAsdf::tag()`
 /// returns it) and reads only nodes whose tag `tag_pattern` accepts (or, without a
 /// pattern, exactly `tag`). A pattern ending in `*` accepts every tag starting with what
-/// precedes it, so `tag_pattern = "asdf://example.org/tags/obs-1.*"` reads files written
+/// precedes it and going on without a `/` (python asdf's `uri_match`), so `tag_pattern = "asdf://example.org/tags/obs-1.*"` reads files written
 /// by `obs-1.0.0` and by `obs-1.1.0`. The pattern must accept the type's own tag
 /// (checked at compile time) and `*` may only be its last character.
 ///
@@ -74,7 +74,7 @@ use proc_macro::TokenStream;
 /// - `tag = "URI"`: the tag written and, without `tag_pattern`, the only tag read. Not
 ///   allowed on enums (put it on the variants).
 /// - `tag_pattern = "URI-prefix*"`: the tags read; needs `tag`.
-/// - `schema = "URI"`: the node is validated with `asdf_core::convert::check_schema`
+/// - `schema = "URI"`: the node is validated with `asdf_core::convert::validate_against`
 ///   against the schema registered under `URI`: on read before the node is converted, on
 ///   write after it is built. Errors name the tree path.
 ///

@@ -319,14 +319,20 @@ pub trait AsdfType: ToAsdf + FromAsdf {}
 
 impl<T: ToAsdf + FromAsdf> AsdfType for T {}
 
-/// Whether `tag` matches `pattern`: equal, or `pattern` ends in `*` and `tag` starts with
-/// the part before it (`asdf://example.org/tags/obs-1.*` accepts `…/obs-1.0.0` and
-/// `…/obs-1.2.0`).
+/// Whether `tag` matches `pattern`, in the one pattern dialect of the crate (python asdf's
+/// `uri_match`, [`schema::uri_match`](crate::schema::uri_match)): `*` matches any run of
+/// characters but `/`, `**` any run, otherwise equal. `asdf://example.org/tags/obs-1.*`
+/// accepts `…/obs-1.0.0` and `…/obs-1.2.0`.
+///
+/// ```
+/// use asdf_core::convert::tag_matches;
+/// assert!(tag_matches("asdf://example.org/tags/obs-1.*", "asdf://example.org/tags/obs-1.2.0"));
+/// assert!(!tag_matches("asdf://example.org/tags/obs-1.*", "asdf://example.org/tags/obs-1.2/x"));
+/// assert!(tag_matches("asdf://example.org/**", "asdf://example.org/tags/obs-1.2.0"));
+/// assert!(!tag_matches("asdf://example.org/tags/obs-1.0.0", "asdf://example.org/tags/obs-1.0"));
+/// ```
 pub fn tag_matches(pattern: &str, tag: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some(prefix) => tag.starts_with(prefix),
-        None => pattern == tag,
-    }
+    crate::schema::uri_match(pattern, tag)
 }
 
 /// Converts a value into a node without a writer (arrays inline).
@@ -341,8 +347,12 @@ pub fn from_node<T: FromAsdf>(node: &Node) -> Result<T, ConvertError> {
 
 /// Validates `node`, found at tree path `path`, against the schema registered under `uri`
 /// (`#[asdf(schema = "…")]`), as an error at `path` listing every problem with its tree
-/// path below `path` (`/obs/exposure: minimum: ...`).
-pub fn check_schema(uri: &str, node: &Node, path: &str) -> Result<(), ConvertError> {
+/// path below `path` (`/obs/exposure: minimum: ...`): [`schema::validate_against`] for
+/// typed conversions. ([`schema::check_schema`] checks a schema itself.)
+///
+/// [`schema::validate_against`]: crate::schema::validate_against
+/// [`schema::check_schema`]: crate::schema::check_schema
+pub fn validate_against(uri: &str, node: &Node, path: &str) -> Result<(), ConvertError> {
     crate::schema::validate_against(uri, node).map_err(|e| {
         let base = path.trim_end_matches('/');
         let errors: Vec<String> = e
