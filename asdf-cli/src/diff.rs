@@ -4,9 +4,11 @@
 //! Follows python asdf's `asdftool diff` in what counts as a difference: leaves compare by
 //! value (an integer equals the same float; tags of scalars and mappings are ignored unless
 //! `--tags`), a key present in one file only is reported at its path, and two `core/ndarray`
-//! nodes compare their descriptors as mappings (except `source` and `data`) and then say
-//! whether shape, datatype or contents differ. Unlike python, sequences of different lengths
-//! are reported (python's `zip` drops the longer one's tail), and NaN equals NaN in arrays.
+//! nodes that differ compare their descriptors as mappings (except `source` and `data`) and
+//! say whether shape, datatype or contents differ. Unlike python, two arrays holding the same
+//! values are equal whatever their layout (byte order, offset, strides, inline or in a
+//! block), sequences of different lengths are reported (python's `zip` drops the longer
+//! one's tail), and NaN equals NaN in arrays.
 
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -235,30 +237,14 @@ impl Differ<'_> {
         Ok(())
     }
 
+    /// Two arrays: their values first (loaded from either file), then their descriptors.
+    /// Arrays holding the same values (same shape, same datatype up to byte order) are
+    /// equal however they are laid out: their descriptors' layout keys (`source`, `data`,
+    /// `byteorder`, `offset`, `strides`, `shape`, `datatype`) are not compared, their other
+    /// keys are (`mask`, and any other). Arrays that differ have every key but `source` and
+    /// `data` compared, as python's diff does, and a line at the array saying whether shape,
+    /// datatype or contents differ.
     fn arrays(&mut self, a: &Node, b: &Node) -> Result<(), String> {
-        if let (Some(ma), Some(mb)) = (a.as_map(), b.as_map()) {
-            self.mappings(ma, mb, &["source", "data"])?;
-        }
-        let field = |n: &Node, k: &str| n.get(k).cloned();
-        let mut kinds: Vec<String> = Vec::new();
-        let sa = field(a, "shape");
-        let sb = field(b, "shape");
-        if !nodes_equal(sa.as_ref(), sb.as_ref()) {
-            kinds.push(format!(
-                "shape ({} vs {})",
-                shape_text(&sa),
-                shape_text(&sb)
-            ));
-        }
-        let da = field(a, "datatype");
-        let db = field(b, "datatype");
-        if !nodes_equal(da.as_ref(), db.as_ref()) {
-            kinds.push(format!(
-                "datatype ({} vs {})",
-                dtype_text(&da),
-                dtype_text(&db)
-            ));
-        }
         let here = pointer(&self.path);
         let load = |f: &AsdfFile, n: &Node, which: &str| {
             f.dyn_array_of(n, &here).map_err(|e| {
@@ -281,60 +267,37 @@ impl Differ<'_> {
                 .map_or(0, |h| h.used_size)
         };
         self.progress.inc(used(self.fa, a) + used(self.fb, b));
+        let mut kinds: Vec<String> = Vec::new();
+        if xa.shape != xb.shape {
+            kinds.push(format!("shape ({:?} vs {:?})", xa.shape, xb.shape));
+        }
+        let native = |d: &DType| d.with_byteorder(ByteOrder::Little);
+        if native(&xa.dtype) != native(&xb.dtype) {
+            kinds.push(format!("datatype ({} vs {})", xa.dtype, xb.dtype));
+        }
         if let Some(c) = contents_differ(&xa, &xb, self.opts.rtol, self.opts.atol) {
             kinds.push(c);
+        }
+        let layout: &[&str] = if kinds.is_empty() {
+            &[
+                "source",
+                "data",
+                "byteorder",
+                "offset",
+                "strides",
+                "shape",
+                "datatype",
+            ]
+        } else {
+            &["source", "data"]
+        };
+        if let (Some(ma), Some(mb)) = (a.as_map(), b.as_map()) {
+            self.mappings(ma, mb, layout)?;
         }
         if !kinds.is_empty() {
             self.report(format_args!("arrays differ by {}", human_list(&kinds)));
         }
         Ok(())
-    }
-}
-
-fn nodes_equal(a: Option<&Node>, b: Option<&Node>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(x), Some(y)) => node_eq(x, y),
-        _ => false,
-    }
-}
-
-/// Structural equality by value, tags ignored (as the diff compares).
-fn node_eq(a: &Node, b: &Node) -> bool {
-    match (a.value(), b.value()) {
-        (Value::Seq(x), Value::Seq(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| node_eq(p, q))
-        }
-        (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len()
-                && x.iter().all(|(k, v)| {
-                    let kt = key_text(k);
-                    y.iter()
-                        .find(|(k2, _)| key_text(k2) == kt)
-                        .is_some_and(|(_, v2)| node_eq(v, v2))
-                })
-        }
-        (x, y) => same_scalar(x, y),
-    }
-}
-
-fn shape_text(n: &Option<Node>) -> String {
-    match n.as_ref().and_then(Node::as_seq) {
-        Some(items) => {
-            let parts: Vec<String> = items.iter().map(|i| scalar_text(i.value())).collect();
-            format!("[{}]", parts.join(", "))
-        }
-        None => n.as_ref().map_or("none".into(), |n| scalar_text(n.value())),
-    }
-}
-
-fn dtype_text(n: &Option<Node>) -> String {
-    match n {
-        None => "none".into(),
-        Some(n) => match DType::from_node(n, ByteOrder::Little, "") {
-            Ok(d) => d.to_string(),
-            Err(_) => scalar_text(n.value()),
-        },
     }
 }
 

@@ -226,8 +226,10 @@ enum Command {
     /// path (`PATH: what`); exit status 0 when equal, 1 when they differ.
     ///
     /// Leaves compare by value (tags ignored unless --tags); a key in one file only is
-    /// reported at its path; arrays compare their descriptors and say whether shape, datatype
-    /// or contents differ.
+    /// reported at its path; arrays compare their values: arrays with the same values are
+    /// equal whatever their layout (byte order, strides, inline or in a block, compression),
+    /// others have their descriptors compared and a line saying whether shape, datatype or
+    /// contents differ.
     Diff {
         /// The first file.
         first: PathBuf,

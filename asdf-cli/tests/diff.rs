@@ -256,3 +256,39 @@ fn unreadable_input_exits_2_with_one_line() {
     assert_eq!(usage.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_same_content_in_another_layout_is_equal() {
+    // compressed blocks, inline arrays, byte order, streamed and inferred shapes are layout
+    let dir = scratch("layout");
+    let mut files = vec![common_example()];
+    if let Some(f) = asdf_test_data::require("fixtures/dtypes_structured_inline_nested.asdf") {
+        files.push(f);
+    }
+    if let Some(f) = asdf_test_data::require("fixtures/stream.asdf") {
+        files.push(f);
+    }
+    for src in files {
+        let s = src.to_str().unwrap();
+        for (cmd, extra) in [("defragment", vec!["-c", "zstd"]), ("to-yaml", vec![])] {
+            let out = dir.join(format!("{cmd}.asdf"));
+            let o = out.to_str().unwrap();
+            let mut args = vec![cmd, s, "-o", o];
+            args.extend(extra);
+            assert_eq!(asdftool(&args).status.code(), Some(0), "{args:?}");
+            let d = asdftool(&["diff", s, o, "-i", "/asdf_library", "-i", "/history"]);
+            assert_eq!(
+                d.status.code(),
+                Some(0),
+                "{cmd} {s}:\n{}{}",
+                text(&d.stdout),
+                text(&d.stderr)
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn common_example() -> PathBuf {
+    asdf_test_data::repository_dir().join("examples/data/observation.asdf")
+}
