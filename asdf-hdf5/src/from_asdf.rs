@@ -372,6 +372,18 @@ impl Walk<'_> {
             .filter(|f| matches!(f.id, 1..=3))
             .collect();
         let empty = shape.contains(&0);
+        // a recorded chunk shape is a hint from the file: one whose chunks would exceed what
+        // HDF5 can index (4 GiB) is not followed
+        let chunks = chunks.filter(|c| {
+            c.iter()
+                .try_fold(itemsize as u128, |a, &d| {
+                    u128::try_from(d)
+                        .ok()
+                        .filter(|&d| d > 0)
+                        .and_then(|d| a.checked_mul(d))
+                })
+                .is_some_and(|b| b < 1 << 32)
+        });
         match chunks {
             Some(c) if !empty && c.len() == shape.len() => {
                 ds = ds.chunked(c.iter().map(|&d| d as u64).collect::<Vec<u64>>());

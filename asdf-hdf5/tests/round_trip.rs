@@ -385,3 +385,36 @@ fn refs_become_soft_and_external_links_and_relative_ones_stay_relative() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A recorded chunk shape is a hint from the file: a huge one is not followed (no allocation
+/// sized by it); the array is written contiguous and reads back.
+#[test]
+fn a_huge_recorded_chunk_shape_is_ignored() {
+    use asdf_core::write::{WriteOptions, Writer};
+    use asdf_core::{Node, Value};
+
+    let dir = tmp("hugechunk");
+    let a = ndarray::arr2(&[[1u16, 2], [3, 4]]);
+    let mut w = Writer::new(WriteOptions::new());
+    let x = w.add_array(&a);
+    let hint = Node::new(Value::Map(vec![(
+        Node::str("chunks"),
+        Node::new(Value::Map(vec![(
+            Node::str("/x"),
+            Node::seq([Node::int(1 << 40), Node::int(1 << 40)]),
+        )])),
+    )]));
+    let tree = Node::new(Value::Map(vec![
+        (Node::str("x"), x),
+        (Node::str("_hdf5"), hint),
+    ]));
+    let src = dir.join("in.asdf");
+    w.write_to_path(&tree, &src).unwrap();
+    let h5 = dir.join("out.h5");
+    from_asdf(&src, &h5).unwrap();
+    let f = hdf5_reader::Hdf5File::open(&h5).unwrap();
+    let ds = f.dataset("/x").unwrap();
+    assert_eq!(ds.chunks(), None);
+    assert_eq!(ds.read_array::<u16>().unwrap(), a.into_dyn());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -168,6 +168,13 @@ impl<R: BufRead> Lz4Chunks<R> {
         if block.len() != (n - 4) as usize {
             return Err(invalid(Compression::Lz4, "truncated chunk".into()));
         }
+        // as the whole decoder: no output allocated beyond what the block can decode to
+        if u64::from(len) > (block.len() as u64).saturating_mul(255).saturating_add(64) {
+            return Err(invalid(
+                Compression::Lz4,
+                format!("chunk of {n} bytes claiming {len} bytes"),
+            ));
+        }
         self.out.clear();
         self.out.resize(len as usize, 0);
         match lz4_flex::block::decompress_into(&block, &mut self.out) {
