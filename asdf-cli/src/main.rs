@@ -257,6 +257,9 @@ enum Command {
         file: PathBuf,
         /// A regular expression searched in each node's key (or sequence index).
         pattern: Option<String>,
+        /// The same as PATTERN (python's `--key`).
+        #[arg(short, long, value_name = "PATTERN", conflicts_with = "pattern")]
+        key: Option<String>,
         /// A regular expression searched in the node's type: its tag (`core/ndarray`,
         /// `unit/quantity-1.1.0`), `ndarray`, or its kind (`mapping`/`dict`,
         /// `sequence`/`list`, `string`/`str`, `integer`/`int`, `float`, `boolean`/`bool`,
@@ -433,11 +436,12 @@ fn main() -> ExitCode {
         Command::Search {
             file,
             pattern,
+            key,
             type_,
             value,
         } => {
             let q = search::Query {
-                key: pattern,
+                key: pattern.or(key),
                 type_,
                 value,
             };

@@ -115,7 +115,10 @@ impl Search<'_> {
             let tagged = node
                 .tag()
                 .is_some_and(|t| re.is_match(t) || re.is_match(short_tag(t)));
-            let nd = node.is_ndarray() && re.is_match("ndarray");
+            let nd = node.is_ndarray()
+                && ["ndarray", "numpy.ndarray", "NDArrayType"]
+                    .iter()
+                    .any(|n| re.is_match(n));
             if !(tagged || nd || kinds.iter().any(|k| re.is_match(k))) {
                 return false;
             }

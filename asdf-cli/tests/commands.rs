@@ -54,6 +54,16 @@ fn search_by_key_type_and_value() {
     );
     let arrays = ok(&asdftool(&["search", &e, "--type", "ndarray"]));
     assert_eq!(arrays.lines().count(), 5, "{arrays}");
+    // python's spellings
+    let py = ok(&asdftool(&[
+        "search",
+        &e,
+        "--type",
+        "numpy.ndarray",
+        "--key",
+        "^sci$",
+    ]));
+    assert_eq!(py.lines().count(), 1, "{py}");
     let filter = ok(&asdftool(&["search", &e, "--value", "F2..W"]));
     assert_eq!(filter, "/meta/instrument/filter string: \"F200W\"\n");
     // numbers compare by value across integer and float
