@@ -237,7 +237,7 @@ enum Command {
         second: PathBuf,
         /// A path not to compare, with its subtree: a JSON pointer in which `*` matches any
         /// key or index (`/frames/*/reference_frame`), or python's form
-        /// (`frames[*].reference_frame`). Repeatable.
+        /// (`frames[*].reference_frame`, `[asdf_library,history]`). Repeatable.
         #[arg(short, long, value_name = "PATH")]
         ignore: Vec<String>,
         /// Relative tolerance of array elements: equal when |a - b| <= atol + rtol * |b|.
@@ -419,7 +419,7 @@ fn main() -> ExitCode {
             tags,
         } => {
             let opts = diff::Options {
-                ignore: ignore.iter().map(|p| tree::Pattern::new(p)).collect(),
+                ignore: ignore.iter().flat_map(|p| tree::patterns(p)).collect(),
                 rtol,
                 atol,
                 tags,

@@ -89,6 +89,43 @@ pub fn parse_path(text: &str) -> Vec<String> {
     segs
 }
 
+/// The patterns of one `--ignore` value: a path, or python's JMESPath list of paths
+/// `[asdf_library,history]` (as python's `asdftool diff -i '[asdf_library,history]'`).
+pub fn patterns(text: &str) -> Vec<Pattern> {
+    let t = text.trim();
+    if let Some(inner) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        // a list when the outer brackets pair with each other and hold more than an index
+        let mut depth = 0i32;
+        let mut parts = vec![String::new()];
+        let mut paired = true;
+        for c in inner.chars() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth < 0 {
+                        paired = false;
+                        break;
+                    }
+                }
+                ',' if depth == 0 => {
+                    parts.push(String::new());
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(last) = parts.last_mut() {
+                last.push(c);
+            }
+        }
+        let index = inner == "*" || inner.parse::<i64>().is_ok();
+        if paired && depth == 0 && !index && !inner.is_empty() {
+            return parts.iter().map(|p| Pattern::new(p.trim())).collect();
+        }
+    }
+    vec![Pattern::new(t)]
+}
+
 /// A path pattern: segments where `*` matches any key or index.
 #[derive(Clone, Debug)]
 pub struct Pattern(Vec<String>);
@@ -140,6 +177,13 @@ mod tests {
         assert_eq!(parse_path("asdf_library"), vec!["asdf_library"]);
         assert!(parse_path("").is_empty());
         assert_eq!(pointer(&["a/b".into(), "0".into()]), "/a~1b/0");
+        let both = patterns("[asdf_library, history]");
+        assert!(both[0].matches(&["asdf_library".into()]));
+        assert!(both[1].matches(&["history".into()]));
+        assert_eq!(patterns("frames[*].x").len(), 1);
+        let two = patterns("[asdf_library,frames[*].reference_frame]");
+        assert!(two[1].matches(&["frames".into(), "2".into(), "reference_frame".into()]));
+        assert_eq!(patterns("[0]").len(), 1);
         let p = Pattern::new("/frames/*/reference_frame");
         assert!(p.matches(&["frames".into(), "3".into(), "reference_frame".into()]));
         assert!(!p.matches(&["frames".into(), "3".into()]));

@@ -292,3 +292,23 @@ fn the_same_content_in_another_layout_is_equal() {
 fn common_example() -> PathBuf {
     asdf_test_data::repository_dir().join("examples/data/observation.asdf")
 }
+
+#[test]
+fn ignore_takes_pythons_list_form() {
+    let Some(dir) = asdf_test_data::require_dir("python-asdf") else {
+        return;
+    };
+    let (a, b) = (dir.join("frames0.asdf"), dir.join("frames1.asdf"));
+    let out = asdftool(&[
+        "diff",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-i",
+        "[asdf_library,frames[*].reference_frame]",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        "/frames/0/axes_names: sequences of 2 and 3 items (item 2 only in the second file)\n"
+    );
+}
