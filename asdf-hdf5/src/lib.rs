@@ -7,8 +7,12 @@
 //! chunk shapes, filters, enum names, scalar datatypes) is kept under the root key `_hdf5`. The
 //! mapping is written down in `docs/hdf5.md`.
 //!
-//! ASDF → HDF5 ([`from_asdf`]): arrays become datasets at their key paths, the rest of the
-//! tree attributes of their group.
+//! ASDF → HDF5 ([`from_asdf`], [`from_asdf_with`]): arrays become datasets at their key paths,
+//! `$ref`s soft and external links, the rest of the tree attributes of their group.
+//!
+//! Datasets larger than memory convert band by band both ways (whole chunk rows along axis 0,
+//! read and written while the other file is written), so memory holds a few bands whatever
+//! their size: see [`ToAsdfOptions::band_min_bytes`] and [`FromAsdfOptions::band_min_bytes`].
 
 mod datatype;
 mod from_asdf;
