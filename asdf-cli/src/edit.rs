@@ -43,12 +43,38 @@ fn strip_notes(text: &str) -> &str {
     rest
 }
 
-/// The temporary file the tree is edited in (in the system's temporary folder).
-fn scratch_path(file: &Path) -> PathBuf {
+/// Creates the temporary file the tree is edited in (in the system's temporary folder, a
+/// new file: never one that already exists, nor a link planted there), holding `text`.
+fn create_scratch(file: &Path, text: &str) -> Result<PathBuf, String> {
+    use std::io::Write;
     let stem = file
         .file_stem()
         .map_or_else(|| "tree".into(), |s| s.to_string_lossy().into_owned());
-    std::env::temp_dir().join(format!("asdftool-edit-{}-{stem}.yaml", std::process::id()))
+    let dir = std::env::temp_dir();
+    for n in 0..100 {
+        let p = dir.join(format!(
+            "asdftool-edit-{}-{n}-{stem}.yaml",
+            std::process::id()
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(mut f) => {
+                return f
+                    .write_all(text.as_bytes())
+                    .map(|()| p.clone())
+                    .map_err(|e| format!("{}: cannot write: {e}", p.display()));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("{}: cannot create: {e}", p.display())),
+        }
+    }
+    Err(format!(
+        "cannot create a temporary file in {}",
+        dir.display()
+    ))
 }
 
 pub fn run(access: &crate::Access, path: &Path) -> Result<String, Failure> {
@@ -74,11 +100,9 @@ pub fn run(access: &crate::Access, path: &Path) -> Result<String, Failure> {
             .map_err(|e| format!("{name}: {}", crate::chain(&e)))?,
     };
     drop(file);
-    let scratch = scratch_path(path);
     let keep_note = |scratch: &Path| format!("your text is kept in {}", scratch.display());
     let mut shown = text.clone();
-    std::fs::write(&scratch, &shown)
-        .map_err(|e| format!("{}: cannot write: {e}", scratch.display()))?;
+    let scratch = create_scratch(path, &shown)?;
     let cmd = editor();
     let mut round = 0usize;
     loop {
