@@ -189,3 +189,19 @@ fn quitting_after_a_bad_edit_abandons_it() {
     assert_eq!(std::fs::read(&f).unwrap(), bytes);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn visual_comes_before_editor() {
+    let dir = scratch("visual");
+    let f = example_in(&dir);
+    let visual = editor(&dir, "sed -i 's/F200W/F444W/' \"$1\"");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_asdftool"))
+        .args(["edit", f.to_str().unwrap()])
+        .env("VISUAL", &visual)
+        .env("EDITOR", "false")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(filter_of(&f), "F444W");
+    let _ = std::fs::remove_dir_all(dir);
+}

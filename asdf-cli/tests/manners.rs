@@ -134,3 +134,46 @@ fn quiet_silences_the_wrote_messages_only() {
     assert!(can.stderr.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn problems_exit_1_and_unreadable_files_exit_2() {
+    let dir = std::env::temp_dir().join(format!("asdftool-status-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let invalid = dir.join("invalid.asdf");
+    std::fs::write(
+        &invalid,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+         --- !core/asdf-1.1.0\ndata: !core/ndarray-1.1.0 {data: [1, 2], byteorder: middle}\n...\n",
+    )
+    .unwrap();
+    let garbage = dir.join("garbage.asdf");
+    std::fs::write(&garbage, "#ASDF 1.0.0\n%YAML 1.1\n--- {a: [1\n").unwrap();
+    let missing = dir.join("missing.asdf");
+    let (i, g, m) = (
+        invalid.to_str().unwrap(),
+        garbage.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    );
+    assert_eq!(asdftool(&["validate", i]).status.code(), Some(1));
+    for args in [
+        vec!["validate", g],
+        vec!["validate", m],
+        vec!["info", g],
+        vec!["info", "--json", m],
+        vec!["canonical", g],
+        vec!["tags", m],
+        vec!["search", g, "x"],
+        vec!["extract", m, "/x", "-o", "x.npy"],
+        vec!["edit", m],
+        vec!["defragment", g, "-o", "out.asdf"],
+    ] {
+        let out = asdftool(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("asdftool: ") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
