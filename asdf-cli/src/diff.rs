@@ -10,7 +10,7 @@
 //! block), sequences of different lengths are reported (python's `zip` drops the longer
 //! one's tail), and NaN equals NaN in arrays.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -207,12 +207,18 @@ impl Differ<'_> {
     ) -> Result<(), String> {
         let keys_b: Vec<String> = mb.iter().map(|(k, _)| key_text(k)).collect();
         let keys_a: Vec<String> = ma.iter().map(|(k, _)| key_text(k)).collect();
+        // key -> its first index (a mapping of many keys stays linear)
+        let mut index_b: HashMap<&str, usize> = HashMap::with_capacity(keys_b.len());
+        for (j, k) in keys_b.iter().enumerate() {
+            index_b.entry(k.as_str()).or_insert(j);
+        }
+        let in_a: HashSet<&str> = keys_a.iter().map(String::as_str).collect();
         for ((_, va), ka) in ma.iter().zip(&keys_a) {
             if skip.contains(&ka.as_str()) {
                 continue;
             }
             self.path.push(ka.clone());
-            let r = match keys_b.iter().position(|k| k == ka) {
+            let r = match index_b.get(ka.as_str()).copied() {
                 Some(j) => self.compare(va, &mb[j].1),
                 None => {
                     if !self.ignored() {
@@ -225,7 +231,7 @@ impl Differ<'_> {
             r?;
         }
         for kb in &keys_b {
-            if skip.contains(&kb.as_str()) || keys_a.contains(kb) {
+            if skip.contains(&kb.as_str()) || in_a.contains(kb.as_str()) {
                 continue;
             }
             self.path.push(kb.clone());
