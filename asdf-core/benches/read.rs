@@ -18,10 +18,10 @@ use std::time::Instant;
 mod common;
 use common::time_stats;
 
+use asdf_core::checksum::Md5;
 use asdf_core::codec::{self, Compression};
 use asdf_core::layout::{encode_block_header, encode_block_index, BlockHeader};
 use asdf_core::{AsdfFile, Node, Value};
-use md5::{Digest, Md5};
 
 const HEAD: &str = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
 

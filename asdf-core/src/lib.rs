@@ -35,6 +35,7 @@
 
 pub mod array;
 pub mod canonical;
+pub mod checksum;
 pub mod codec;
 pub mod convert;
 mod easy;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use md5::{Digest, Md5};
+use crate::checksum::Md5;
 use memmap2::Mmap;
 use ndarray::{ArrayD, ArrayViewD, CowArray, IxDyn};
 use rayon::prelude::*;
@@ -27,6 +27,7 @@ mod journal;
 mod legacy;
 mod read_as;
 mod refs;
+mod verify;
 
 pub use journal::journal_path;
 pub use legacy::{decode_chain, map_tag, LegacyEncodingError, LEGACY_TAG_PREFIX};
@@ -511,16 +512,34 @@ impl AsdfFile {
                 found: h.data_size,
             });
         }
+        let verify = self.options.verify_checksums && h.has_checksum();
+        if compression.is_none() && verify && self.mmap.is_none() {
+            // Read into the block's buffer and hash each piece as it arrives: one pass.
+            let range = self.stored_range(h)?;
+            let mut buf = crate::mem::zeroed_bytes(range.len())
+                .ok_or_else(|| self.limit("block size", h.used_size))?;
+            let mut hasher = Md5::new();
+            let start = range.start as u64;
+            verify::read_hashing(&*self.source, &mut buf, start, &mut hasher)
+                .map_err(|e| layout::LayoutError::io(start, &e))?;
+            self.expect_md5(h, hasher.finalize(), None)?;
+            return Ok(BlockBytes::Owned(buf));
+        }
         let stored = self.stored_bytes(h)?;
         let Some(c) = compression else {
-            if self.options.verify_checksums && h.has_checksum() {
+            if verify {
                 self.check_md5(h, stored.as_slice(), None)?;
             }
             return Ok(stored);
         };
-        let decoded = self.decode(h, c, stored.as_slice())?;
-        if self.options.verify_checksums && h.has_checksum() {
-            self.check_md5(h, stored.as_slice(), Some(&decoded))?;
+        // The stored bytes are hashed on another thread while they are decoded.
+        let (stored_md5, decoded) = rayon::join(
+            || verify.then(|| Md5::digest(stored.as_slice())),
+            || self.decode(h, c, stored.as_slice()),
+        );
+        let decoded = decoded?;
+        if let Some(md5) = stored_md5 {
+            self.expect_md5(h, md5, Some(&decoded))?;
         }
         Ok(BlockBytes::Owned(decoded))
     }
@@ -592,49 +611,117 @@ impl AsdfFile {
     /// Checks a block's MD5: over the stored bytes (asdf ≥ 5.3) or, for a compressed block,
     /// over its `decoded` bytes (legacy writers).
     fn check_md5(&self, h: &BlockHeader, stored: &[u8], decoded: Option<&[u8]>) -> Result<()> {
-        let actual: [u8; 16] = Md5::digest(stored).into();
-        if actual == h.checksum
-            || decoded.is_some_and(|d| <[u8; 16]>::from(Md5::digest(d)) == h.checksum)
-        {
+        self.expect_md5(h, Md5::digest(stored), decoded)
+    }
+
+    /// As [`Self::check_md5`], with the stored bytes' MD5 already computed.
+    fn expect_md5(&self, h: &BlockHeader, actual: [u8; 16], decoded: Option<&[u8]>) -> Result<()> {
+        if actual == h.checksum || decoded.is_some_and(|d| Md5::digest(d) == h.checksum) {
             return Ok(());
         }
-        Err(Error::Checksum {
+        Err(self.checksum_error(h, actual))
+    }
+
+    fn checksum_error(&self, h: &BlockHeader, actual: [u8; 16]) -> Error {
+        Error::Checksum {
             block: h.index,
             offset: h.offset,
             expected: hex(&h.checksum),
             actual: hex(&actual),
-        })
+        }
     }
 
     /// Verifies the MD5 of every block that has one, in parallel. A compressed block passes
     /// when the checksum covers either its stored or (as legacy writers did) its decoded
     /// bytes. Reports the first mismatch in file order.
+    ///
+    /// No block is loaded: the stored bytes are hashed straight from the memory map, or
+    /// read in pieces of a few MiB while the previous piece is hashed, so memory does not
+    /// grow with the size of a block. A compressed block whose stored bytes do not match is
+    /// decoded as a stream and its decoded bytes hashed piece by piece (the Blosc formats,
+    /// which are not streams, are decoded whole).
     pub fn verify_checksums(&self) -> Result<()> {
         let results: Vec<Result<()>> = self
             .layout
             .blocks
             .par_iter()
             .filter(|h| h.has_checksum())
-            .map(|h| {
-                let stored = self.stored_bytes(h)?;
-                let Some(c) = self.compression(h)? else {
-                    return self.check_md5(h, stored.as_slice(), None);
-                };
-                if <[u8; 16]>::from(Md5::digest(stored.as_slice())) == h.checksum {
-                    return Ok(()); // the usual case: no need to decode
-                }
-                let owned;
-                let decoded = match self.blocks[h.index].get() {
-                    Some(b) => b.as_slice(),
-                    None => {
-                        owned = self.decode(h, c, stored.as_slice())?;
-                        &owned[..]
-                    }
-                };
-                self.check_md5(h, stored.as_slice(), Some(decoded))
-            })
+            .map(|h| self.verify_block(h))
             .collect();
         results.into_iter().collect()
+    }
+
+    fn verify_block(&self, h: &BlockHeader) -> Result<()> {
+        let range = self.stored_range(h)?;
+        let start = range.start as u64;
+        let actual = match &self.mmap {
+            Some(map) => Md5::digest(&map[range]),
+            None => {
+                let mut hasher = Md5::new();
+                verify::hash_range(&*self.source, start, h.used_size, &mut hasher)
+                    .map_err(|e| layout::LayoutError::io(start, &e))?;
+                hasher.finalize()
+            }
+        };
+        if actual == h.checksum {
+            return Ok(()); // the usual case: no need to decode
+        }
+        let Some(c) = self.compression(h)? else {
+            return Err(self.checksum_error(h, actual));
+        };
+        let decoded = match self.blocks[h.index].get() {
+            Some(b) => Md5::digest(b.as_slice()),
+            None => self.decoded_md5(h, c, start)?,
+        };
+        if decoded == h.checksum {
+            Ok(())
+        } else {
+            Err(self.checksum_error(h, actual))
+        }
+    }
+
+    /// The MD5 of a block's decoded bytes, decoded as a stream where the codec is one.
+    fn decoded_md5(&self, h: &BlockHeader, c: Compression, start: u64) -> Result<[u8; 16]> {
+        use std::io::Read;
+        if h.data_size > self.options.max_block_bytes {
+            return Err(Error::Limit {
+                what: "decoded block size",
+                limit: self.options.max_block_bytes,
+                found: h.data_size,
+            });
+        }
+        let reader = verify::RangeReader {
+            src: &*self.source,
+            pos: start,
+            end: start.saturating_add(h.used_size),
+        };
+        let Some(mut decoded) = codec::decoder(
+            c,
+            std::io::BufReader::with_capacity(1 << 20, reader),
+            h.data_size,
+        ) else {
+            let stored = self.stored_bytes(h)?;
+            return Ok(Md5::digest(self.decode(h, c, stored.as_slice())?));
+        };
+        let mut hasher = Md5::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match decoded.read(&mut buf) {
+                Ok(0) => return Ok(hasher.finalize()),
+                Ok(n) => hasher.update(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(Error::Codec {
+                        block: h.index,
+                        offset: h.offset,
+                        source: codec::CodecError::Corrupt {
+                            codec: c.name(),
+                            message: e.to_string(),
+                        },
+                    })
+                }
+            }
+        }
     }
 
     /// Resolves an ndarray `source: N` (negative counts from the end) to a block index.
@@ -810,8 +897,9 @@ impl AsdfFile {
             return Ok(None); // decoded by `load_block`
         }
         let compression = self.compression(h)?;
-        if compression.is_none() && (self.mmap.is_some() || self.options.verify_checksums) {
-            // Mapped blocks are served from the map; verified ones go through the cache.
+        let verify = self.options.verify_checksums && h.has_checksum();
+        if compression.is_none() && self.mmap.is_some() && !verify {
+            // Mapped blocks are served from the map (a view, or one copy of it).
             return Ok(None);
         }
         if h.data_size > self.options.max_block_bytes {
@@ -824,6 +912,33 @@ impl AsdfFile {
             direct_read::zeroed_vec::<T>(n).ok_or_else(|| self.limit("array elements", n as u64))
         };
         let out: Vec<T> = match compression {
+            None if verify => {
+                // The whole stored block is hashed: the bytes before and after the array
+                // straight from the source, the array's own bytes as they are read into its
+                // allocation (one pass over them, hashed on this thread while another reads).
+                let range = self.stored_range(h)?;
+                let body = (plan.len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+                let Some(tail) = h
+                    .used_size
+                    .checked_sub(plan.byte_offset)
+                    .and_then(|rest| rest.checked_sub(body))
+                else {
+                    return Ok(None); // the general path reports it
+                };
+                let start = range.start as u64;
+                let io = |at: u64| move |e: std::io::Error| layout::LayoutError::io(at, &e);
+                let mut out = elements(plan.len)?;
+                let mut hasher = Md5::new();
+                verify::hash_range(&*self.source, start, plan.byte_offset, &mut hasher)
+                    .map_err(io(start))?;
+                let at = start + plan.byte_offset;
+                let bytes = direct_read::as_bytes_mut(&mut out);
+                verify::read_hashing(&*self.source, bytes, at, &mut hasher).map_err(io(at))?;
+                verify::hash_range(&*self.source, at + body, tail, &mut hasher)
+                    .map_err(io(at + body))?;
+                self.expect_md5(h, hasher.finalize(), None)?;
+                out
+            }
             None => {
                 let start = h
                     .data_offset()
@@ -843,14 +958,21 @@ impl AsdfFile {
                 }
                 let stored = self.stored_bytes(h)?;
                 let mut out = elements(plan.len)?;
-                codec::decode_into(c, stored.as_slice(), direct_read::as_bytes_mut(&mut out))
-                    .map_err(|source| Error::Codec {
-                        block: h.index,
-                        offset: h.offset,
-                        source,
-                    })?;
-                if self.options.verify_checksums && h.has_checksum() {
-                    self.check_md5(h, stored.as_slice(), Some(direct_read::as_bytes(&out)))?;
+                // The stored bytes are hashed on another thread while they are decoded.
+                let (stored_md5, decoded) = rayon::join(
+                    || verify.then(|| Md5::digest(stored.as_slice())),
+                    || {
+                        let bytes = direct_read::as_bytes_mut(&mut out);
+                        codec::decode_into(c, stored.as_slice(), bytes)
+                    },
+                );
+                decoded.map_err(|source| Error::Codec {
+                    block: h.index,
+                    offset: h.offset,
+                    source,
+                })?;
+                if let Some(md5) = stored_md5 {
+                    self.expect_md5(h, md5, Some(direct_read::as_bytes(&out)))?;
                 }
                 out
             }

@@ -17,7 +17,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use md5::{Digest, Md5};
+use crate::checksum::Md5;
 use rayon::prelude::*;
 
 use super::prepare::{BlockData, BlockJob, CopyRange, Plan};

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 
-use md5::{Digest, Md5};
+use crate::checksum::Md5;
 
 use super::file_writer::Writeback;
 use super::WriteError;
