@@ -3,9 +3,9 @@
 //! | label | format | module |
 //! |---|---|---|
 //! | `zlib` | one zlib stream (several concatenated streams are accepted) | `zlib` |
-//! | `bzp2` | bzip2 stream(s) | `bzp2` |
+//! | `bzp2` | bzip2 stream(s); large blocks written as one stream and decoded block by block on every core | `bzp2` |
 //! | `lz4\0` | python asdf's chunks: `[u32 BE n][u32 LE len][lz4 block of n-4 bytes]`, 4 MiB of input each | `lz4` |
-//! | `zstd` | one zstd frame (asdf-compression) | `zstd` |
+//! | `zstd` | one zstd frame (asdf-compression), large ones compressed on every core | `zstd` |
 //! | `lz4f` | one lz4 frame (asdf-compression) | `lz4f` |
 //! | `blsc` | one c-blosc1 chunk as python-blosc writes it (asdf-compression; feature `blosc`) | `blsc` |
 //!
@@ -237,7 +237,7 @@ pub fn decode(c: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, 
 pub fn decode_into(c: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
     match c {
         Compression::Zlib => read_exact_into(c, zlib::reader(stored), out),
-        Compression::Bzp2 => read_exact_into(c, bzp2::reader(stored), out),
+        Compression::Bzp2 => bzp2::decode_into(stored, out),
         Compression::Lz4 => lz4::decode_into(stored, out),
         Compression::Zstd => zstd::decode_into(stored, out),
         Compression::Lz4f => read_exact_into(c, lz4f::reader(stored), out),

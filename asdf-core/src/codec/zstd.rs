@@ -1,4 +1,4 @@
-//! `zstd`: one zstd frame (asdf-compression's `zstandard.ZstdCompressor().compress`).
+//! `zstd`: one zstd frame (asdf-compression's `zstandard.ZstdCompressor(threads=-1).compress`).
 
 use super::{read_growing, to_usize, CodecError, Compression};
 
@@ -66,9 +66,48 @@ pub(super) fn decode_into(stored: &[u8], out: &mut [u8]) -> Result<(), CodecErro
     }
 }
 
+/// Below this size a block is compressed on the calling thread (zstd's jobs are several MiB).
+const MULTITHREAD_MIN: usize = 8 << 20;
+
+/// One zstd frame, as python's `zstandard.ZstdCompressor(level, threads=-1)` writes it: from
+/// 8 MiB up zstd's multithreaded mode compresses its jobs on every core (the frame is the
+/// same kind of frame, its content size declared; any zstd decoder reads it).
 pub(super) fn encode(data: &[u8], level: Option<i32>) -> Result<Vec<u8>, CodecError> {
-    ::zstd::bulk::compress(data, level.unwrap_or(3)).map_err(|e| CodecError::Encode {
+    let err = |e: std::io::Error| CodecError::Encode {
         codec: CODEC,
         message: e.to_string(),
-    })
+    };
+    let mut c = ::zstd::bulk::Compressor::new(level.unwrap_or(3)).map_err(err)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if data.len() >= MULTITHREAD_MIN && threads > 1 {
+        let workers = u32::try_from(threads).unwrap_or(u32::MAX);
+        c.set_parameter(::zstd::zstd_safe::CParameter::NbWorkers(workers))
+            .map_err(err)?;
+    }
+    c.compress(data).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_large_block_is_one_frame_with_its_size_from_the_multithreaded_encoder() {
+        let data: Vec<u8> = (0..(super::MULTITHREAD_MIN as u32 + 4321))
+            .map(|i| ((i / 5).wrapping_mul(2654435761) >> 26) as u8)
+            .collect();
+        let stored = super::encode(&data, None).unwrap();
+        assert_eq!(
+            ::zstd::zstd_safe::get_frame_content_size(&stored).ok(),
+            Some(Some(data.len() as u64))
+        );
+        // One frame: a decoder that stops after the first frame (python's decompressobj)
+        // still reads everything.
+        let mut d = ::zstd::bulk::Decompressor::new().unwrap();
+        let mut out = vec![0u8; data.len()];
+        assert_eq!(
+            d.decompress_to_buffer(&stored, &mut out[..]).unwrap(),
+            data.len()
+        );
+        assert_eq!(out, data);
+        assert_eq!(super::decode(&stored, data.len() as u64).unwrap(), data);
+    }
 }
