@@ -186,6 +186,34 @@ impl OpenOptions {
     pub fn open_bytes(&self, bytes: Vec<u8>, base_dir: impl Into<PathBuf>) -> Result<AsdfFile> {
         AsdfFile::build(Arc::new(bytes), None, None, base_dir.into(), self.clone())
     }
+
+    /// Opens a file from any positional-read source: a remote object (the `asdf-store`
+    /// crate's readers), a custom cache, a part of a larger file. The tree and block
+    /// headers are located with few, growing reads; block data is read when an array needs
+    /// it, with one read per block (large ones straight into the array's memory), so a
+    /// source whose reads are costly should split or cache them itself. External blocks and
+    /// `$ref`s resolve as local files relative to `base_dir` under
+    /// [`external_policy`](Self::external_policy); a source that is not a local file
+    /// usually wants [`ExternalPolicy::None`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use asdf_core::{AsdfFile, ExternalPolicy, layout::ReadAt};
+    /// let bytes = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n---\na: 1\n...\n".to_vec();
+    /// let source: Arc<dyn ReadAt> = Arc::new(bytes);
+    /// let file = AsdfFile::options()
+    ///     .external_policy(ExternalPolicy::None)
+    ///     .open_source(source, ".")?;
+    /// assert_eq!(file.get("/a").and_then(|n| n.as_i64()), Some(1));
+    /// # Ok::<(), asdf_core::Error>(())
+    /// ```
+    pub fn open_source(
+        &self,
+        source: Arc<dyn ReadAt>,
+        base_dir: impl Into<PathBuf>,
+    ) -> Result<AsdfFile> {
+        AsdfFile::build(source, None, None, base_dir.into(), self.clone())
+    }
 }
 
 /// Bytes of one decoded block: owned, or a range of the memory map.

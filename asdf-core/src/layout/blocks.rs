@@ -242,9 +242,11 @@ pub(crate) fn walk_legacy(
 /// The blocks of a legacy walk and their legacy header fields.
 pub(crate) type LegacyWalk = (Vec<BlockHeader>, Vec<Option<LegacyBlock>>);
 
-/// Read size for the next header: big windows while blocks are small.
+/// Read size for the next header: big windows while blocks are small. The first header
+/// (`stride` 0, nothing known yet) gets a small window, so opening a file of one large block
+/// from a remote source costs kilobytes, not a megabyte.
 fn chunk_for(stride: u64) -> usize {
-    if stride <= 64 << 10 {
+    if stride != 0 && stride <= 64 << 10 {
         WINDOW_BIG
     } else {
         WINDOW_SMALL

@@ -1,0 +1,196 @@
+//! From a URL and options to an `object_store` store and the object's path in it.
+
+use std::sync::Arc;
+
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+use object_store::http::HttpBuilder;
+use object_store::path::Path;
+use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig};
+
+use crate::{StoreError, StoreOptions};
+
+/// The kinds of store a URL can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scheme {
+    S3,
+    Gcs,
+    Azure,
+    Http,
+}
+
+/// The store kind of `text`, if it is a URL of one.
+pub(crate) fn scheme_of(text: &str) -> Option<Scheme> {
+    let (scheme, rest) = text.split_once("://")?;
+    if rest.is_empty() {
+        return None;
+    }
+    match scheme.to_ascii_lowercase().as_str() {
+        "s3" | "s3a" => Some(Scheme::S3),
+        "gs" | "gcs" => Some(Scheme::Gcs),
+        "az" | "azure" | "abfs" | "abfss" => Some(Scheme::Azure),
+        "http" | "https" => Some(Scheme::Http),
+        _ => None,
+    }
+}
+
+fn bad(url: &str, reason: impl Into<String>) -> StoreError {
+    StoreError::BadUrl {
+        url: url.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn retry(opts: &StoreOptions) -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: std::time::Duration::from_millis(50),
+            max_backoff: std::time::Duration::from_secs(5),
+            base: 2.0,
+        },
+        max_retries: opts.max_retries,
+        retry_timeout: opts
+            .timeout
+            .saturating_mul(u32::try_from(opts.max_retries + 1).unwrap_or(u32::MAX)),
+    }
+}
+
+fn secs(d: std::time::Duration) -> String {
+    format!("{}ms", d.as_millis())
+}
+
+/// The store holding `url`'s object, and the object's path in it.
+pub(crate) fn store_for(
+    url: &str,
+    opts: &StoreOptions,
+) -> Result<(Arc<dyn ObjectStore>, Path), StoreError> {
+    let scheme = scheme_of(url).ok_or_else(|| bad(url, "not an s3, gs, az, http or https url"))?;
+    let parsed = url::Url::parse(url).map_err(|e| bad(url, e.to_string()))?;
+    let path = Path::from_url_path(parsed.path()).map_err(|e| bad(url, e.to_string()))?;
+    if path.as_ref().is_empty() {
+        return Err(bad(url, "no object path"));
+    }
+    let timeout = secs(opts.timeout);
+    let key_err = |key: &str| StoreError::BadOption {
+        key: key.to_string(),
+        scheme: parsed.scheme().to_string(),
+    };
+    let store: Arc<dyn ObjectStore> = match scheme {
+        Scheme::Http => {
+            let host = parsed.host_str().ok_or_else(|| bad(url, "no host"))?;
+            let base = match parsed.port() {
+                Some(p) => format!("{}://{host}:{p}", parsed.scheme()),
+                None => format!("{}://{host}", parsed.scheme()),
+            };
+            let mut b = HttpBuilder::new()
+                .with_url(base)
+                .with_retry(retry(opts))
+                .with_config(ClientConfigKey::Timeout, timeout)
+                .with_config(
+                    ClientConfigKey::AllowHttp,
+                    (parsed.scheme() == "http").to_string(),
+                );
+            for (k, v) in &opts.options {
+                let key: ClientConfigKey = k.parse().map_err(|_| key_err(k))?;
+                b = b.with_config(key, v.clone());
+            }
+            Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?)
+        }
+        Scheme::S3 => {
+            let mut b = AmazonS3Builder::from_env()
+                .with_url(url)
+                .with_retry(retry(opts))
+                .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), timeout);
+            // An endpoint given as http:// (a local or private S3) is meant to be used.
+            let endpoint = opts
+                .options
+                .iter()
+                .find(|(k, _)| {
+                    matches!(
+                        k.parse::<AmazonS3ConfigKey>(),
+                        Ok(AmazonS3ConfigKey::Endpoint)
+                    )
+                })
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var("AWS_ENDPOINT_URL").ok())
+                .or_else(|| std::env::var("AWS_ENDPOINT").ok());
+            if endpoint.is_some_and(|e| e.starts_with("http://")) {
+                b = b.with_config(
+                    AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp),
+                    "true",
+                );
+            }
+            for (k, v) in &opts.options {
+                let key: AmazonS3ConfigKey = k.parse().map_err(|_| key_err(k))?;
+                b = b.with_config(key, v.clone());
+            }
+            if opts.anonymous {
+                b = b.with_skip_signature(true);
+            }
+            Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?)
+        }
+        Scheme::Gcs => {
+            let mut b = GoogleCloudStorageBuilder::from_env()
+                .with_url(url)
+                .with_retry(retry(opts))
+                .with_config(GoogleConfigKey::Client(ClientConfigKey::Timeout), timeout);
+            for (k, v) in &opts.options {
+                let key: GoogleConfigKey = k.parse().map_err(|_| key_err(k))?;
+                b = b.with_config(key, v.clone());
+            }
+            if opts.anonymous {
+                b = b.with_skip_signature(true);
+            }
+            Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?)
+        }
+        Scheme::Azure => {
+            let mut b = MicrosoftAzureBuilder::from_env()
+                .with_url(url)
+                .with_retry(retry(opts))
+                .with_config(AzureConfigKey::Client(ClientConfigKey::Timeout), timeout);
+            for (k, v) in &opts.options {
+                let key: AzureConfigKey = k.parse().map_err(|_| key_err(k))?;
+                b = b.with_config(key, v.clone());
+            }
+            if opts.anonymous {
+                b = b.with_skip_signature(true);
+            }
+            Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?)
+        }
+    };
+    Ok((store, path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes() {
+        assert_eq!(scheme_of("s3://b/k.asdf"), Some(Scheme::S3));
+        assert_eq!(scheme_of("HTTPS://h/p"), Some(Scheme::Http));
+        assert_eq!(scheme_of("gs://b/k"), Some(Scheme::Gcs));
+        assert_eq!(scheme_of("az://c/k"), Some(Scheme::Azure));
+        assert_eq!(scheme_of("file.asdf"), None);
+        assert_eq!(scheme_of("ftp://h/p"), None);
+        assert_eq!(scheme_of("s3://"), None);
+    }
+
+    #[test]
+    fn bad_urls_are_typed_errors() {
+        let o = StoreOptions::default();
+        assert!(matches!(
+            store_for("http://h", &o),
+            Err(StoreError::BadUrl { .. })
+        ));
+        assert!(matches!(
+            store_for("notaurl", &o),
+            Err(StoreError::BadUrl { .. })
+        ));
+        assert!(matches!(
+            store_for("http://h/x", &o.clone().option("no_such_key", "1")),
+            Err(StoreError::BadOption { .. })
+        ));
+    }
+}

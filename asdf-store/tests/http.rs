@@ -1,0 +1,261 @@
+//! Reading ASDF files over HTTP from a loopback server (tests/support): transfer bounds,
+//! block data only when read, and faults.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use asdf_core::layout::ReadAt;
+use asdf_core::tree;
+use asdf_core::write::{WriteOptions, Writer};
+use asdf_store::{StoreError, StoreOptions, StoreReader};
+use support::{Fault, Server};
+
+fn opts() -> StoreOptions {
+    StoreOptions::new()
+        .max_retries(2)
+        .timeout(Duration::from_secs(10))
+}
+
+/// A small file with two arrays.
+fn small_file() -> (Vec<u8>, ndarray::Array1<f64>, ndarray::Array2<i32>) {
+    let a = ndarray::Array1::from_iter((0..1000).map(f64::from));
+    let b = ndarray::Array2::from_shape_fn((300, 200), |(i, j)| (i * 1000 + j) as i32);
+    let mut w = Writer::new(WriteOptions::default());
+    let na = w.add_array(&a);
+    let nb = w.add_array(&b);
+    let root = tree!({"a": na, "b": nb, "meta": {"telescope": "JWST"}});
+    (w.write_to_vec(&root).unwrap(), a, b)
+}
+
+/// A file whose one block is `size` bytes of zeros (a sparse file, nothing written), with a
+/// block index: header, tree, the block header, data, index.
+fn sparse_big_block_file(size: u64) -> (tempfile_path::TempPath, u64) {
+    let tree = format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         big: !core/ndarray-1.0.0 {{source: 0, datatype: uint8, byteorder: little, shape: [{size}]}}\n...\n"
+    );
+    let mut head = tree.into_bytes();
+    let tree_end = head.len() as u64;
+    let block_at = head.len() as u64;
+    head.extend_from_slice(b"\xd3BLK");
+    head.extend_from_slice(&48u16.to_be_bytes());
+    head.extend_from_slice(&0u32.to_be_bytes()); // flags
+    head.extend_from_slice(&[0; 4]); // compression
+    for _ in 0..3 {
+        head.extend_from_slice(&size.to_be_bytes()); // allocated, used, data size
+    }
+    head.extend_from_slice(&[0; 16]); // no checksum
+    let data_at = head.len() as u64;
+    let index = format!("#ASDF BLOCK INDEX\n%YAML 1.1\n--- [{block_at}]\n...\n");
+    let path = tempfile_path::TempPath::new("big");
+    let f = std::fs::File::create(&path.0).unwrap();
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(&head, 0).unwrap();
+    f.write_all_at(index.as_bytes(), data_at + size).unwrap();
+    (path, tree_end)
+}
+
+/// A temporary file removed on drop (in the system's temporary folder).
+mod tempfile_path {
+    pub struct TempPath(pub std::path::PathBuf);
+    impl TempPath {
+        pub fn new(tag: &str) -> Self {
+            let n = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos();
+            TempPath(
+                std::env::temp_dir()
+                    .join(format!("asdf-store-{tag}-{}-{n}.asdf", std::process::id())),
+            )
+        }
+    }
+    impl Drop for TempPath {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+#[test]
+fn reads_arrays_over_http() {
+    let (bytes, a, b) = small_file();
+    let server = Server::start();
+    server.put("data/small.asdf", Arc::new(bytes));
+    let file =
+        asdf_store::open_url_with(&server.url("data/small.asdf"), &opts(), &Default::default())
+            .unwrap();
+    assert_eq!(file.node("/meta/telescope").unwrap().as_str(), Some("JWST"));
+    assert_eq!(file.array::<f64>("/a").unwrap(), a.into_dyn());
+    assert_eq!(file.array::<i32>("/b").unwrap(), b.into_dyn());
+}
+
+#[test]
+fn missing_object_is_a_typed_error() {
+    let server = Server::start();
+    let err = StoreReader::open(&server.url("nope.asdf"), &opts()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Store {
+                source: object_store::Error::NotFound { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn info_of_a_1_gib_block_transfers_the_tree_plus_at_most_256_kib() {
+    let (path, tree_end) = sparse_big_block_file(1 << 30);
+    let server = Server::start();
+    server.put("big.asdf", Arc::new(std::fs::File::open(&path.0).unwrap()));
+    let reader = Arc::new(StoreReader::open(&server.url("big.asdf"), &opts()).unwrap());
+    let file = asdf_store::open_reader(reader.clone(), &Default::default()).unwrap();
+    assert_eq!(file.blocks().len(), 1);
+    assert_eq!(file.blocks()[0].used_size, 1 << 30);
+    assert!(file.layout().block_index.is_some());
+    let sent = server.sent();
+    assert!(
+        sent <= tree_end + (256 << 10),
+        "sent {sent} bytes for a tree ending at {tree_end}"
+    );
+    assert_eq!(reader.stats().bytes, sent);
+}
+
+#[test]
+fn a_large_block_comes_in_parallel_parts_once() {
+    // 40 MiB of data in 8 MiB parts, 4 at a time.
+    let n = 5 << 20;
+    let a = ndarray::Array1::from_iter((0..n).map(|i| i as f64));
+    let mut w = Writer::new(WriteOptions::default());
+    let node = w.add_array(&a);
+    let bytes = w.write_to_vec(&tree!({"a": node})).unwrap();
+    let server = Server::start();
+    server.put("large.asdf", Arc::new(bytes));
+    let o = opts().concurrency(4);
+    let reader = Arc::new(StoreReader::open(&server.url("large.asdf"), &o).unwrap());
+    let file = asdf_store::open_reader(reader.clone(), &Default::default()).unwrap();
+    let opened = server.sent();
+    assert!(opened < 256 << 10, "open sent {opened}");
+    let gets = server.gets();
+    let got = file.array::<f64>("/a").unwrap();
+    assert_eq!(got, a.clone().into_dyn());
+    let block = (n * 8) as u64;
+    let after = server.sent() - opened;
+    assert!(
+        (block..block + (256 << 10)).contains(&after),
+        "reading the array sent {after} for a block of {block}"
+    );
+    assert!(server.gets() - gets >= 5, "parts: {}", server.gets() - gets);
+    // The block is cached: a second read sends nothing.
+    let sent = server.sent();
+    assert_eq!(file.array::<f64>("/a").unwrap(), a.into_dyn());
+    assert_eq!(server.sent(), sent);
+}
+
+#[test]
+fn server_errors_and_resets_are_retried_a_bounded_number_of_times() {
+    let (bytes, a, _) = small_file();
+    let server = Server::start();
+    server.put("f.asdf", Arc::new(bytes));
+    let reader = StoreReader::open(&server.url("f.asdf"), &opts()).unwrap();
+    server.fault(Fault::Status500);
+    server.fault(Fault::Reset);
+    let file = asdf_store::open_reader(Arc::new(reader), &Default::default()).unwrap();
+    assert_eq!(file.array::<f64>("/a").unwrap(), a.into_dyn());
+
+    // More faults than retries: a typed error, not a hang or a panic.
+    let reader = StoreReader::open(&server.url("f.asdf"), &opts()).unwrap();
+    for _ in 0..10 {
+        server.fault(Fault::Status500);
+    }
+    let mut buf = [0u8; 16];
+    let err = reader.read_at(&mut buf, 0).unwrap_err();
+    assert!(matches!(err, StoreError::Store { .. }), "{err:?}");
+}
+
+#[test]
+fn truncated_bodies_are_retried_then_a_typed_error() {
+    let (bytes, _, _) = small_file();
+    let len = bytes.len();
+    let server = Server::start();
+    server.put("f.asdf", Arc::new(bytes.clone()));
+    let reader = StoreReader::open(&server.url("f.asdf"), &opts()).unwrap();
+    server.fault(Fault::Truncate(100));
+    let mut buf = vec![0u8; len];
+    reader.read_at(&mut buf, 0).unwrap();
+    assert_eq!(buf, bytes);
+
+    let reader = StoreReader::open(&server.url("f.asdf"), &opts()).unwrap();
+    for _ in 0..10 {
+        server.fault(Fault::Truncate(100));
+    }
+    let err = reader.read_at(&mut buf, 0).unwrap_err();
+    assert!(
+        matches!(err, StoreError::ShortBody { .. } | StoreError::Store { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn an_object_replaced_mid_read_is_an_error_never_a_mixed_file() {
+    // `/b` of 2.4 MB is beyond what opening the file fetched.
+    let bytes = {
+        let a = ndarray::Array1::from_iter((0..1000).map(f64::from));
+        let b = ndarray::Array2::from_shape_fn((300, 2000), |(i, j)| (i * 1000 + j) as i32);
+        let mut w = Writer::new(WriteOptions::default());
+        let na = w.add_array(&a);
+        let nb = w.add_array(&b);
+        w.write_to_vec(&tree!({"a": na, "b": nb})).unwrap()
+    };
+    let (other, _, _) = {
+        let c = ndarray::Array1::from_iter((0..1000).map(|i| f64::from(i) * 2.0));
+        let mut w = Writer::new(WriteOptions::default());
+        let nc = w.add_array(&c);
+        let d = ndarray::Array2::<i32>::zeros((300, 2000));
+        let nd = w.add_array(&d);
+        (w.write_to_vec(&tree!({"a": nc, "b": nd})).unwrap(), (), ())
+    };
+    let other: Arc<dyn ReadAt> = Arc::new(other);
+
+    // A server that honours If-Match answers 412.
+    let server = Server::start();
+    server.put("f.asdf", Arc::new(bytes.clone()));
+    let file =
+        asdf_store::open_url_with(&server.url("f.asdf"), &opts(), &Default::default()).unwrap();
+    server.fault(Fault::Replace(other.clone()));
+    // (`/a` came with the first 64 KiB page already; `/b` needs more requests)
+    let err = file.array::<i32>("/b").unwrap_err().to_string();
+    assert!(err.contains("changed"), "{err}");
+
+    // One that ignores it: the ETag of the answer differs from the one pinned at open.
+    let server = Server::start();
+    server.put("f.asdf", Arc::new(bytes));
+    let file =
+        asdf_store::open_url_with(&server.url("f.asdf"), &opts(), &Default::default()).unwrap();
+    server.fault(Fault::ReplaceIgnoringIfMatch(other));
+    let err = file.array::<i32>("/b").unwrap_err().to_string();
+    assert!(err.contains("changed"), "{err}");
+}
+
+#[test]
+fn reads_past_the_end_are_typed_errors() {
+    let (bytes, _, _) = small_file();
+    let len = bytes.len() as u64;
+    let server = Server::start();
+    server.put("f.asdf", Arc::new(bytes));
+    let reader = StoreReader::open(&server.url("f.asdf"), &opts()).unwrap();
+    let mut buf = [0u8; 8];
+    assert!(matches!(
+        reader.read_at(&mut buf, len - 4),
+        Err(StoreError::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        reader.read_at(&mut buf, u64::MAX - 2),
+        Err(StoreError::OutOfRange { .. })
+    ));
+}
