@@ -135,7 +135,7 @@ fn python_fixtures_conform() {
         return;
     };
     let files = common::files_with_suffix(&dir, &[".asdf"]);
-    run_corpus(FIXTURES, files, Some(59), 0);
+    run_corpus(FIXTURES, files, Some(64), 0);
 }
 
 #[test]

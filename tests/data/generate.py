@@ -467,6 +467,66 @@ array_in_custom: !ex!wrapper-1.0.0
 """)
 
 
+def gen_schema_defaults(np):
+    # hand-written: python asdf fills the `default`s of the standard's schemas into files of
+    # standard 1.5.0 and earlier (docs/schema-defaults.md); the sidecars are what it reads
+    wrap = "!unit/quantity-1.1.0 {{value: 360.0, unit: !unit/unit-1.0.0 deg}}"
+    body = """--- !core/asdf-{root}
+# nested properties of a tagged node, inside an untagged mapping inside a list
+coords:
+- here: !wcs/icrs_coord-1.1.0
+    ra: {{value: 1.5, wrap_angle: WRAP}}
+    dec: {{value: -2.5, unit: rad}}
+# an aliased mapping: one node, filled once, at both places
+shared: &c !wcs/icrs_coord-1.1.0 {{ra: {{value: 3, unit: deg, wrap_angle: WRAP}}, dec: {{value: 4}}}}
+again: *c
+# allOf: spectral_frame's own properties (frame-1.x, behind $ref, is not followed)
+spectral: !wcs/spectral_frame-1.1.0 {{name: s, unit: [Hz], axes_names: [f]}}
+# the steps of a wcs are reached by $ref only: not filled
+wcs: !wcs/wcs-1.0.0 {{name: w, steps: [{{frame: a}}]}}
+# items: each HDU of a fits list gets data: null
+fits: !fits/fits-1.0.0 [{{header: []}}, {{header: [[A, 1]], data: null}}]
+{table}# skipped: a JSON reference
+reference: !wcs/icrs_coord-1.1.0 {{$ref: 'other.asdf#/coord'}}
+...
+""".replace("WRAP", wrap)
+    # core table: the table's and each column's defaults
+    table = """table: !core/table-1.0.0
+  columns:
+  - !core/column-1.0.0 {{name: a, data: !core/ndarray-{nd} [1, 2]}}
+"""
+    for name, standard, root, nd in (("defaults_1_1_0", "1.1.0", "1.0.0", "1.0.0"),
+                                     ("defaults_1_5_0", "1.5.0", "1.1.0", "1.0.0"),
+                                     ("defaults_1_6_0", "1.6.0", "1.1.0", "1.1.0")):
+        write_text(name, f"#ASDF 1.0.0\n#ASDF_STANDARD {standard}\n%YAML 1.1\n"
+                   "%TAG ! tag:stsci.edu:asdf/\n"
+                   + body.format(root=root, table=table.format(nd=nd)))
+    # no #ASDF_STANDARD line: python takes the file to be 1.0.0 (fits-1.0.0 is filled,
+    # icrs_coord-1.1.0 is not a tag of 1.0.0); no ndarray, whose 1.0.0 tag a writer of 1.6.0
+    # would keep
+    write_text("defaults_no_standard", "#ASDF 1.0.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
+               + body.format(root="1.0.0", table=""))
+    # trees that do not validate (writers refuse them), filled all the same: a step's
+    # transform (null; validating it, python warns that the transform schema is not in the
+    # standard), a default that breaks its own schema (wrap_angle "360 deg" is a string, quantity-1.1.0 wants a
+    # mapping), a frame's reference_frame (its type default sits behind $ref: not filled),
+    # and defaults skipped for want of a mapping where the schema wants one
+    write_text("defaults_invalid_1_1_0", """#ASDF 1.0.0
+#ASDF_STANDARD 1.1.0
+%YAML 1.1
+%TAG ! tag:stsci.edu:asdf/
+--- !core/asdf-1.0.0
+step: !wcs/step-1.1.0 {frame: detector}
+no_wrap: !wcs/icrs_coord-1.1.0 {ra: {value: 1}, dec: {value: 2}}
+celestial: !wcs/celestial_frame-1.1.0 {name: c, reference_frame: {}}
+as_list: !wcs/icrs_coord-1.1.0 [1, 2]
+as_text: !wcs/icrs_coord-1.1.0 ra dec
+ra_list: !wcs/icrs_coord-1.1.0 {ra: [1], dec: 5}
+fits_items: !fits/fits-1.0.0 [[header], 5, {header: []}]
+...
+""")
+
+
 def gen_versions(np):
     # older standard versions: python 6 writes the matching tag versions
     for ver in ("1.5.0", "1.4.0", "1.3.0"):
@@ -494,7 +554,7 @@ def main() -> None:
         old.unlink()
 
     for gen in (gen_codecs, gen_dtypes, gen_views, gen_masked, gen_special_arrays, gen_stream,
-                gen_tree_content, gen_versions):
+                gen_tree_content, gen_versions, gen_schema_defaults):
         gen(np)
 
     failures = []
