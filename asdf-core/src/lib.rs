@@ -56,6 +56,8 @@ pub use asdf_derive::AsdfType;
 pub use convert::{AsdfType, FromAsdf, ToAsdf};
 pub use easy::{read, update_at, write, write_at};
 pub use error::{display_chain, Error, Result};
-pub use file::{AsdfFile, ExternalPolicy, OpenOptions};
+pub use file::{
+    AsdfFile, ExternalOpenError, ExternalOpener, ExternalPolicy, ExternalSource, OpenOptions,
+};
 pub use write::{WriteError, WriteOptions, Writer};
 pub use yaml::{Integer, Node, Value};

@@ -30,9 +30,11 @@
 //! # Ok::<(), asdf_store::StoreError>(())
 //! ```
 //!
-//! External array sources and `$ref`s to other files are refused for now
-//! ([`asdf_core::ExternalPolicy::None`]): a remote file never leads to a local one.
+//! External array sources and `$ref`s to other files are read from the same store, confined
+//! to the folder of the file opened ([`StoreOptions::allow_escape`] lifts that); a remote
+//! file never leads to a local one or to another store.
 
+mod opener;
 mod reader;
 mod runtime;
 mod url_store;
@@ -123,6 +125,7 @@ pub struct StoreOptions {
     timeout: Duration,
     cache_pages: usize,
     block_cache_bytes: usize,
+    allow_escape: bool,
 }
 
 impl Default for StoreOptions {
@@ -136,6 +139,7 @@ impl Default for StoreOptions {
             timeout: Duration::from_secs(30),
             cache_pages: 64,
             block_cache_bytes: 256 << 20,
+            allow_escape: false,
         }
     }
 }
@@ -185,6 +189,13 @@ impl StoreOptions {
         self.block_cache_bytes = n;
         self
     }
+    /// Whether relative references (external array sources, `$ref`s) may leave the folder
+    /// (prefix) of the file first opened, within the same store (default `false`).
+    /// References to other stores, URLs and local files are never followed.
+    pub fn allow_escape(mut self, on: bool) -> Self {
+        self.allow_escape = on;
+        self
+    }
     /// Pages of 64 KiB kept for small reads (default 64, 4 MiB).
     pub fn cache_pages(mut self, n: usize) -> Self {
         self.cache_pages = n;
@@ -207,19 +218,35 @@ pub fn open_url(url: &str) -> Result<asdf_core::AsdfFile, StoreError> {
     )
 }
 
-/// Opens the ASDF file at `url`: the reader is [`StoreReader::open`], the file is opened
-/// with `open` (its external policy is replaced by [`asdf_core::ExternalPolicy::None`]).
+/// Opens the ASDF file at `url` with `open`'s options. Relative references (external array
+/// sources, `$ref`s to other files) are read from the same store, confined to the folder of
+/// `url` unless [`StoreOptions::allow_escape`]; nothing else is followed (the options'
+/// [`ExternalPolicy`](asdf_core::ExternalPolicy) does not apply).
 pub fn open_url_with(
     url: &str,
     store: &StoreOptions,
     open: &asdf_core::OpenOptions,
 ) -> Result<asdf_core::AsdfFile, StoreError> {
-    let reader = Arc::new(StoreReader::open(url, store)?);
-    open_reader(reader, open)
+    let (object_store, path) = url_store::store_for(url, store)?;
+    let reader = Arc::new(StoreReader::from_store(
+        object_store.clone(),
+        path.clone(),
+        store,
+    )?);
+    let folder = opener::folder_of(&path);
+    let base = url_store::base_of(url);
+    let opener = opener::StoreOpener {
+        store: object_store,
+        base,
+        root: folder.clone(),
+        dir: folder,
+        opts: store.clone(),
+    };
+    Ok(open.open_source_with(reader, Arc::new(opener))?)
 }
 
 /// Opens an ASDF file from an opened [`StoreReader`] (keep a clone of the `Arc` to read its
-/// [`Stats`]).
+/// [`Stats`]). It refers to no other file ([`asdf_core::ExternalPolicy::None`]).
 pub fn open_reader(
     reader: Arc<StoreReader>,
     open: &asdf_core::OpenOptions,

@@ -60,6 +60,18 @@ fn secs(d: std::time::Duration) -> String {
     format!("{}ms", d.as_millis())
 }
 
+/// `scheme://authority` of a URL (for names in messages).
+pub(crate) fn base_of(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => match (u.host_str(), u.port()) {
+            (Some(h), Some(p)) => format!("{}://{h}:{p}", u.scheme()),
+            (Some(h), None) => format!("{}://{h}", u.scheme()),
+            _ => format!("{}://", u.scheme()),
+        },
+        Err(_) => String::new(),
+    }
+}
+
 /// The store holding `url`'s object, and the object's path in it.
 pub(crate) fn store_for(
     url: &str,

@@ -259,3 +259,66 @@ fn reads_past_the_end_are_typed_errors() {
         Err(StoreError::OutOfRange { .. })
     ));
 }
+
+/// A file whose array `/a` lives in the external file `source`.
+fn referring(source: &str) -> Vec<u8> {
+    format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         a: !core/ndarray-1.0.0 {{source: {source}, datatype: float64, byteorder: little, shape: [3]}}\n...\n"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn relative_references_resolve_in_the_same_store_under_the_prefix() {
+    let ext = {
+        let a = ndarray::Array1::from(vec![1.0f64, 2.0, 3.0]);
+        let mut w = Writer::new(WriteOptions::default());
+        let n = w.add_array(&a);
+        w.write_to_vec(&tree!({"a": n})).unwrap()
+    };
+    let server = Server::start();
+    server.put("d/run/main.asdf", Arc::new(referring("ext.asdf")));
+    server.put("d/run/sub.asdf", Arc::new(referring("deeper/ext.asdf")));
+    server.put("d/run/up.asdf", Arc::new(referring("../secret.asdf")));
+    server.put(
+        "d/run/abs.asdf",
+        Arc::new(referring("\"file:///etc/passwd\"")),
+    );
+    server.put("d/run/ext.asdf", Arc::new(ext.clone()));
+    server.put("d/run/deeper/ext.asdf", Arc::new(ext.clone()));
+    server.put("d/secret.asdf", Arc::new(ext));
+    let open = |name: &str, o: &StoreOptions| {
+        asdf_store::open_url_with(&server.url(name), o, &Default::default()).unwrap()
+    };
+    let want = ndarray::arr1(&[1.0f64, 2.0, 3.0]).into_dyn();
+    assert_eq!(
+        open("d/run/main.asdf", &opts()).array::<f64>("/a").unwrap(),
+        want
+    );
+    assert_eq!(
+        open("d/run/sub.asdf", &opts()).array::<f64>("/a").unwrap(),
+        want
+    );
+    // Above the prefix of the file opened: refused, unless allowed.
+    let err = open("d/run/up.asdf", &opts())
+        .array::<f64>("/a")
+        .unwrap_err();
+    assert!(
+        matches!(err, asdf_core::Error::ExternalRefused { .. }),
+        "{err:?}"
+    );
+    let allowed = opts().allow_escape(true);
+    assert_eq!(
+        open("d/run/up.asdf", &allowed).array::<f64>("/a").unwrap(),
+        want
+    );
+    // A local file is never opened from a remote one.
+    let err = open("d/run/abs.asdf", &allowed)
+        .array::<f64>("/a")
+        .unwrap_err();
+    assert!(
+        matches!(err, asdf_core::Error::ExternalRefused { .. }),
+        "{err:?}"
+    );
+}

@@ -57,6 +57,35 @@ pub struct OpenOptions {
     external: ExternalPolicy,
 }
 
+/// Opens the other files that a file refers to (external array sources, `$ref`s to other
+/// files) when the file was opened from a source that is not a local path
+/// ([`OpenOptions::open_source_with`]), such as an object in a store. The opener decides
+/// which references it admits (its own confinement rule); the [`ExternalPolicy`] of the open
+/// options does not apply to such a file.
+pub trait ExternalOpener: Send + Sync {
+    /// The file that `uri` (as written in the referring file's tree, relative to it) names.
+    fn open(&self, uri: &str) -> std::result::Result<ExternalSource, ExternalOpenError>;
+}
+
+/// A file found by an [`ExternalOpener`].
+pub struct ExternalSource {
+    /// Its name, for messages (a URL, say).
+    pub name: String,
+    /// Its bytes.
+    pub source: Arc<dyn ReadAt>,
+    /// The opener of the references it makes in turn.
+    pub opener: Arc<dyn ExternalOpener>,
+}
+
+/// Why an [`ExternalOpener`] did not open a file.
+#[derive(Debug)]
+pub enum ExternalOpenError {
+    /// The reference is not admitted (it leads outside what the opener allows); the reason.
+    Refused(String),
+    /// The file could not be opened.
+    Io(std::io::Error),
+}
+
 impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {
@@ -214,6 +243,19 @@ impl OpenOptions {
     ) -> Result<AsdfFile> {
         AsdfFile::build(source, None, None, base_dir.into(), self.clone())
     }
+
+    /// Opens a file from any positional-read source, as [`open_source`](Self::open_source)
+    /// does, with the other files it refers to opened by `opener` (instead of as local files
+    /// under the [`ExternalPolicy`]).
+    pub fn open_source_with(
+        &self,
+        source: Arc<dyn ReadAt>,
+        opener: Arc<dyn ExternalOpener>,
+    ) -> Result<AsdfFile> {
+        let mut file = AsdfFile::build(source, None, None, PathBuf::new(), self.clone())?;
+        file.opener = Some(opener);
+        Ok(file)
+    }
 }
 
 /// Bytes of one decoded block: owned, or a range of the memory map.
@@ -247,6 +289,8 @@ pub struct AsdfFile {
     options: OpenOptions,
     /// ASDF in FITS: the FITS file's HDUs (`source` then holds the `ASDF` extension's bytes).
     fits: Option<fits::Container>,
+    /// Opens the files this one refers to, for a file not opened from a local path.
+    opener: Option<Arc<dyn ExternalOpener>>,
 }
 
 impl std::fmt::Debug for AsdfFile {
@@ -342,6 +386,7 @@ impl AsdfFile {
             confinement,
             options,
             fits,
+            opener: None,
         };
         if file.options.validate {
             file.validate()?;
@@ -773,6 +818,9 @@ impl AsdfFile {
     /// [`ExternalPolicy`] admits it. It is opened with the same options, confined to the same
     /// folders as this file.
     pub(crate) fn external_file(&self, uri: &str, path: &str) -> Result<Arc<AsdfFile>> {
+        if let Some(opener) = &self.opener {
+            return self.external_by_opener(opener, uri, path);
+        }
         let full = self.confinement.check(&self.base_dir, uri, path)?;
         if let Some(f) = self.lock_external().get(&full) {
             return Ok(f.clone());
@@ -787,6 +835,41 @@ impl AsdfFile {
         })?;
         let opened = Arc::new(opened);
         self.lock_external().insert(full, opened.clone());
+        Ok(opened)
+    }
+
+    /// [`Self::external_file`] for a file opened with an [`ExternalOpener`].
+    fn external_by_opener(
+        &self,
+        opener: &Arc<dyn ExternalOpener>,
+        uri: &str,
+        path: &str,
+    ) -> Result<Arc<AsdfFile>> {
+        let key = PathBuf::from(uri);
+        if let Some(f) = self.lock_external().get(&key) {
+            return Ok(f.clone());
+        }
+        let found = opener.open(uri).map_err(|e| match e {
+            ExternalOpenError::Refused(reason) => Error::ExternalRefused {
+                path: path.to_string(),
+                reference: uri.to_string(),
+                reason,
+            },
+            ExternalOpenError::Io(e) => Error::External {
+                file: key.clone(),
+                source: Box::new(Error::io(Some(&key), e)),
+            },
+        })?;
+        let name = PathBuf::from(&found.name);
+        let opened = self
+            .options
+            .open_source_with(found.source, found.opener)
+            .map_err(|e| Error::External {
+                file: name,
+                source: Box::new(e),
+            })?;
+        let opened = Arc::new(opened);
+        self.lock_external().insert(key, opened.clone());
         Ok(opened)
     }
 
