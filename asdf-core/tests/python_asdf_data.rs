@@ -62,3 +62,34 @@ fn frames0_agrees_because_of_the_filled_units() {
         );
     }
 }
+
+/// A tree read with filled defaults writes them back, as python asdf does (it writes the tree
+/// it read): the written `frames0.asdf` holds the two units, and reads as python reads the
+/// original, with or without filling.
+#[test]
+fn filled_defaults_are_written_back() {
+    use asdf_core::write::{StandardVersion, WriteOptions, Writer};
+    let file = common::data_dir("python-asdf").join("frames0.asdf");
+    let expected = common::parse_json(
+        &std::fs::read_to_string(file.with_extension("expect.json")).unwrap(),
+    )
+    .unwrap();
+    let read = AsdfFile::open(&file).unwrap();
+    let standard = StandardVersion::parse(read.standard_version()).unwrap();
+    let bytes = Writer::from_file(&read, WriteOptions::new().standard(standard))
+        .write_to_vec(read.tree())
+        .unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    let coord = &text[text.find("galcen_coord").unwrap()..];
+    let coord = &coord[..coord.find("galcen_distance").unwrap()];
+    assert_eq!(coord.matches("unit: deg").count(), 2, "{coord}");
+    for fill in [true, false] {
+        let back = AsdfFile::options()
+            .fill_defaults(fill)
+            .open_bytes(bytes.clone(), ".")
+            .unwrap();
+        let actual = common::parse_json(&asdf_core::canonical::to_json(&back).unwrap()).unwrap();
+        let ignore = ["/tree/value/asdf_library", "/tree/value/history"];
+        assert_eq!(common::compare(&expected, &actual, &ignore), Vec::<String>::new());
+    }
+}

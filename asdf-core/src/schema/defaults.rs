@@ -299,7 +299,8 @@ fn rebuild(node: &Node, fills: &Fills, memo: &mut HashMap<usize, Option<Node>>) 
 /// Runs `f` here for shallow trees, else on a thread whose stack fits the tree's depth (the
 /// rebuild recurses once per level); `None` if no such thread can be made.
 fn on_stack_for<T: Send>(node: &Node, f: impl FnOnce() -> T + Send) -> Option<T> {
-    const PER_LEVEL: usize = 512;
+    // generous for unoptimised builds; the stack is reserved, and touched only as used
+    const PER_LEVEL: usize = 4096;
     if !super::deeper_than(node, super::SHALLOW) {
         return Some(f());
     }
@@ -316,4 +317,123 @@ fn on_stack_for<T: Send>(node: &Node, f: impl FnOnce() -> T + Send) -> Option<T>
             .join()
             .ok()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{parse, YamlLimits};
+
+    fn tree(body: &str) -> Node {
+        let text = format!("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\n{body}\n...\n");
+        parse(text.as_bytes(), &YamlLimits::default())
+            .expect("parses")
+            .root
+    }
+
+    #[test]
+    fn which_standards_fill() {
+        for s in ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0"] {
+            assert!(fills_defaults(s), "{s}");
+        }
+        for s in ["1.6.0", "1.7.0", "0.1.0", "", "1.5", "1.5.0 "] {
+            assert!(!fills_defaults(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn nested_defaults_are_appended_in_schema_order() {
+        let t = tree("c: !wcs/icrs_coord-1.1.0 {dec: {value: 2}, ra: {value: 1}}");
+        let filled = fill_defaults(&t, "1.1.0");
+        let ra = filled.pointer("/c/ra").expect("ra");
+        let keys: Vec<&str> = ra
+            .as_map()
+            .expect("map")
+            .iter()
+            .filter_map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(keys, ["value", "unit", "wrap_angle"]);
+        assert_eq!(filled.pointer("/c/dec/unit").and_then(Node::as_str), Some("deg"));
+        // the input is left as it was
+        assert!(t.pointer("/c/ra/unit").is_none());
+        // not a tag of 1.0.0, nor of 1.5.0: nothing to fill
+        assert!(fill_defaults(&t, "1.0.0").ptr_eq(&t));
+        assert!(fill_defaults(&t, "1.5.0").ptr_eq(&t));
+    }
+
+    #[test]
+    fn an_alias_stays_one_node() {
+        let t = tree("a: &x !wcs/spectral_frame-1.1.0 {name: s}\nb: *x\nc: [*x]");
+        let filled = fill_defaults(&t, "1.2.0");
+        let (a, b, c) = (
+            filled.get("a").expect("a"),
+            filled.get("b").expect("b"),
+            filled.pointer("/c/0").expect("c"),
+        );
+        assert!(a.ptr_eq(b) && a.ptr_eq(c));
+        assert_eq!(a.get("reference_position").and_then(Node::as_str), Some("geocenter"));
+        assert_eq!(a.anchor(), Some("x"));
+    }
+
+    #[test]
+    fn present_values_win_and_refs_are_left_alone() {
+        let t = tree(
+            "a: !wcs/step-1.1.0 {frame: f, transform: {name: t}}\n\
+             b: !wcs/step-1.1.0 {$ref: 'x.asdf#/s'}\n\
+             c: !core/table-1.0.0 {columns: [], meta: {k: 1}}",
+        );
+        let filled = fill_defaults(&t, "1.3.0");
+        assert_eq!(filled.pointer("/a/transform/name").and_then(Node::as_str), Some("t"));
+        assert!(filled.pointer("/b/transform").is_none());
+        assert_eq!(filled.pointer("/c/meta/k").and_then(Node::as_i64), Some(1));
+        assert!(filled.ptr_eq(&t), "nothing was missing");
+    }
+
+    #[test]
+    fn odd_shapes_are_skipped_without_panic() {
+        let bodies = [
+            "a: !wcs/icrs_coord-1.1.0 [1, 2]",
+            "a: !wcs/icrs_coord-1.1.0 text",
+            "a: !wcs/icrs_coord-1.1.0 {ra: [1], dec: 5}",
+            "a: !wcs/icrs_coord-1.1.0 {1: 2, null: 3, [x]: 4}",
+            "a: !fits/fits-1.0.0 [[header], 5, null, {header: []}]",
+            "a: !fits/fits-1.0.0 {header: []}",
+            "a: &r [*r, !core/table-1.0.0 {columns: [*r]}]",
+            "a: !core/table-1.0.0 &t {columns: [], t: *t}",
+            "!wcs/icrs_coord-1.1.0 {ra: {}, dec: {}}",
+            "5",
+            "",
+        ];
+        for body in bodies {
+            let t = tree(body);
+            for standard in bundled::standards() {
+                let _ = fill_defaults(&t, standard);
+            }
+        }
+        let fits = fill_defaults(&tree(bodies[4]), "1.0.0");
+        assert!(fits.pointer("/a/3/data").is_some_and(Node::is_null));
+        assert!(fits.pointer("/a/0/data").is_none());
+        let root = fill_defaults(&tree(bodies[8]), "1.1.0");
+        assert_eq!(root.pointer("/ra/unit").and_then(Node::as_str), Some("deg"));
+    }
+
+    #[test]
+    fn deep_trees_do_not_overflow() {
+        // as deep as the YAML parser allows by default (1000 levels)
+        let depth = 990;
+        let body = format!(
+            "{}!core/table-1.0.0 {{columns: []}}{}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let limits = YamlLimits::default();
+        let text = format!("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n---\n{body}\n...\n");
+        let t = parse(text.as_bytes(), &limits).expect("parses").root;
+        let filled = fill_defaults(&t, "1.5.0");
+        let mut node = &filled;
+        for _ in 0..depth {
+            node = &node.as_seq().expect("a list")[0];
+        }
+        assert!(node.get("meta").is_some());
+    }
 }
