@@ -70,10 +70,9 @@ fn frames0_agrees_because_of_the_filled_units() {
 fn filled_defaults_are_written_back() {
     use asdf_core::write::{StandardVersion, WriteOptions, Writer};
     let file = common::data_dir("python-asdf").join("frames0.asdf");
-    let expected = common::parse_json(
-        &std::fs::read_to_string(file.with_extension("expect.json")).unwrap(),
-    )
-    .unwrap();
+    let expected =
+        common::parse_json(&std::fs::read_to_string(file.with_extension("expect.json")).unwrap())
+            .unwrap();
     let read = AsdfFile::open(&file).unwrap();
     let standard = StandardVersion::parse(read.standard_version()).unwrap();
     let bytes = Writer::from_file(&read, WriteOptions::new().standard(standard))
@@ -90,6 +89,9 @@ fn filled_defaults_are_written_back() {
             .unwrap();
         let actual = common::parse_json(&asdf_core::canonical::to_json(&back).unwrap()).unwrap();
         let ignore = ["/tree/value/asdf_library", "/tree/value/history"];
-        assert_eq!(common::compare(&expected, &actual, &ignore), Vec::<String>::new());
+        assert_eq!(
+            common::compare(&expected, &actual, &ignore),
+            Vec::<String>::new()
+        );
     }
 }

@@ -353,7 +353,10 @@ mod tests {
             .filter_map(|(k, _)| k.as_str())
             .collect();
         assert_eq!(keys, ["value", "unit", "wrap_angle"]);
-        assert_eq!(filled.pointer("/c/dec/unit").and_then(Node::as_str), Some("deg"));
+        assert_eq!(
+            filled.pointer("/c/dec/unit").and_then(Node::as_str),
+            Some("deg")
+        );
         // the input is left as it was
         assert!(t.pointer("/c/ra/unit").is_none());
         // not a tag of 1.0.0, nor of 1.5.0: nothing to fill
@@ -371,7 +374,10 @@ mod tests {
             filled.pointer("/c/0").expect("c"),
         );
         assert!(a.ptr_eq(b) && a.ptr_eq(c));
-        assert_eq!(a.get("reference_position").and_then(Node::as_str), Some("geocenter"));
+        assert_eq!(
+            a.get("reference_position").and_then(Node::as_str),
+            Some("geocenter")
+        );
         assert_eq!(a.anchor(), Some("x"));
     }
 
@@ -383,7 +389,10 @@ mod tests {
              c: !core/table-1.0.0 {columns: [], meta: {k: 1}}",
         );
         let filled = fill_defaults(&t, "1.3.0");
-        assert_eq!(filled.pointer("/a/transform/name").and_then(Node::as_str), Some("t"));
+        assert_eq!(
+            filled.pointer("/a/transform/name").and_then(Node::as_str),
+            Some("t")
+        );
         assert!(filled.pointer("/b/transform").is_none());
         assert_eq!(filled.pointer("/c/meta/k").and_then(Node::as_i64), Some(1));
         assert!(filled.ptr_eq(&t), "nothing was missing");
