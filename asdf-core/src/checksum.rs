@@ -45,15 +45,12 @@ fn early(x: u32) -> u32 {
         let mut x = x;
         // SAFETY: the template is a comment: no instruction runs, no memory, stack or flags
         // are touched; the register holding `x` is left as it is.
-        #[cfg(target_arch = "x86_64")]
         unsafe {
-            core::arch::asm!("/* {0:e} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags))
-        };
-        // SAFETY: as above.
-        #[cfg(target_arch = "aarch64")]
-        unsafe {
-            core::arch::asm!("/* {0:w} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags))
-        };
+            #[cfg(target_arch = "x86_64")]
+            core::arch::asm!("/* {0:e} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
+            #[cfg(target_arch = "aarch64")]
+            core::arch::asm!("/* {0:w} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
         x
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]

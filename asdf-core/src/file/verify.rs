@@ -120,7 +120,7 @@ pub(super) struct RangeReader<'a> {
 
 impl io::Read for RangeReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = (self.end.saturating_sub(self.pos)).min(buf.len() as u64) as usize;
+        let n = self.end.saturating_sub(self.pos).min(buf.len() as u64) as usize;
         if n == 0 {
             return Ok(0);
         }
