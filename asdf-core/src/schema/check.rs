@@ -87,8 +87,11 @@ impl fmt::Display for SchemaProblem {
 ///
 /// 1. it parses, and its root is a mapping;
 /// 2. it validates against its metaschema (`$schema`; YAML Schema draft-01 when absent;
-///    bundled metaschemas or the JSON Schema draft 4 metaschema), and every `default`
-///    validates against the schema holding it (as python's `asdf.schema.check_schema`);
+///    bundled metaschemas or the JSON Schema draft 4 metaschema), and every `default` of the
+///    root schema or of a subschema right below it (`properties/x`, `items`, `allOf/0`, ...)
+///    validates against the schema holding it (as python's `asdf.schema.check_schema`, which
+///    checks no deeper: the standard's icrs_coord-1.1.0 has a `wrap_angle` default of the
+///    wrong type two levels down);
 /// 3. its `$ref`s resolve: to bundled schemas, registered ones, or schemas of the folder
 ///    (all of which are registered, process-wide, under their `id`, before any is checked);
 /// 4. every example of its top-level `examples` list validates against it. An example is
@@ -270,9 +273,11 @@ fn check_one(file: &Path, uri: &str, root: &Node, report: &mut SchemaCheck) {
     if !compiles {
         return;
     }
-    // 2b. defaults, each against the schema holding it
+    // 2b. defaults, each against the schema holding it: python checks those of the root and
+    // of the subschemas right below it only (deeper ones are reached through the draft-04
+    // metaschema, where its check does not run), so a default deeper down is not checked
     let mut positions = Vec::new();
-    subschemas(root, String::new(), &mut positions);
+    subschemas(root, String::new(), 0, &mut positions);
     for (pointer, schema) in positions {
         let Some(default) = schema.get("default") else {
             continue;
@@ -412,9 +417,15 @@ fn example_lines(message: &str, header: usize) -> String {
     }
 }
 
-/// Every sub-schema position of `schema` (the root included) as (JSON pointer, schema).
-fn subschemas<'a>(schema: &'a Node, pointer: String, out: &mut Vec<(String, &'a Node)>) {
-    if schema.as_map().is_none() {
+/// The sub-schema positions of `schema` as (JSON pointer, schema): the root (`depth` 0) and
+/// the subschemas right below it, the ones whose defaults python checks.
+fn subschemas<'a>(
+    schema: &'a Node,
+    pointer: String,
+    depth: usize,
+    out: &mut Vec<(String, &'a Node)>,
+) {
+    if schema.as_map().is_none() || depth > 1 {
         return;
     }
     let esc = |k: &str| k.replace('~', "~0").replace('/', "~1");
@@ -426,19 +437,21 @@ fn subschemas<'a>(schema: &'a Node, pointer: String, out: &mut Vec<(String, &'a 
             "properties" | "patternProperties" | "definitions" | "dependencies" => {
                 for (k, v) in value.as_map().unwrap_or_default() {
                     if let Some(k) = k.as_str() {
-                        subschemas(v, format!("{here}/{}", esc(k)), out);
+                        subschemas(v, format!("{here}/{}", esc(k)), depth + 1, out);
                     }
                 }
             }
             "items" | "allOf" | "anyOf" | "oneOf" => match value.as_seq() {
                 Some(list) => {
                     for (n, v) in list.iter().enumerate() {
-                        subschemas(v, format!("{here}/{n}"), out);
+                        subschemas(v, format!("{here}/{n}"), depth + 1, out);
                     }
                 }
-                None => subschemas(value, here, out),
+                None => subschemas(value, here, depth + 1, out),
             },
-            "additionalItems" | "additionalProperties" | "not" => subschemas(value, here, out),
+            "additionalItems" | "additionalProperties" | "not" => {
+                subschemas(value, here, depth + 1, out)
+            }
             _ => {}
         }
     }
