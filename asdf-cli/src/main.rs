@@ -101,6 +101,22 @@ enum External {
 impl Access {
     /// Opens `path` under this policy; errors as one line naming the file.
     pub(crate) fn open(&self, path: &Path) -> Result<AsdfFile, String> {
+        // s3://, gs://, az://, http(s):// through asdf-store; credentials, region, endpoint
+        // and AWS_SKIP_SIGNATURE=true (public buckets) from the environment. Relative
+        // references are read from the same store, within the URL's folder (`--external any`:
+        // anywhere in that store; `--external none`: not at all); never a local file.
+        #[cfg(feature = "remote")]
+        if let Some(url) = path.to_str().filter(|p| asdf_store::is_url(p)) {
+            let store =
+                asdf_store::StoreOptions::default().allow_escape(self.external == External::Any);
+            let opened = match self.external {
+                External::None => asdf_store::StoreReader::open(url, &store).and_then(|r| {
+                    asdf_store::open_reader(std::sync::Arc::new(r), &AsdfFile::options())
+                }),
+                _ => asdf_store::open_url_with(url, &store, &AsdfFile::options()),
+            };
+            return opened.map_err(|e| format!("{url}: {}", chain(&e)));
+        }
         let policy = match self.external {
             External::None => ExternalPolicy::None,
             External::Any => ExternalPolicy::AnyPath,
