@@ -28,7 +28,7 @@ fn the_bundled_schemas_pass() {
     let out = check_schemas(&dir);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let line = text(&out.stdout);
-    let prefix = format!("{}: ok (16 schema files, ", dir.display());
+    let prefix = format!("{}: ok (54 schema files, ", dir.display());
     assert!(line.starts_with(&prefix), "{line}");
     assert!(line.ends_with(" examples)\n"), "{line}");
 }
@@ -55,7 +55,7 @@ fn the_corpus_gets_python_asdf_verdicts_one_line_per_problem() {
     let head = lines.next().unwrap();
     assert!(
         head.starts_with(&format!("asdftool: {}: ", dir.display()))
-            && head.contains(" problems found (14 schema files, 24 examples)"),
+            && head.contains(" problems found (15 schema files, 24 examples)"),
         "{head}"
     );
     // (file, None) for a schema problem, (file, Some(i)) for a problem of example i
