@@ -49,7 +49,7 @@ fn write_file(path: &Path, tree_body: &str, blocks: &[Block]) {
     let mut offsets = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
         let checksum = if b.checksum {
-            Md5::digest(&b.stored).into()
+            Md5::digest(&b.stored)
         } else {
             [0u8; 16]
         };

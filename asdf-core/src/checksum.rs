@@ -96,11 +96,12 @@ macro_rules! step_i {
     };
 }
 
-/// Runs the MD5 compression function over whole 64-byte blocks.
+/// Runs the MD5 compression function over the whole 64-byte blocks of `blocks` (a trailing
+/// partial block is the caller's: it never passes one).
 #[rustfmt::skip]
-fn compress(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
+fn compress(state: &mut [u32; 4], blocks: &[u8]) {
     let [mut a0, mut b0, mut c0, mut d0] = *state;
-    for block in blocks {
+    for block in blocks.chunks_exact(64) {
         let mut x = [0u32; 16];
         for (w, bytes) in x.iter_mut().zip(block.chunks_exact(4)) {
             *w = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
@@ -212,10 +213,11 @@ impl Md5 {
             if self.buf_len < 64 {
                 return;
             }
-            compress(&mut self.state, &[self.buf]);
+            compress(&mut self.state, &self.buf);
             self.buf_len = 0;
         }
-        let (blocks, rest) = data.as_chunks::<64>();
+        let whole = data.len() / 64 * 64;
+        let (blocks, rest) = data.split_at(whole);
         compress(&mut self.state, blocks);
         self.buf[..rest.len()].copy_from_slice(rest);
         self.buf_len = rest.len();
@@ -229,8 +231,7 @@ impl Md5 {
         tail[self.buf_len] = 0x80;
         let n = if self.buf_len < 56 { 64 } else { 128 };
         tail[n - 8..n].copy_from_slice(&bits.to_le_bytes());
-        let (blocks, _) = tail[..n].as_chunks::<64>();
-        compress(&mut self.state, blocks);
+        compress(&mut self.state, &tail[..n]);
         let mut out = [0u8; 16];
         for (o, w) in out.chunks_exact_mut(4).zip(self.state) {
             o.copy_from_slice(&w.to_le_bytes());

@@ -44,7 +44,7 @@ const WRITEBACK_MIN: u64 = 8 << 20;
 const HEADER_SIZE: u64 = 48;
 
 fn md5(data: &[u8]) -> [u8; 16] {
-    Md5::digest(data).into()
+    Md5::digest(data)
 }
 
 /// Starts the kernel's writeback of what a write has produced so far, so that the closing
@@ -440,11 +440,7 @@ fn copy_stored<W: Write + Seek>(
         done += n as u64;
         wb.written(at + done);
     }
-    Ok(if hash {
-        hasher.finalize().into()
-    } else {
-        [0; 16]
-    })
+    Ok(if hash { hasher.finalize() } else { [0; 16] })
 }
 
 #[cfg(unix)]
@@ -583,7 +579,7 @@ fn write_hashed<W: Write>(
                     }
                     h.update(piece);
                 }
-                Some(<[u8; 16]>::from(h.finalize()))
+                Some(h.finalize())
             });
         let Ok(hasher) = hasher else {
             // no thread to be had: one after the other
@@ -651,7 +647,7 @@ fn write_lz4_piped<W: Write>(
                     for part in from_writer {
                         h.update(&part);
                     }
-                    <[u8; 16]>::from(h.finalize())
+                    h.finalize()
                 })
                 .ok()
         } else {
@@ -691,7 +687,7 @@ fn write_lz4_piped<W: Write>(
             (Some(h), _) => h
                 .join()
                 .map_err(|_| std::io::Error::other("the md5 thread failed"))?,
-            (None, Some(h)) => h.finalize().into(),
+            (None, Some(h)) => h.finalize(),
             (None, None) => [0; 16],
         };
         Ok((used, sum))

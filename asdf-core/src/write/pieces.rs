@@ -286,7 +286,7 @@ pub(crate) fn write_pieces<W: Write>(
         joined.map_err(|_| io::Error::other("the thread reading an array's pieces failed"))?;
         Ok(Stored {
             used: sink.used,
-            checksum: sink.hasher.map_or([0; 16], |h| h.finalize().into()),
+            checksum: sink.hasher.map_or([0; 16], |h| h.finalize()),
         })
     })
 }
