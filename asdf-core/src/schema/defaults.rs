@@ -43,10 +43,9 @@ pub const FILL_DEFAULTS_MAX: &str = "1.5.0";
 /// assert!(!fills_defaults("1.6.0"));
 /// ```
 pub fn fills_defaults(standard: &str) -> bool {
-    bundled::standards()
-        .iter()
-        .take_while(|s| **s != "1.6.0")
-        .any(|s| *s == standard)
+    let all = bundled::standards();
+    let last = all.iter().position(|s| *s == FILL_DEFAULTS_MAX);
+    last.is_some_and(|last| all[..=last].contains(&standard))
 }
 
 /// `root` with the defaults of the standard's schemas filled in, as python asdf fills them
@@ -247,6 +246,9 @@ fn keyword<'a>(node: &'a Node, name: Option<&str>, value: &'static Node, next: &
 /// `node` with its fills and those of its descendants applied, or `None` when nothing in
 /// it changes. `memo` keeps one rebuilt node per original, so aliases stay shared.
 fn rebuild(node: &Node, fills: &Fills, memo: &mut HashMap<usize, Option<Node>>) -> Option<Node> {
+    if !matches!(node.value(), Value::Map(_) | Value::Seq(_)) {
+        return None;
+    }
     if let Some(done) = memo.get(&node.id()) {
         return done.clone();
     }
