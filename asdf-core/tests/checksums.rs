@@ -178,7 +178,7 @@ fn large_multithreaded_blocks_read_back_and_are_left_for_python() {
             3 << 17,
         ), // 3 MiB
     ] {
-        let a = Array1::from_iter((0..n).map(|i| ((i * 7919) % 100_003) as f64 * 0.25));
+        let a = Array1::from_iter((0..n).map(|i: usize| ((i * 7919) % 100_003) as f64 * 0.25));
         let bytes = write(&a, Some(c));
         let f = open(&bytes, false);
         f.verify_checksums().unwrap();
