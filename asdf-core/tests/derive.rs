@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 
 use asdf_core::array::{ArrayOptions, CompressionChoice, Storage};
 use asdf_core::codec::Compression;
@@ -17,11 +16,8 @@ use ndarray::{arr1, arr2, Array1, Array2};
 
 const OBS_TAG: &str = "asdf://example.org/tags/observation-1.1.0";
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("asdf-derive-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("derive-{name}"))
 }
 
 fn dump(name: &str, bytes: &[u8]) {
@@ -35,7 +31,9 @@ fn through_file<T: ToAsdf + FromAsdf>(name: &str, value: &T) -> (T, AsdfFile) {
     let node = w.add_value(value).unwrap();
     let bytes = w.write_to_vec(&Node::map([("v", node)])).unwrap();
     dump(name, &bytes);
-    let path = tmpdir(name).join("file.asdf");
+    // the folder goes at the end of this call; the open file keeps reading its descriptor
+    let dir = tmpdir(name);
+    let path = dir.join("file.asdf");
     std::fs::write(&path, &bytes).unwrap();
     let file = AsdfFile::open(&path).unwrap();
     let back = file.read_as::<T>("/v").unwrap();

@@ -24,12 +24,9 @@ fn frame(exposure: f64) -> Frame {
     }
 }
 
-/// A fresh folder of this test's own.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("asdf-one-call-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh folder of this test's own, removed at its end.
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("one-call-{name}"))
 }
 
 #[test]

@@ -293,6 +293,39 @@ pub fn dump_for_oracle(name: &str, bytes: &[u8]) {
     std::fs::remove_file(&staged).unwrap();
 }
 
+/// A fresh folder under the system's temporary folder, removed with everything in it when
+/// dropped (so test runs leave nothing behind). Derefs to its path.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// `asdf-{name}-{pid}`, emptied first.
+    pub fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("asdf-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
