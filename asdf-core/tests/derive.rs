@@ -4,7 +4,6 @@
 
 mod common;
 
-
 use asdf_core::array::{ArrayOptions, CompressionChoice, Storage};
 use asdf_core::codec::Compression;
 use asdf_core::convert::{
