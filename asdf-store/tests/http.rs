@@ -322,3 +322,32 @@ fn relative_references_resolve_in_the_same_store_under_the_prefix() {
         "{err:?}"
     );
 }
+
+#[test]
+fn one_array_of_ten_thousand_blocks_costs_its_block_plus_at_most_256_kib() {
+    let arrays: Vec<_> = (0..10_000)
+        .map(|i| ndarray::Array1::<f64>::from_elem(100, f64::from(i)))
+        .collect();
+    let mut w = Writer::new(WriteOptions::default());
+    let nodes: Vec<(asdf_core::Node, asdf_core::Node)> = arrays
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (asdf_core::Node::from(format!("a{i}")), w.add_array(a)))
+        .collect();
+    let bytes = w
+        .write_to_vec(&asdf_core::Node::from(asdf_core::Value::Map(nodes)))
+        .unwrap();
+    let server = Server::start();
+    server.put("many.asdf", Arc::new(bytes));
+    let file =
+        asdf_store::open_url_with(&server.url("many.asdf"), &opts(), &Default::default()).unwrap();
+    assert_eq!(file.blocks().len(), 10_000);
+    assert!(file.layout().block_index.is_some());
+    // Opening still reads every block header (the index is checked against them), which for
+    // blocks this small is the whole file; reading one array afterwards is bounded.
+    let opened = server.sent();
+    let got = file.array::<f64>("/a5000").unwrap();
+    assert_eq!(got, ndarray::Array1::from_elem(100, 5000.0).into_dyn());
+    let more = server.sent() - opened;
+    assert!(more <= 800 + (256 << 10), "one array sent {more} bytes");
+}
