@@ -1,0 +1,30 @@
+//! Opens a URL, walks the tree and reads every array: times and what was fetched.
+//! `cargo run --release -p asdf-store --example read_url -- URL [--tree-only]`
+
+use std::sync::Arc;
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let url = args.next().ok_or("usage: read_url URL [--tree-only]")?;
+    let tree_only = args.next().as_deref() == Some("--tree-only");
+    let opts = asdf_store::StoreOptions::new();
+    let t = Instant::now();
+    let reader = Arc::new(asdf_store::StoreReader::open(&url, &opts)?);
+    let file = asdf_store::open_reader(reader.clone(), &Default::default())?;
+    let arrays: Vec<String> = file.arrays().into_iter().map(|(p, _)| p).collect();
+    println!("open: {:?}, {:?}", t.elapsed(), reader.stats());
+    if !tree_only {
+        let t = Instant::now();
+        for p in &arrays {
+            let _ = file.dyn_array(p)?;
+        }
+        println!(
+            "{} arrays: {:?}, {:?}",
+            arrays.len(),
+            t.elapsed(),
+            reader.stats()
+        );
+    }
+    Ok(())
+}
