@@ -192,11 +192,16 @@ fn large_multithreaded_blocks_read_back_and_are_left_for_python() {
 
 const CHILD: &str = "ASDF_CHECKSUMS_MEMORY_CHILD";
 
-/// Peak resident set of this process since it started, in bytes: `VmHWM` of
-/// /proc/self/status. (getrusage's `ru_maxrss` would not do here: Linux carries the peak of
-/// the forking test process, with its 96 MiB array, over into the child across exec.)
+/// The kernel's file of this process's own figures: the one place that gives the peak
+/// resident set of the current program image (`VmHWM`). getrusage's `ru_maxrss` would not
+/// do: Linux carries the resident set of the forking test process (other tests' arrays
+/// included) over into the child across exec. An interface of the kernel, not a path of
+/// this machine.
+const PROC_SELF_STATUS: &str = "/proc/self/status";
+
+/// Peak resident set of this process's image, in bytes (`VmHWM` of [`PROC_SELF_STATUS`]).
 fn peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let status = std::fs::read_to_string(PROC_SELF_STATUS).unwrap();
     let kb: u64 = status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
