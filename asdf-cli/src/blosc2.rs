@@ -223,7 +223,7 @@ fn msgpack(m: &Meta) -> Vec<u8> {
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it, synced, then renamed.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

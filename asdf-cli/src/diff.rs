@@ -74,21 +74,6 @@ struct Differ<'a> {
     lines: Vec<String>,
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Int(_) => "an integer",
-        Value::Float(_) => "a float",
-        Value::Str(_) => "a string",
-        Value::Timestamp(_) => "a timestamp",
-        Value::Binary(_) => "binary data",
-        Value::Seq(_) => "a sequence",
-        Value::Map(_) => "a mapping",
-        Value::Recursive(_) => "a recursive reference",
-    }
-}
-
 fn show(node: &Node) -> String {
     let text = cut(scalar_text(node.value()), 60);
     match node.tag() {
@@ -190,7 +175,13 @@ impl Differ<'_> {
                         ) {
                         format!("{} != {}", show(a), show(b))
                     } else {
-                        format!("{} ({}) != {} ({})", show(a), kind(va), show(b), kind(vb))
+                        format!(
+                            "{} ({}) != {} ({})",
+                            show(a),
+                            va.kind_name(),
+                            show(b),
+                            vb.kind_name()
+                        )
                     };
                     self.report(what);
                 }

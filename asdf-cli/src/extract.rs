@@ -1,7 +1,6 @@
 //! `asdftool extract FILE PATH -o OUT`: one node of the tree on its own: an array as a numpy
 //! `.npy` file, or any subtree (arrays included) as a new ASDF file.
 
-use std::io::Write;
 use std::path::Path;
 
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
@@ -54,7 +53,7 @@ pub fn run(
             .dyn_array_of(&node, &here)
             .map_err(|e| format!("{}: {}", input.display(), crate::chain(&e)))?;
         let bytes = npy(&arr.dtype.to_numpy_str(), &arr.shape, &arr.data);
-        write_atomically(output, &bytes)
+        crate::blosc2::write_atomic(output, &bytes)
             .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
         return Ok(format!(
             "wrote {} ({} {:?}, {} bytes)\n",
@@ -128,28 +127,6 @@ pub fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
     out.extend_from_slice(header.as_bytes());
     out.extend_from_slice(data);
     out
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".to_string(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]

@@ -299,19 +299,7 @@ fn index_why(seg: &str, len: usize) -> String {
 }
 
 fn kind(v: &Value) -> String {
-    let k = match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Int(_) => "an integer",
-        Value::Float(_) => "a float",
-        Value::Str(_) => "a string",
-        Value::Timestamp(_) => "a timestamp",
-        Value::Binary(_) => "binary data",
-        Value::Seq(_) => "a sequence",
-        Value::Map(_) => "a mapping",
-        Value::Recursive(_) => "a recursive alias",
-    };
-    format!("{k} is there")
+    format!("{} is there", v.kind_name())
 }
 
 fn not_found(path: &str, at: String, why: impl Into<String>) -> EditError {

@@ -163,6 +163,24 @@ pub enum Value {
     Recursive(String),
 }
 
+impl Value {
+    /// What kind of value this is, for messages: `a mapping`, `an integer`, `null`, ...
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a float",
+            Value::Str(_) => "a string",
+            Value::Timestamp(_) => "a timestamp",
+            Value::Binary(_) => "binary data",
+            Value::Seq(_) => "a sequence",
+            Value::Map(_) => "a mapping",
+            Value::Recursive(_) => "a recursive alias",
+        }
+    }
+}
+
 /// The data behind a [`Node`] handle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeData {

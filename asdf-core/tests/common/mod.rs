@@ -446,17 +446,17 @@ mod tests {
     #[test]
     fn sidecar_names() {
         assert_eq!(
-            sidecar_of(Path::new("/x/basic.asdf")).unwrap(),
-            Path::new("/x/basic.expect.json")
+            sidecar_of(Path::new("x/basic.asdf")).unwrap(),
+            Path::new("x/basic.expect.json")
         );
         assert_eq!(
-            sidecar_of(Path::new("/x/basic.yaml")).unwrap(),
-            Path::new("/x/basic.yaml.expect.json")
+            sidecar_of(Path::new("x/basic.yaml")).unwrap(),
+            Path::new("x/basic.yaml.expect.json")
         );
         assert_eq!(
-            sidecar_of(Path::new("/x/exploded0000.asdf")).unwrap(),
-            Path::new("/x/exploded0000.expect.json")
+            sidecar_of(Path::new("x/exploded0000.asdf")).unwrap(),
+            Path::new("x/exploded0000.expect.json")
         );
-        assert!(sidecar_of(Path::new("/x/basic.json")).is_none());
+        assert!(sidecar_of(Path::new("x/basic.json")).is_none());
     }
 }
