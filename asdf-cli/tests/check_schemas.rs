@@ -24,7 +24,7 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn the_bundled_schemas_pass() {
-    let dir = repo("schemas");
+    let dir = repo("asdf-core/schemas");
     let out = check_schemas(&dir);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let line = text(&out.stdout);

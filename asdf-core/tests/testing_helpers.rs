@@ -365,7 +365,7 @@ fn files_are_validated_with_every_problem_listed() {
 
 #[test]
 fn the_bundled_schemas_and_their_examples_pass() {
-    let report = check_schemas(repo("schemas")).unwrap();
+    let report = check_schemas(repo("asdf-core/schemas")).unwrap();
     assert!(report.is_ok(), "{report}");
     // every bundled schema, plus versions.yaml
     assert_eq!(
@@ -373,7 +373,7 @@ fn the_bundled_schemas_and_their_examples_pass() {
         asdf_core::schema::bundled::all().count() + 1
     );
     assert!(report.examples >= 10, "only {} examples", report.examples);
-    assert_schemas_valid(repo("schemas"));
+    assert_schemas_valid(repo("asdf-core/schemas"));
 }
 
 #[test]

@@ -26,13 +26,13 @@ exception is a broken case and fails the check.
 Checks:
 1. official: every `valid` case passes and every `invalid` case fails with the OFFICIAL schemas
    (those shipped in asdf_standard) -- this is the ground truth of the cases;
-2. ours: the same verdicts with OUR schemas from `schemas/` registered in their place;
+2. ours: the same verdicts with OUR schemas from `asdf-core/schemas/` registered in their place;
 3. metaschema: each of our schemas passes `asdf.schema.check_schema` (but the two that need a
    schema the standard does not hold, which fail as the official ones do);
 4. structure: each of our schemas equals the official one once titles, descriptions, examples
    and comments are dropped, except for the complex-number pattern (written differently and
    compared by matching many strings);
-5. tag map: `schemas/versions.yaml` equals, for each standard version, which tags of the
+5. tag map: `asdf-core/schemas/versions.yaml` equals, for each standard version, which tags of the
    bundled schemas python asdf's extension manager handles and with which schema.
 """
 
@@ -51,7 +51,7 @@ from asdf.exceptions import ValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "schema"
-SCHEMAS = ROOT / "schemas"
+SCHEMAS = ROOT / "asdf-core" / "schemas"
 STSCI = "http://stsci.edu/schemas/"
 CORE = STSCI + "asdf/core/"
 VERBOSE = "-v" in sys.argv[1:]
@@ -64,7 +64,7 @@ def load_yaml(path):
 
 
 def our_schema_texts():
-    """{id: text} for every YAML file under schemas/stsci.edu."""
+    """{id: text} for every YAML file under asdf-core/schemas/stsci.edu."""
     out = {}
     for path in sorted((SCHEMAS / "stsci.edu").rglob("*.yaml")):
         rel = path.relative_to(SCHEMAS / "stsci.edu").with_suffix("")
@@ -182,7 +182,7 @@ def diff(a, b, path=""):
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
-# Differences that are intended; each is explained in schemas/README.md.
+# Differences that are intended; each is explained in asdf-core/schemas/README.md.
 ALLOWED = {}
 
 
@@ -203,7 +203,7 @@ def check_structure():
 
 
 # The standard's step-1.1.0 and step-1.2.0 refer to transform schemas it does not hold
-# (schemas/README.md): checking their `default` needs them, so the check cannot run, for the
+# (asdf-core/schemas/README.md): checking their `default` needs them, so the check cannot run, for the
 # official schemas as for ours. Each must fail in the same way for both.
 UNCHECKABLE = {
     STSCI + "asdf/wcs/step-1.1.0": STSCI + "asdf/transform/transform-1.1.0",

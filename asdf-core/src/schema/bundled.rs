@@ -1,4 +1,4 @@
-//! The schemas bundled with the library (embedded from `schemas/`), and which schema each tag
+//! The schemas bundled with the library (embedded from `asdf-core/schemas/`), and which schema each tag
 //! of each ASDF Standard version uses.
 //!
 //! The schemas are our own YAML renderings of every schema of the ASDF Standard (as the
@@ -9,7 +9,7 @@
 //! JSON Schema draft 4 metaschema ([`JSON_SCHEMA_DRAFT4`]) that the metaschemas build on, and
 //! [`MISSING`], which the standard refers to but does not hold.
 //!
-//! The tag → schema map per standard version is the data file `schemas/versions.yaml`, parsed
+//! The tag → schema map per standard version is the data file `asdf-core/schemas/versions.yaml`, parsed
 //! once on first use.
 //!
 //! ```
@@ -44,7 +44,7 @@ macro_rules! stsci {
     ($path:literal) => {
         (
             concat!("http://stsci.edu/schemas/", $path),
-            include_str!(concat!("../../../schemas/stsci.edu/", $path, ".yaml")),
+            include_str!(concat!("../../schemas/stsci.edu/", $path, ".yaml")),
         )
     };
 }
@@ -106,8 +106,8 @@ const SCHEMAS: &[(&str, &str)] = &[
     stsci!("asdf/wcs/wcs-1.2.0"),
 ];
 
-/// The tag → schema map per standard version (`schemas/versions.yaml`).
-const VERSIONS_YAML: &str = include_str!("../../../schemas/versions.yaml");
+/// The tag → schema map per standard version (`asdf-core/schemas/versions.yaml`).
+const VERSIONS_YAML: &str = include_str!("../../schemas/versions.yaml");
 
 /// The ASDF Standard versions the map covers, oldest first.
 const STANDARDS: &[&str] = &[
@@ -305,7 +305,7 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), SCHEMAS.len());
         // Every YAML file under schemas/stsci.edu is bundled, under the id its path gives.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/stsci.edu");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/stsci.edu");
         let mut files = Vec::new();
         let mut dirs = vec![root.clone()];
         while let Some(dir) = dirs.pop() {

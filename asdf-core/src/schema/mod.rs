@@ -1,4 +1,4 @@
-//! Schemas: the bundled ASDF schemas (`schemas/` of the repository, embedded), the tag → schema
+//! Schemas: the bundled ASDF schemas (`asdf-core/schemas/`, embedded), the tag → schema
 //! lookup per standard version, and validation of tagged trees with the ASDF keywords.
 //!
 //! Validation runs the [jsonschema] crate in Draft 4 mode directly over the tagged tree: the
