@@ -2,9 +2,9 @@
 """Issue 19's table in one command: ours beside python asdf 6.0.0, runs interleaved.
 
 Run from the repository root:
-    .venv-oracle/bin/python asdf-core/benches/compare_limits.py [--runs 5] [--mib 256] [--bz-mib 32]
+    .venv-oracle/bin/python asdf-core/benches/compare_limits.py [--runs 5] [--mib 256] [--bz-mib 32] [--only TEXT]
 
-It builds the Rust side (`cargo bench -p asdf-core --bench limits --no-run`), writes the
+It builds the Rust side (`cargo bench -p asdfrs-core --bench limits --no-run`), writes the
 inputs with python asdf into target/bench-data/ (a float64 array `arange(n) * 0.5`,
 little-endian, as the other benches use: uncompressed, zstd and bzip2 blocks, checksummed),
 then, `--runs` times, runs each workload once in a fresh Rust process (`limits --only NAME`)
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 def build():
     out = subprocess.run(
-        ["cargo", "bench", "-p", "asdf-core", "--bench", "limits", "--no-run",
+        ["cargo", "bench", "-p", "asdfrs-core", "--bench", "limits", "--no-run",
          "--message-format=json"],
         cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
     for line in out.splitlines():
@@ -106,6 +106,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--bz-mib", type=int, default=32)
+    ap.add_argument("--only", default="",
+                    help="run only the rows whose name contains this text (e.g. zstd)")
     opts = ap.parse_args()
     exe = build()
     a, b, paths = make_inputs(opts.mib, opts.bz_mib)
@@ -157,6 +159,7 @@ def main():
          {"md5sum of the file": md5sum,
           "python asdf open+load": lambda: py_read(paths["raw"])}),
     ]
+    rows = [row for row in rows if opts.only in row[0]]
     results = {name: {"ours": [], "peak": []} for name, _, _ in rows}
     for name, _, others in rows:
         for o in others:

@@ -33,7 +33,7 @@ mod stream;
 mod zlib;
 mod zstd;
 
-pub use stream::decoder;
+pub use stream::{decoder, decoder_at, StoredAt};
 
 /// Errors of the codec layer (the caller adds the block index).
 #[derive(Debug, thiserror::Error, PartialEq, Eq, Clone)]
@@ -278,6 +278,11 @@ pub fn encode_items(
 }
 
 /// Input bytes per independently compressed `lz4` chunk (4 MiB, as python asdf writes).
+pub(crate) use zstd::{
+    encode_streaming as zstd_encode_streaming, streams_on_workers as zstd_streams,
+    StreamError as ZstdStreamError,
+};
+
 pub(crate) const LZ4_CHUNK_INPUT: usize = lz4::CHUNK_INPUT;
 
 /// One framed `lz4` chunk (`[u32 BE n][u32 LE len][lz4 block]`) of `input`, at most

@@ -87,6 +87,84 @@ pub(super) fn encode(data: &[u8], level: Option<i32>) -> Result<Vec<u8>, CodecEr
     c.compress(data).map_err(err)
 }
 
+/// Whether [`encode_streaming`] would use more than one thread for `len` bytes: blocks at
+/// least this large are worth piping through the multithreaded encoder.
+pub(crate) fn streams_on_workers(len: usize) -> bool {
+    len >= MULTITHREAD_MIN && std::thread::available_parallelism().map_or(1, |n| n.get()) > 1
+}
+
+/// Bytes of compressed output handed to `sink` at a time.
+const STREAM_OUT: usize = 4 << 20;
+
+/// The same single frame as [`encode`] (content size declared, every core from 8 MiB), but
+/// handed to `sink` in pieces of about 4 MiB as zstd's workers produce them, so the caller
+/// can write and hash the output while the rest is being compressed. Returns the number of
+/// bytes handed over. An error of `sink` stops the encoder and is returned as is.
+pub(crate) fn encode_streaming(
+    data: &[u8],
+    level: Option<i32>,
+    sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<u64, StreamError> {
+    use ::zstd::zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
+    let fail = |code: usize| {
+        StreamError::Codec(CodecError::Encode {
+            codec: CODEC,
+            message: ::zstd::zstd_safe::get_error_name(code).to_string(),
+        })
+    };
+    let mut cx = CCtx::try_create().ok_or_else(|| {
+        StreamError::Codec(CodecError::Encode {
+            codec: CODEC,
+            message: "cannot allocate a compression context".into(),
+        })
+    })?;
+    cx.set_parameter(CParameter::CompressionLevel(level.unwrap_or(3)))
+        .map_err(fail)?;
+    if streams_on_workers(data.len()) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = u32::try_from(threads).unwrap_or(u32::MAX);
+        cx.set_parameter(CParameter::NbWorkers(workers))
+            .map_err(fail)?;
+    }
+    cx.set_pledged_src_size(Some(data.len() as u64))
+        .map_err(fail)?;
+    let mut input = InBuffer::around(data);
+    let mut out: Vec<u8> = Vec::with_capacity(STREAM_OUT);
+    let mut total = 0u64;
+    loop {
+        out.clear();
+        let mut ob = OutBuffer::around(&mut out);
+        let remaining = cx
+            .compress_stream2(
+                &mut ob,
+                &mut input,
+                ::zstd::zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_end,
+            )
+            .map_err(fail)?;
+        let produced = ob.pos();
+        if let Some(piece) = out.get(..produced).filter(|p| !p.is_empty()) {
+            if let Err(e) = sink(piece) {
+                // stop the workers before returning
+                let _ = cx.reset(ResetDirective::SessionOnly);
+                return Err(StreamError::Sink(e));
+            }
+            total += produced as u64;
+        }
+        if remaining == 0 && input.pos() == data.len() {
+            return Ok(total);
+        }
+    }
+}
+
+/// Why [`encode_streaming`] stopped.
+#[derive(Debug)]
+pub(crate) enum StreamError {
+    /// The encoder failed.
+    Codec(CodecError),
+    /// The sink failed.
+    Sink(std::io::Error),
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -6,7 +6,10 @@
 //!   thread computes their MD5; the checksum is patched into the header afterwards;
 //! - `lz4`: worker threads compress the 4 MiB chunks in parallel; the calling thread writes
 //!   each chunk, in order, as soon as it is ready and hands it to an MD5 thread; the sizes
-//!   and the checksum are patched into the header at the end.
+//!   and the checksum are patched into the header at the end;
+//! - `zstd` from 8 MiB (with more than one core): zstd's own worker threads compress the one
+//!   frame; the calling thread writes and hashes each piece of output as it comes, and the
+//!   sizes and checksum are patched in at the end.
 //!
 //! When the sink is a file ([`Writeback::file`]), the kernel is asked after each piece to
 //! start writing it back to disk, so the fsync that ends a safe write finds little left to do
@@ -198,6 +201,8 @@ enum Pre {
     Copied,
     /// `lz4`, compressed while written.
     Piped,
+    /// `zstd` on zstd's worker threads, written and hashed here as the output comes.
+    PipedZstd,
     /// Produced piece by piece while written.
     Pieces,
 }
@@ -223,6 +228,9 @@ pub(crate) fn write_blocks<W: Write + Seek>(
             (_, Some(_)) => Ok(Pre::Copied),
             (Some(Compression::Lz4), None) if job.data.bytes().len() >= LZ4_PIPE_MIN => {
                 Ok(Pre::Piped)
+            }
+            (Some(Compression::Zstd), None) if codec::zstd_streams(job.data.bytes().len()) => {
+                Ok(Pre::PipedZstd)
             }
             (Some(c), None) => {
                 let e = codec::encode_items(c, job.data.bytes(), level, job.typesize).map_err(
@@ -324,6 +332,26 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 // sizes and checksum are known at the end: write the header then patch it
                 w.write_all(&encode_block_header(&header))?;
                 let (used, sum) = write_lz4_piped(w, wb, data, data_at, opts.checksums)?;
+                let alloc = allocated(used, opts.pad_blocks);
+                write_zeros(w, alloc - used)?;
+                header.used_size = used;
+                header.allocated_size = alloc;
+                header.checksum = sum;
+                patch_header(w, at, &header)?;
+                alloc
+            }
+            (Pre::PipedZstd, _) => {
+                // sizes and checksum are known at the end: write the header then patch it
+                w.write_all(&encode_block_header(&header))?;
+                let (used, sum) = write_zstd_piped(w, wb, data, level, data_at, opts.checksums)
+                    .map_err(|e| match e {
+                        WriteError::Codec { codec, source, .. } => WriteError::Codec {
+                            block: i,
+                            codec,
+                            source,
+                        },
+                        e => e,
+                    })?;
                 let alloc = allocated(used, opts.pad_blocks);
                 write_zeros(w, alloc - used)?;
                 header.used_size = used;
@@ -694,6 +722,40 @@ fn write_lz4_piped<W: Write>(
     })
 }
 
+/// Compresses `data` as one `zstd` frame on zstd's worker threads and writes (from sink
+/// position `at`) and hashes (when `checksums`) each piece of output here as it comes, while
+/// the workers compress the rest: the frame is never held whole in memory, and its MD5 and
+/// write overlap the compression instead of following it. Returns the stored size and the
+/// MD5 (or zeros).
+fn write_zstd_piped<W: Write>(
+    w: &mut W,
+    wb: &mut Writeback<'_>,
+    data: &[u8],
+    level: Option<i32>,
+    mut at: u64,
+    checksums: bool,
+) -> Result<(u64, [u8; 16]), WriteError> {
+    let mut h = checksums.then(Md5::new);
+    let mut sink = |piece: &[u8]| -> std::io::Result<()> {
+        w.write_all(piece)?;
+        at += piece.len() as u64;
+        wb.written(at);
+        if let Some(h) = &mut h {
+            h.update(piece);
+        }
+        Ok(())
+    };
+    let used = codec::zstd_encode_streaming(data, level, &mut sink).map_err(|e| match e {
+        codec::ZstdStreamError::Sink(e) => WriteError::from(e),
+        codec::ZstdStreamError::Codec(source) => WriteError::Codec {
+            block: 0,
+            codec: Compression::Zstd,
+            source,
+        },
+    })?;
+    Ok((used, h.map_or([0; 16], Md5::finalize)))
+}
+
 /// Zero bytes for padding (a static: most calls write few or none).
 static ZEROS: [u8; 8192] = [0; 8192];
 
@@ -772,12 +834,58 @@ mod tests {
         assert_eq!(f.array::<f64>("/data").unwrap(), a.into_dyn());
     }
 
+    fn zstd() -> WriteOptions {
+        WriteOptions::default().compression(CompressionChoice::Codec(Compression::Zstd))
+    }
+
+    #[test]
+    fn piped_zstd_block_is_one_frame_with_its_size_and_the_md5_of_its_stored_bytes() {
+        let a = array((9 << 20) + 24);
+        let raw: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+        // the pipeline itself, on whatever cores this machine has
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut wb = Writeback::none();
+        let (used, sum) = write_zstd_piped(&mut out, &mut wb, &raw, None, 0, true).unwrap();
+        let stored = out.into_inner();
+        assert_eq!(used, stored.len() as u64);
+        assert_eq!(sum, md5(&stored));
+        assert_eq!(
+            ::zstd::zstd_safe::find_frame_compressed_size(&stored),
+            Ok(stored.len()),
+            "one frame"
+        );
+        assert_eq!(
+            ::zstd::zstd_safe::get_frame_content_size(&stored).ok(),
+            Some(Some(raw.len() as u64))
+        );
+        assert_eq!(
+            codec::decode(Compression::Zstd, &stored, raw.len() as u64).unwrap(),
+            raw
+        );
+        // through the writer: the header's sizes and checksum are patched in
+        let bytes = write(&a, zstd().pad_blocks(0.25));
+        let f = AsdfFile::from_bytes(bytes.clone()).unwrap();
+        let h = &f.blocks()[0];
+        assert_eq!(h.data_size, raw.len() as u64);
+        assert!(h.used_size > 0 && h.used_size < raw.len() as u64 / 2);
+        assert_eq!(h.allocated_size, h.used_size + h.used_size.div_ceil(4));
+        let at = (h.offset + 6 + u64::from(h.header_size)) as usize;
+        assert_eq!(h.checksum, md5(&bytes[at..at + h.used_size as usize]));
+        f.verify_checksums().unwrap();
+        assert_eq!(f.array::<f64>("/data").unwrap(), a.into_dyn());
+        let plain = write(&array((9 << 20) + 24), zstd().checksums(false));
+        assert_eq!(
+            AsdfFile::from_bytes(plain).unwrap().blocks()[0].checksum,
+            [0; 16]
+        );
+    }
+
     use crate::write::test_sink::Failing;
 
     #[test]
     fn failing_sink_stops_the_pipelines() {
         let a = array(LZ4_PIPE_MIN + 3 * LZ4_CHUNK_INPUT);
-        for opts in [lz4(), WriteOptions::default()] {
+        for opts in [lz4(), zstd(), WriteOptions::default()] {
             let len = write(&a, opts.clone()).len();
             // in the head, in the block's first pieces, near the end
             for budget in [100, len / 3, len - 10] {
