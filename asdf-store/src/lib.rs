@@ -218,7 +218,9 @@ pub fn open_url(url: &str) -> Result<asdf_core::AsdfFile, StoreError> {
     )
 }
 
-/// Opens the ASDF file at `url` with `open`'s options. Relative references (external array
+/// Opens the ASDF file at `url` with `open`'s options, block headers read lazily
+/// ([`asdf_core::OpenOptions::lazy_block_headers`]: with a valid block index, a block's header
+/// is fetched when its block is first used). Relative references (external array
 /// sources, `$ref`s to other files) are read from the same store, confined to the folder of
 /// `url` unless [`StoreOptions::allow_escape`]; nothing else is followed (the options'
 /// [`ExternalPolicy`](asdf_core::ExternalPolicy) does not apply).
@@ -242,11 +244,13 @@ pub fn open_url_with(
         dir: folder,
         opts: store.clone(),
     };
+    let open = open.clone().lazy_block_headers(true);
     Ok(open.open_source_with(reader, Arc::new(opener))?)
 }
 
 /// Opens an ASDF file from an opened [`StoreReader`] (keep a clone of the `Arc` to read its
-/// [`Stats`]). It refers to no other file ([`asdf_core::ExternalPolicy::None`]).
+/// [`Stats`]). It refers to no other file ([`asdf_core::ExternalPolicy::None`]); block
+/// headers are read lazily, as [`open_url_with`] reads them.
 pub fn open_reader(
     reader: Arc<StoreReader>,
     open: &asdf_core::OpenOptions,
@@ -254,6 +258,7 @@ pub fn open_reader(
     let file = open
         .clone()
         .external_policy(asdf_core::ExternalPolicy::None)
+        .lazy_block_headers(true)
         .open_source(reader, "")?;
     Ok(file)
 }

@@ -337,17 +337,31 @@ fn one_array_of_ten_thousand_blocks_costs_its_block_plus_at_most_256_kib() {
     let bytes = w
         .write_to_vec(&asdf_core::Node::from(asdf_core::Value::Map(nodes)))
         .unwrap();
+    let size = bytes.len() as u64;
     let server = Server::start();
     server.put("many.asdf", Arc::new(bytes));
     let file =
         asdf_store::open_url_with(&server.url("many.asdf"), &opts(), &Default::default()).unwrap();
-    assert_eq!(file.blocks().len(), 10_000);
+    assert_eq!(file.block_count(), 10_000);
     assert!(file.layout().block_index.is_some());
-    // Opening still reads every block header (the index is checked against them), which for
-    // blocks this small is the whole file; reading one array afterwards is bounded.
+    // The block headers are not fetched at open: the tree, the index at the end and the
+    // first and last headers (in pages of 64 KiB).
+    let tree_end = file.layout().tree.unwrap().1;
     let opened = server.sent();
+    let index = size - file.layout().block_index.unwrap();
+    assert!(
+        opened <= tree_end + index + (256 << 10),
+        "open sent {opened} bytes of {size} (tree ends at {tree_end}, index {index} bytes)"
+    );
     let got = file.array::<f64>("/a5000").unwrap();
     assert_eq!(got, ndarray::Array1::from_elem(100, 5000.0).into_dyn());
     let more = server.sent() - opened;
+    // Its header and data: one page.
+    assert!(more <= 800 + (256 << 10), "one array sent {more} bytes");
+    let last = file.array::<f64>("/a9999").unwrap();
+    assert_eq!(last, ndarray::Array1::from_elem(100, 9999.0).into_dyn());
+    // Every header when asked for all of them.
+    assert_eq!(file.blocks().len(), 10_000);
+    assert_eq!(file.blocks()[5000].used_size, 800);
     assert!(more <= 800 + (256 << 10), "one array sent {more} bytes");
 }

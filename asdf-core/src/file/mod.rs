@@ -55,6 +55,7 @@ pub struct OpenOptions {
     validate: bool,
     fill_defaults: bool,
     external: ExternalPolicy,
+    lazy_block_headers: bool,
 }
 
 /// Opens the other files that a file refers to (external array sources, `$ref`s to other
@@ -98,6 +99,7 @@ impl Default for OpenOptions {
             validate: false,
             fill_defaults: true,
             external: ExternalPolicy::SameFolder,
+            lazy_block_headers: false,
         }
     }
 }
@@ -121,6 +123,31 @@ impl OpenOptions {
     /// decoded and (when asked) verified during `open`, in parallel.
     pub fn lazy(mut self, on: bool) -> Self {
         self.lazy = on;
+        self
+    }
+    /// Read block headers only when their blocks are used (default `false`), for sources
+    /// whose reads are costly (an object in a store): when the file ends with a plausible
+    /// block index whose first and last blocks agree with it, opening reads those two
+    /// headers only, and each other header is read and checked against the index the first
+    /// time its block is used (an [`Error::Layout`] naming the block when it disagrees).
+    /// Without such an index the headers are walked at open, as usual. [`AsdfFile::blocks`]
+    /// reads every header the first time it is called.
+    ///
+    /// ```
+    /// use asdf_core::write::{WriteOptions, Writer};
+    /// let a = ndarray::Array1::<f64>::from_elem(10, 1.5);
+    /// let mut w = Writer::new(WriteOptions::default());
+    /// let root = asdf_core::tree!({"a": w.add_array(&a), "b": w.add_array(&a)});
+    /// let bytes = w.write_to_vec(&root)?;
+    /// let file = asdf_core::AsdfFile::options().lazy_block_headers(true).open_bytes(bytes, ".")?;
+    /// assert!(file.layout().blocks.is_empty()); // not read yet
+    /// assert_eq!(file.block_count(), 2);
+    /// assert_eq!(file.array::<f64>("/b")?, a.into_dyn());
+    /// assert_eq!(file.blocks().len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lazy_block_headers(mut self, on: bool) -> Self {
+        self.lazy_block_headers = on;
         self
     }
     /// Largest decoded block accepted, in bytes (default 1 TiB).
@@ -282,6 +309,12 @@ pub struct AsdfFile {
     source: Arc<dyn ReadAt>,
     mmap: Option<Arc<Mmap>>,
     layout: Layout,
+    /// Block headers read when first used ([`OpenOptions::lazy_block_headers`]); `layout`
+    /// then has none.
+    lazy_headers: Option<layout::blocks::LazyBlocks>,
+    /// Every block header of a file opened with lazy headers, once [`AsdfFile::blocks`]
+    /// asked for them: all of them, or those before the first that failed, and its error.
+    all_headers: OnceLock<(Vec<BlockHeader>, Option<layout::LayoutError>)>,
     doc: Document,
     blocks: Vec<OnceLock<BlockBytes>>,
     external: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
@@ -298,7 +331,7 @@ impl std::fmt::Debug for AsdfFile {
         f.debug_struct("AsdfFile")
             .field("path", &self.path)
             .field("header", &self.layout.header)
-            .field("blocks", &self.layout.blocks.len())
+            .field("blocks", &self.block_count())
             .finish_non_exhaustive()
     }
 }
@@ -345,7 +378,12 @@ impl AsdfFile {
         } else {
             (source, mmap, None)
         };
-        let (layout, tree_bytes) = layout::read_layout(&*source, &options.layout_limits)?;
+        let (layout, tree_bytes, lazy_headers) = if options.lazy_block_headers {
+            layout::read_layout_lazy(&*source, &options.layout_limits)?
+        } else {
+            let (layout, tree) = layout::read_layout(&*source, &options.layout_limits)?;
+            (layout, tree, None)
+        };
         let mut doc = if tree_bytes.is_empty() {
             Document {
                 version: None,
@@ -372,7 +410,10 @@ impl AsdfFile {
             let standard = layout.header.standard_version.as_deref().unwrap_or("1.0.0");
             doc.root = crate::schema::fill_defaults(&doc.root, standard);
         }
-        let blocks = (0..layout.blocks.len()).map(|_| OnceLock::new()).collect();
+        let count = lazy_headers
+            .as_ref()
+            .map_or(layout.blocks.len(), layout::blocks::LazyBlocks::len);
+        let blocks = (0..count).map(|_| OnceLock::new()).collect();
         let confinement = Confinement::new(&options.external, &base_dir);
         let file = AsdfFile {
             path,
@@ -380,6 +421,8 @@ impl AsdfFile {
             source,
             mmap,
             layout,
+            lazy_headers,
+            all_headers: OnceLock::new(),
             doc,
             blocks,
             external: Mutex::new(HashMap::new()),
@@ -464,14 +507,49 @@ impl AsdfFile {
         &self.layout.header
     }
 
-    /// The located byte layout: tree range and block headers.
+    /// The located byte layout: tree range and block headers. For a file opened with
+    /// [`OpenOptions::lazy_block_headers`] whose block index was used, `blocks` is empty:
+    /// [`Self::blocks`] reads them.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
-    /// Block headers in file order.
+    /// Number of blocks (without reading a block header that was not read yet).
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Block headers in file order. For a file opened with
+    /// [`OpenOptions::lazy_block_headers`], the first call reads every header not read yet;
+    /// when one of them disagrees with the block index, the headers before it
+    /// ([`Self::try_blocks`] gives the error).
     pub fn blocks(&self) -> &[BlockHeader] {
-        &self.layout.blocks
+        match self.try_blocks() {
+            Ok(b) => b,
+            Err(_) => self.all_headers.get().map_or(&[], |(b, _)| b.as_slice()),
+        }
+    }
+
+    /// Block headers in file order, or the first error found reading them (only a file
+    /// opened with [`OpenOptions::lazy_block_headers`] reads headers here).
+    pub fn try_blocks(&self) -> Result<&[BlockHeader]> {
+        let Some(lazy) = &self.lazy_headers else {
+            return Ok(&self.layout.blocks);
+        };
+        let (all, failed) = self.all_headers.get_or_init(|| {
+            let mut all = Vec::with_capacity(lazy.len());
+            for i in 0..lazy.len() {
+                match lazy.header(&*self.source, i) {
+                    Ok(h) => all.push(h.clone()),
+                    Err(e) => return (all, Some(e)),
+                }
+            }
+            (all, None)
+        });
+        match failed {
+            None => Ok(all),
+            Some(e) => Err(e.clone().into()),
+        }
     }
 
     /// The parsed YAML document (version, `%TAG` directives, root).
@@ -516,11 +594,17 @@ impl AsdfFile {
     }
 
     fn block_header(&self, index: usize) -> Result<&BlockHeader> {
-        self.layout.blocks.get(index).ok_or(Error::NoSuchBlock {
+        let count = self.block_count();
+        let missing = || Error::NoSuchBlock {
             path: String::new(),
             source_index: index as i64,
-            count: self.layout.blocks.len(),
-        })
+            count,
+        };
+        match &self.lazy_headers {
+            None => self.layout.blocks.get(index).ok_or_else(missing),
+            Some(_) if index >= count => Err(missing()),
+            Some(lazy) => Ok(lazy.header(&*self.source, index)?),
+        }
     }
 
     /// The decoded bytes of block `index` (read, decoded and verified on first use, then
@@ -642,7 +726,7 @@ impl AsdfFile {
     /// The byte order of the first array read from block `index` (that of the floats a
     /// `quantize` encoding produces); little-endian when no array names the block.
     fn legacy_byte_order(&self, index: usize) -> array::ByteOrder {
-        let count = self.layout.blocks.len();
+        let count = self.block_count();
         let mut order = None;
         self.doc.root.walk_lazy(&mut |p, n| {
             if order.is_some() || !n.is_ndarray() {
@@ -715,8 +799,7 @@ impl AsdfFile {
     /// which are not streams, are decoded whole).
     pub fn verify_checksums(&self) -> Result<()> {
         let results: Vec<Result<()>> = self
-            .layout
-            .blocks
+            .try_blocks()?
             .par_iter()
             .filter(|h| h.has_checksum())
             .map(|h| self.verify_block(h))
@@ -799,7 +882,7 @@ impl AsdfFile {
 
     /// Resolves an ndarray `source: N` (negative counts from the end) to a block index.
     fn block_index(&self, source: i64, path: &str) -> Result<usize> {
-        let count = self.layout.blocks.len();
+        let count = self.block_count();
         let idx = if source < 0 {
             (count as i64).checked_add(source)
         } else {

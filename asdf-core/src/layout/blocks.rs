@@ -261,11 +261,34 @@ pub(crate) fn locate_blocks(
     first: u64,
     limits: &LayoutLimits,
 ) -> Result<(Vec<BlockHeader>, Option<u64>), LayoutError> {
+    let found = find_block_index(src, file_len, first, limits)?;
+    locate_with_index(src, file_len, first, limits, found)
+}
+
+/// The block index at the end of the file, if there is one: its offset and the bytes after
+/// its marker.
+pub(crate) fn find_block_index(
+    src: &dyn ReadAt,
+    file_len: u64,
+    first: u64,
+    limits: &LayoutLimits,
+) -> Result<Option<(u64, Vec<u8>)>, LayoutError> {
     let max_index_bytes = (limits.max_blocks as u64)
         .saturating_mul(24)
         .saturating_add(4096);
     let min = first.saturating_add(PREFIX + u64::from(MIN_BLOCK_HEADER_SIZE));
-    if let Some((index_offset, text)) = find_index(src, file_len, min, max_index_bytes)? {
+    find_index(src, file_len, min, max_index_bytes)
+}
+
+/// As [`locate_blocks`], with the block index already looked for.
+pub(crate) fn locate_with_index(
+    src: &dyn ReadAt,
+    file_len: u64,
+    first: u64,
+    limits: &LayoutLimits,
+    found: Option<(u64, Vec<u8>)>,
+) -> Result<(Vec<BlockHeader>, Option<u64>), LayoutError> {
+    if let Some((index_offset, text)) = found {
         if let Some(offsets) = parse_index(&text, limits.max_blocks) {
             if let Some(blocks) = blocks_from_index(src, file_len, first, index_offset, &offsets) {
                 return Ok((blocks, Some(index_offset)));
@@ -273,6 +296,127 @@ pub(crate) fn locate_blocks(
         }
     }
     walk(src, file_len, first, limits).map(|b| (b, None))
+}
+
+/// Block headers taken from a block index one at a time, when a block is first used,
+/// instead of all at open ([`super::read_layout_lazy`]).
+///
+/// At open the index must be plausible (its first offset is the first block's, the offsets
+/// increase by at least a minimal block and end before the index) and the first and last
+/// blocks it names must agree with it. Each other block is checked when it is first used: its
+/// magic and header, sizes that end at or before the next offset, and no block magic in a gap
+/// before the next one (a block the index misses). Blocks never used are never read, so an
+/// index that is wrong only about them goes unnoticed, as in python asdf, which checks the
+/// first and last blocks only.
+#[derive(Debug)]
+pub(crate) struct LazyBlocks {
+    offsets: Vec<u64>,
+    index_offset: u64,
+    file_len: u64,
+    headers: Vec<std::sync::OnceLock<BlockHeader>>,
+}
+
+impl LazyBlocks {
+    /// The lazy headers of a plausible index whose first and last blocks agree with it, else
+    /// `None`.
+    fn new(
+        src: &dyn ReadAt,
+        file_len: u64,
+        first: u64,
+        index_offset: u64,
+        offsets: Vec<u64>,
+    ) -> Option<Self> {
+        let min_block = PREFIX + u64::from(MIN_BLOCK_HEADER_SIZE);
+        if offsets.first() != Some(&first) || index_offset > file_len {
+            return None;
+        }
+        let spaced = offsets
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if b.checked_sub(*a).is_some_and(|d| d >= min_block)));
+        let last = *offsets.last()?;
+        if !spaced || last.checked_add(min_block).is_none_or(|e| e > index_offset) {
+            return None;
+        }
+        let headers = (0..offsets.len())
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
+        let lazy = LazyBlocks {
+            offsets,
+            index_offset,
+            file_len,
+            headers,
+        };
+        let n = lazy.len();
+        lazy.header(src, 0).ok()?;
+        lazy.header(src, n - 1).ok()?;
+        Some(lazy)
+    }
+
+    /// Number of blocks the index names.
+    pub(crate) fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// Offset of the `#ASDF BLOCK INDEX` line.
+    pub(crate) fn index_offset(&self) -> u64 {
+        self.index_offset
+    }
+
+    /// The header of block `index`, read and checked against the index on first use.
+    pub(crate) fn header(
+        &self,
+        src: &dyn ReadAt,
+        index: usize,
+    ) -> Result<&BlockHeader, LayoutError> {
+        let (Some(slot), Some(&offset)) = (self.headers.get(index), self.offsets.get(index)) else {
+            return Err(LayoutError::IndexMismatch {
+                index,
+                offset: self.index_offset,
+                reason: "the block index names fewer blocks",
+            });
+        };
+        if let Some(h) = slot.get() {
+            return Ok(h);
+        }
+        let next = self
+            .offsets
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.index_offset);
+        let mismatch = |reason| LayoutError::IndexMismatch {
+            index,
+            offset,
+            reason,
+        };
+        let mut window = Window::new(src, self.file_len);
+        let h = read_header(&mut window, offset, index, self.file_len, WINDOW_SMALL)?;
+        if h.is_streamed() {
+            return Err(mismatch("a streamed block named by the block index"));
+        }
+        let end = h.end_offset();
+        if end > next {
+            return Err(mismatch("the block runs past the next offset of the index"));
+        }
+        if end < next && window.get(end, 4, WINDOW_SMALL)? == BLOCK_MAGIC {
+            return Err(mismatch("a block follows that the index does not name"));
+        }
+        // Another thread may have read it too: the same bytes, the same header.
+        Ok(slot.get_or_init(|| h))
+    }
+}
+
+/// Lazy block headers from the block index when it is plausible and its first and last
+/// blocks agree with it; `None` (the caller then locates blocks as usual) otherwise.
+pub(crate) fn lazy_from_index(
+    src: &dyn ReadAt,
+    file_len: u64,
+    first: u64,
+    limits: &LayoutLimits,
+    found: Option<&(u64, Vec<u8>)>,
+) -> Option<LazyBlocks> {
+    let (index_offset, text) = found?;
+    let offsets = parse_index(text, limits.max_blocks)?;
+    LazyBlocks::new(src, file_len, first, *index_offset, offsets)
 }
 
 /// The blocks named by a block index, or `None` when the index does not agree with the file.

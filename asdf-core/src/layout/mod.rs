@@ -18,7 +18,7 @@
 
 use std::io;
 
-mod blocks;
+pub(crate) mod blocks;
 pub mod fits;
 mod index;
 mod legacy;
@@ -203,6 +203,17 @@ pub enum LayoutError {
         /// The limit in force.
         limit: usize,
     },
+    /// A block does not agree with the block index that names it (found when the block is
+    /// first used, for a file whose block headers are read lazily).
+    #[error("block {index} at offset {offset} does not agree with the block index: {reason}")]
+    IndexMismatch {
+        /// Block position in the index.
+        index: usize,
+        /// Offset of the block as the index gives it.
+        offset: u64,
+        /// What disagrees.
+        reason: &'static str,
+    },
     /// A buffer does not match the size it must have.
     #[error("buffer of {actual} bytes where {expected} are needed (block at offset {offset})")]
     BufferSize {
@@ -363,6 +374,47 @@ pub fn read_layout(
         }
     }
     Ok((layout, located.tree_bytes))
+}
+
+/// As [`read_layout`], except that when the file has a plausible block index whose first and
+/// last blocks agree with it, the block headers are not read: `Layout::blocks` is empty,
+/// `Layout::block_index` is set, and the returned [`blocks::LazyBlocks`] reads each header
+/// (and checks it against the index) when it is first asked for. Otherwise as
+/// [`read_layout`], with `None`.
+pub(crate) fn read_layout_lazy(
+    src: &dyn ReadAt,
+    limits: &LayoutLimits,
+) -> Result<(Layout, Vec<u8>, Option<blocks::LazyBlocks>), LayoutError> {
+    let file_len = src.len();
+    let located = tree::locate(src, file_len, limits)?;
+    let mut layout = Layout {
+        header: located.header,
+        tree: located.tree,
+        blocks: Vec::new(),
+        block_index: None,
+        legacy: Vec::new(),
+    };
+    let mut lazy = None;
+    if let Some(first) = located.first_block {
+        if layout.is_legacy() {
+            let (blocks, legacy) = blocks::walk_legacy(src, file_len, first, limits)?;
+            layout.blocks = blocks;
+            layout.legacy = legacy;
+        } else {
+            let found = blocks::find_block_index(src, file_len, first, limits)?;
+            lazy = blocks::lazy_from_index(src, file_len, first, limits, found.as_ref());
+            match &lazy {
+                Some(l) => layout.block_index = Some(l.index_offset()),
+                None => {
+                    let (blocks, index) =
+                        blocks::locate_with_index(src, file_len, first, limits, found)?;
+                    layout.blocks = blocks;
+                    layout.block_index = index;
+                }
+            }
+        }
+    }
+    Ok((layout, located.tree_bytes, lazy))
 }
 
 /// A positional-read window over a source: one read serves many small requests.

@@ -769,3 +769,159 @@ mod fuzz {
         }
     }
 }
+
+/// The lazy read of a file whose index is `offsets`: the layout, and the lazy headers.
+fn lazy_layout(f: &[u8]) -> (Layout, Option<blocks::LazyBlocks>) {
+    let (l, _, lazy) = read_layout_lazy(&f, &lim()).unwrap();
+    (l, lazy)
+}
+
+#[test]
+fn lazy_headers_from_a_valid_index_read_only_what_is_used() {
+    let (f, offs) = many_blocks(10_000, true);
+    let eager = read_layout(&f, &lim()).unwrap().0;
+    let c = Counting(f.clone(), Default::default());
+    let (l, _, lazy) = read_layout_lazy(&c, &lim()).unwrap();
+    let lazy = lazy.expect("a valid index is used lazily");
+    assert!(l.blocks.is_empty());
+    assert_eq!(l.block_index, eager.block_index);
+    assert_eq!(lazy.len(), 10_000);
+    // The tree, the index (two tail reads) and the first and last headers (each a header
+    // and a look past its end): a few reads, not a walk over 10,000 headers.
+    let at_open = c.1.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(at_open <= 10, "{at_open} reads at open");
+    let h = lazy.header(&c, 5000).unwrap();
+    assert_eq!(*h, eager.blocks[5000]);
+    assert_eq!(h.offset, offs[5000]);
+    let after = c.1.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        after - at_open <= 3,
+        "{} reads for one header",
+        after - at_open
+    );
+    // Read once: the second ask reads nothing.
+    assert_eq!(*lazy.header(&c, 5000).unwrap(), eager.blocks[5000]);
+    assert_eq!(c.1.load(std::sync::atomic::Ordering::Relaxed), after);
+    for i in [0, 1, 9_998, 9_999] {
+        assert_eq!(*lazy.header(&c, i).unwrap(), eager.blocks[i]);
+    }
+    assert!(matches!(
+        lazy.header(&c, 10_000),
+        Err(LayoutError::IndexMismatch { index: 10_000, .. })
+    ));
+}
+
+#[test]
+fn lazy_headers_without_a_usable_index_are_located_at_open() {
+    let (base, offs) = three_blocks();
+    // No index: walked.
+    let (l, lazy) = lazy_layout(&base);
+    assert!(lazy.is_none());
+    assert_eq!(l.blocks.iter().map(|b| b.offset).collect::<Vec<_>>(), offs);
+    // Implausible indexes, or first or last block not as the index says: the eager path
+    // (which walks, since these indexes disagree with the blocks).
+    let cases: Vec<Vec<u64>> = vec![
+        vec![offs[0] + 1, offs[1] + 1, offs[2] + 1], // shifted: first offset wrong
+        vec![offs[0], offs[2], offs[1]],             // not increasing
+        vec![offs[0], offs[0], offs[1], offs[2]],    // duplicate
+        vec![offs[0], offs[0] + 10, offs[2]],        // closer than a block header
+        vec![offs[1], offs[2]],                      // first offset not the first block
+        vec![offs[0], offs[1]],                      // last block followed by another
+        vec![offs[0], offs[1], offs[2] + 3],         // last not at block magic
+        vec![offs[0], offs[1], offs[2], u64::MAX - 10], // past the index
+        vec![],                                      // empty
+    ];
+    for (i, offsets) in cases.into_iter().enumerate() {
+        let mut f = base.clone();
+        f.extend(encode_block_index(&offsets));
+        let (l, lazy) = lazy_layout(&f);
+        assert!(lazy.is_none(), "case {i}");
+        assert_eq!(l.block_index, None, "case {i}");
+        assert_eq!(
+            l.blocks.iter().map(|b| b.offset).collect::<Vec<_>>(),
+            offs,
+            "case {i}"
+        );
+    }
+    // A valid index but a legacy (0.1.0) file: walked as legacy files are.
+    let (l, lazy) = lazy_layout(b"#ASDF 0.1.0\n%YAML 1.1\n--- {a: 1}\n...\n");
+    assert!(lazy.is_none() && l.blocks.is_empty());
+}
+
+#[test]
+fn lazy_headers_that_disagree_with_the_index_are_typed_errors_when_used() {
+    // Four blocks; the index is plausible and right about the first and last.
+    let mut base = b"#ASDF 1.0.0\n".to_vec();
+    base.extend_from_slice(TREE);
+    let offs: Vec<u64> = (0..4)
+        .map(|_| push_block(&mut base, &[9u8; 100], 0, 48))
+        .collect();
+    let with_index = |offsets: &[u64], patch: &dyn Fn(&mut Vec<u8>)| {
+        let mut f = base.clone();
+        patch(&mut f);
+        f.extend(encode_block_index(offsets));
+        f
+    };
+    let eager = read_layout(&base, &lim()).unwrap().0.blocks;
+    // The third offset points into block 1's data (no magic there), and the index misses
+    // block 2.
+    let f = with_index(&[offs[0], offs[1], offs[1] + 60, offs[3]], &|_| {});
+    let lazy = lazy_layout(&f).1.unwrap();
+    assert_eq!(
+        lazy.header(&f, 2),
+        Err(LayoutError::BadBlockMagic {
+            offset: offs[1] + 60
+        })
+    );
+    // Block 1 then runs past the next offset.
+    assert_eq!(
+        lazy.header(&f, 1),
+        Err(LayoutError::IndexMismatch {
+            index: 1,
+            offset: offs[1],
+            reason: "the block runs past the next offset of the index"
+        })
+    );
+    assert_eq!(*lazy.header(&f, 0).unwrap(), eager[0]);
+    // The index misses block 2: block 1 is followed by a block it does not name.
+    let f = with_index(&[offs[0], offs[1], offs[3]], &|_| {});
+    let lazy = lazy_layout(&f).1.unwrap();
+    assert_eq!(
+        lazy.header(&f, 1),
+        Err(LayoutError::IndexMismatch {
+            index: 1,
+            offset: offs[1],
+            reason: "a block follows that the index does not name"
+        })
+    );
+    // Block 2's header is corrupt (header_size 2) and claims a size past the file.
+    let f = with_index(&offs, &|f| {
+        let at = usize::try_from(offs[2]).unwrap();
+        f[at + 4..at + 6].copy_from_slice(&2u16.to_be_bytes());
+    });
+    let lazy = lazy_layout(&f).1.unwrap();
+    assert!(matches!(
+        lazy.header(&f, 2),
+        Err(LayoutError::HeaderSizeTooSmall { index: 2, .. })
+    ));
+    assert_eq!(*lazy.header(&f, 1).unwrap(), eager[1]);
+    let f = with_index(&offs, &|f| {
+        let at = usize::try_from(offs[2]).unwrap();
+        f[at + 14..at + 22].copy_from_slice(&u64::MAX.to_be_bytes()); // allocated
+    });
+    let lazy = lazy_layout(&f).1.unwrap();
+    assert!(matches!(
+        lazy.header(&f, 2),
+        Err(LayoutError::BadSizes { index: 2, .. } | LayoutError::BlockOutOfBounds { index: 2, .. })
+    ));
+    // A streamed block in the middle.
+    let f = with_index(&offs, &|f| {
+        let at = usize::try_from(offs[1]).unwrap();
+        f[at + 6..at + 10].copy_from_slice(&FLAG_STREAMED.to_be_bytes());
+    });
+    let lazy = lazy_layout(&f).1.unwrap();
+    assert!(matches!(
+        lazy.header(&f, 1),
+        Err(LayoutError::IndexMismatch { index: 1, .. })
+    ));
+}
