@@ -5,7 +5,7 @@
 
 Writes the input with python-blosc2 if missing (target/bench-data/blosc2/f8_1g.b2nd), times
 python-blosc2 (decode: open + [()] into numpy; encode: blosc2.asarray in memory), then runs
-`cargo bench -p asdf-blosc2 --bench decode` with RAYON_NUM_THREADS=1 and 2 on the same file
+`cargo bench -p asdfrs-blosc2 --bench decode` with RAYON_NUM_THREADS=1 and 2 on the same file
 and prints medians and ratios (python / ours: above 1 means we are faster). Timings on a
 shared machine are noisy: run on a quiet one.
 """
@@ -54,7 +54,7 @@ def main():
                        args.runs)
         env = dict(os.environ, RAYON_NUM_THREADS=str(threads), B2_BENCH_FILE=str(PATH),
                    B2_BENCH_RUNS=str(args.runs))
-        out = subprocess.run(["cargo", "bench", "-q", "-p", "asdf-blosc2", "--bench", "decode"],
+        out = subprocess.run(["cargo", "bench", "-q", "-p", "asdfrs-blosc2", "--bench", "decode"],
                              cwd=ROOT, env=env, check=True, capture_output=True, text=True)
         ours = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append((threads, "decode", py_dec, ours["decode_s"]))

@@ -4,7 +4,7 @@
 //!
 //! writes the input with python-blosc2 (`target/bench-data/blosc2/f8_1g.b2nd`, 1 GiB of
 //! float64), times python-blosc2 on it, then runs this bench and prints both. Alone:
-//! `cargo bench -p asdf-blosc2 --bench decode` (the input must exist). Prints JSON.
+//! `cargo bench -p asdfrs-blosc2 --bench decode` (the input must exist). Prints JSON.
 //! Environment: `B2_BENCH_FILE` (the input), `B2_BENCH_RUNS` (3), `RAYON_NUM_THREADS`,
 //! `B2_BENCH_DECODE_ONLY=1` (skips the encode runs, for profiling the decoder).
 

@@ -458,7 +458,7 @@ mod tests {
 
 /// Speeds of the plain loops (and `gather`) and of the dispatched (SIMD) code on 256 KiB
 /// blocks:
-/// `cargo test -p asdf-blosc2 --release -- --ignored --nocapture shuffle_speed`.
+/// `cargo test -p asdfrs-blosc2 --release -- --ignored --nocapture shuffle_speed`.
 #[cfg(test)]
 mod speed {
     use super::*;

@@ -2,7 +2,7 @@
 """Side-by-side: the read benchmarks in python asdf 6.0.0 on the same files, with ratios.
 
 Run from the repository root:
-    cargo bench -p asdf-core --bench read            # makes target/bench-data/ and rust.json
+    cargo bench -p asdfrs-core --bench read            # makes target/bench-data/ and rust.json
     .venv-oracle/bin/python asdf-core/benches/compare_python.py [--quick]
     .venv-oracle/bin/python asdf-core/benches/compare_python.py --big-rounds 5
 
@@ -57,7 +57,7 @@ def big_rounds(rounds, runs, bench_bin=None):
     ratios, ours, nps, fss = [], [], [], []
 
     def rust():
-        cmd = [bench_bin] if bench_bin else ["cargo", "bench", "-q", "-p", "asdf-core", "--bench", "read", "--"]
+        cmd = [bench_bin] if bench_bin else ["cargo", "bench", "-q", "-p", "asdfrs-core", "--bench", "read", "--"]
         subprocess.run(cmd + ["--only", "big_read_owned"], cwd=root, check=True, stdout=subprocess.DEVNULL)
         r = json.loads((DIR / "rust.json").read_text())
         return r["big_read_owned"], r["big_fs_read"]

@@ -2,7 +2,7 @@
 """Side-by-side: python asdf 6.0.0 validating the tree of the validation benchmark.
 
 Run from the repository root:
-    cargo bench -p asdf-core --bench validate        # makes target/bench-data/validate10k.asdf
+    cargo bench -p asdfrs-core --bench validate        # makes target/bench-data/validate10k.asdf
     .venv-oracle/bin/python asdf-core/benches/compare_validate.py [--quick]
 
 Python side: the tree is loaded once as python asdf loads a file's tree (tagged, not converted,

@@ -2,7 +2,7 @@
 """Side-by-side: the large-array write benchmarks in python asdf 6.0.0, with ratios.
 
 Run from the repository root:
-    cargo bench -p asdf-core --bench write            # writes target/bench-data/rust_write.json
+    cargo bench -p asdfrs-core --bench write            # writes target/bench-data/rust_write.json
     .venv-oracle/bin/python asdf-core/benches/compare_write.py [--quick] [--no-zlib] [--runs N]
 
 The array is the benchmark's: `arange(n) * 0.5` as little-endian float64, 1 GiB (128 MiB

@@ -2,7 +2,7 @@
 """Side-by-side: the tree-bound write benchmarks in python asdf 6.0.0, with ratios.
 
 Run from the repository root:
-    cargo bench -p asdf-core --bench write_tree      # writes target/bench-data/write-tree-rust.json
+    cargo bench -p asdfrs-core --bench write_tree      # writes target/bench-data/write-tree-rust.json
     .venv-oracle/bin/python asdf-core/benches/compare_write_tree.py [--runs N]
 
 Each workload is timed as in the Rust bench, median of several runs, on both sides to the

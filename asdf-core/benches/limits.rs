@@ -5,7 +5,7 @@
 //! .venv-oracle/bin/python asdf-core/benches/compare_limits.py [--runs 5] [--mib 256]
 //! ```
 //!
-//! Direct use: `cargo bench -p asdf-core --bench limits -- --only NAME --input FILE
+//! Direct use: `cargo bench -p asdfrs-core --bench limits -- --only NAME --input FILE
 //! [--out FILE]` prints one line `NAME SECONDS PEAK_RSS_BYTES`. The input is an ASDF file
 //! with a float64 array `/data` in an uncompressed, checksummed block (the python script
 //! writes it with python asdf). Workloads:

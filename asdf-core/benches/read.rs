@@ -1,4 +1,4 @@
-//! Read-path benchmarks (`cargo bench -p asdf-core --bench read`).
+//! Read-path benchmarks (`cargo bench -p asdfrs-core --bench read`).
 //!
 //! Generates its data files once into `target/bench-data/` (a 1 GiB float64 file among them),
 //! times each workload (median of several runs, warm page cache) and writes the medians to

@@ -1,4 +1,4 @@
-//! Validation benchmark (`cargo bench -p asdf-core --bench validate`).
+//! Validation benchmark (`cargo bench -p asdfrs-core --bench validate`).
 //!
 //! Writes `target/bench-data/validate10k.asdf`: a tree of 10,000 small ndarrays (block
 //! sources, no inline data; several datatypes and ranks, a few masks), with `asdf_library`

@@ -1,4 +1,4 @@
-//! Large-array write benchmarks (`cargo bench -p asdf-core --bench write`).
+//! Large-array write benchmarks (`cargo bench -p asdfrs-core --bench write`).
 //!
 //! Writes a 1 GiB float64 array (`arange(n) * 0.5`, as `compare_write.py` makes it) with
 //! [`Writer::write_to_path`] (temporary file, fsync, rename), uncompressed with and without

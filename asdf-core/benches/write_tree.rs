@@ -1,4 +1,4 @@
-//! Tree-bound write benchmarks (`cargo bench -p asdf-core --bench write_tree`): many small
+//! Tree-bound write benchmarks (`cargo bench -p asdfrs-core --bench write_tree`): many small
 //! arrays and a tree of many scalar leaves, where the cost is building, checking and emitting
 //! the tree rather than moving block bytes (those are in `benches/write.rs`).
 //!

@@ -12,7 +12,7 @@
 //! Each test collects every failure, prints each with its JSON path, and fails once at the end.
 //! `ASDF_CONFORMANCE_ONLY=<substring>` restricts the run to files whose path contains it
 //! (the count checks are then skipped), e.g.
-//! `ASDF_CONFORMANCE_ONLY=codec_lz4 cargo test -p asdf-core --test conformance -- --nocapture`.
+//! `ASDF_CONFORMANCE_ONLY=codec_lz4 cargo test -p asdfrs-core --test conformance -- --nocapture`.
 
 mod common;
 

@@ -486,7 +486,7 @@ proptest! {
 }
 
 /// Timing of the bridge against `serde_json::Value` on the same records (developer tool:
-/// `cargo test -p asdf-core --release --features dev-tools --test serde_bridge perf -- --nocapture`).
+/// `cargo test -p asdfrs-core --release --features dev-tools --test serde_bridge perf -- --nocapture`).
 #[cfg(feature = "dev-tools")]
 #[test]
 fn perf_records() {

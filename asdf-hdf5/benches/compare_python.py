@@ -9,7 +9,7 @@ Two inputs, written with h5py if missing (target/bench-data/hdf5/):
 
 The python conversion is what a user writes today: walk the file with h5py, build a dict of
 numpy arrays, `asdf.AsdfFile(tree).write_to(out, all_array_compression="zlib")` (every block
-zlib, as `asdftool convert` makes deflated datasets). Then `cargo bench -p asdf-hdf5 --bench
+zlib, as `asdftool convert` makes deflated datasets). Then `cargo bench -p asdfrs-hdf5 --bench
 convert` times `asdf_hdf5::to_asdf` on the same files (same output: zlib blocks), and the
 medians and ratios are printed (python / ours: above 1 means we are faster). Timings on a
 shared machine are noisy: run on a quiet one.
@@ -82,7 +82,7 @@ def main():
         py[name] = timed(lambda: python_convert(src, out), runs)
         print(f"python {name}: {py[name]:.3f} s", flush=True)
     out.unlink(missing_ok=True)
-    res = subprocess.run(["cargo", "bench", "-q", "-p", "asdf-hdf5", "--bench", "convert"],
+    res = subprocess.run(["cargo", "bench", "-q", "-p", "asdfrs-hdf5", "--bench", "convert"],
                          cwd=ROOT, check=True, capture_output=True, text=True)
     ours = json.loads(res.stdout.strip().splitlines()[-1])
     print(f"{'workload':<12} {'python':>9} {'asdf-rs':>9} {'ratio':>7}")

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! .venv-oracle/bin/python asdf-hdf5/benches/compare_python.py    # writes inputs, runs this
-//! cargo bench -p asdf-hdf5 --bench convert                       # this alone
+//! cargo bench -p asdfrs-hdf5 --bench convert                       # this alone
 //! ```
 
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 """The python side of asdf-store's side-by-side: python asdf 6.0.0 through fsspec's HTTP
 filesystem (fsspec + aiohttp, not in the pinned oracle venv: install them beside it) reading
-the same URL that `cargo run --release -p asdf-store --example read_url -- URL` reads.
+the same URL that `cargo run --release -p asdfrs-store --example read_url -- URL` reads.
 
     python compare_fsspec.py URL [--tree-only]
 """

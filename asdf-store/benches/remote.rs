@@ -1,5 +1,5 @@
 //! Reading over HTTP from a loopback server (the tests' helper): times and bytes transferred.
-//! `cargo bench -p asdf-store --bench remote` (ASDF_BENCH_BLOCK_MIB sets the large block's size,
+//! `cargo bench -p asdfrs-store --bench remote` (ASDF_BENCH_BLOCK_MIB sets the large block's size,
 //! default 1024). Prints one line per workload; no assertions.
 
 #[path = "../tests/support/mod.rs"]

@@ -1,5 +1,5 @@
 //! Opens a URL, walks the tree and reads every array: times and what was fetched.
-//! `cargo run --release -p asdf-store --example read_url -- URL [--tree-only]`
+//! `cargo run --release -p asdfrs-store --example read_url -- URL [--tree-only]`
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -499,7 +499,7 @@ mod prop {
 }
 
 /// A 3 MB tree of 200 000 scalar leaves; run with
-/// `cargo test --release -p asdf-core --features dev-tools --lib yaml::parse::tests::parse_speed -- --nocapture`.
+/// `cargo test --release -p asdfrs-core --features dev-tools --lib yaml::parse::tests::parse_speed -- --nocapture`.
 #[test]
 #[cfg(feature = "dev-tools")]
 fn parse_speed() {
