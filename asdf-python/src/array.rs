@@ -1,0 +1,385 @@
+//! Arrays of an opened file as lazy objects that become numpy arrays on access.
+//!
+//! An uncompressed, aligned, native-endian block of a memory-mapped file becomes a read-only
+//! numpy array viewing the map (no copy); its `base` is a [`MappedData`] that holds the file,
+//! so the map lives while any view of it does. Otherwise the array is read (and decoded)
+//! once into memory that numpy owns: numeric native-endian arrays straight into the array's
+//! allocation, any other datatype (big-endian, strings, records) in the file's byte order,
+//! as python asdf gives them.
+
+use std::sync::{Arc, OnceLock};
+
+use asdf_core::array::{ArraySource, ByteOrder, DType, Element, NdArrayMeta, ScalarType};
+use asdf_core::{AsdfFile, Node};
+use numpy::{PyArray1, ToPyArray};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use crate::errors::{to_py, AsdfError};
+
+/// An ndarray of a file, read on first access: `numpy.asarray(a)` (or `a.read()`,
+/// `a[...]`) gives the numpy array (a `numpy.ma.MaskedArray` when the ndarray has a mask).
+/// `shape`, `dtype` and `ndim` come from the tree without reading the data.
+#[pyclass(frozen, module = "asdf_rs")]
+pub struct NDArray {
+    file: Arc<AsdfFile>,
+    /// Whether the file is memory-mapped.
+    mapped: bool,
+    node: Node,
+    /// The JSON pointer of the node in the file's tree, when one reaches it.
+    pointer: Option<String>,
+    data: OnceLock<Py<PyAny>>,
+}
+
+impl NDArray {
+    pub(crate) fn new(
+        file: Arc<AsdfFile>,
+        mapped: bool,
+        node: Node,
+        pointer: Option<String>,
+    ) -> Self {
+        NDArray {
+            file,
+            mapped,
+            node,
+            pointer,
+            data: OnceLock::new(),
+        }
+    }
+
+    fn where_(&self) -> &str {
+        self.pointer.as_deref().unwrap_or("")
+    }
+
+    fn meta(&self) -> PyResult<NdArrayMeta> {
+        NdArrayMeta::from_node(&self.node, self.where_()).map_err(|e| to_py(e.into()))
+    }
+
+    /// The array's datatype as the file states it (float64 when it states none).
+    fn dtype_of(meta: &NdArrayMeta) -> DType {
+        meta.dtype.clone().unwrap_or(DType::Scalar {
+            ty: ScalarType::Float64,
+            byteorder: meta.byteorder,
+        })
+    }
+
+    /// The numpy array, read on first use and kept.
+    pub(crate) fn load<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(a) = self.data.get() {
+            return Ok(a.bind(py).clone());
+        }
+        let a = self.read_new(py)?;
+        // another thread may have read it too: keep the first
+        let kept = self.data.get_or_init(|| a.unbind());
+        Ok(kept.bind(py).clone())
+    }
+
+    fn read_new<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let meta = self.meta()?;
+        let data = self.data_array(py, &meta)?;
+        let np = py.import("numpy")?;
+        let ma = np.getattr("ma")?;
+        match &meta.mask {
+            Some(mask) if mask.is_ndarray() => {
+                let pointer = self.pointer.as_ref().map(|p| format!("{p}/mask"));
+                let m = NDArray::new(self.file.clone(), self.mapped, mask.clone(), pointer);
+                let m = m.data_array(py, &m.meta()?)?;
+                ma.getattr("array")?.call(
+                    (data,),
+                    Some(&[("mask", m.call_method0("view")?)].into_py_dict(py)?),
+                )
+            }
+            Some(mask) => {
+                let value = match mask.value() {
+                    asdf_core::Value::Float(f) => f.into_pyobject(py)?.into_any(),
+                    asdf_core::Value::Int(asdf_core::Integer::Small(i)) => {
+                        i.into_pyobject(py)?.into_any()
+                    }
+                    _ => {
+                        return Err(AsdfError::new_err(format!(
+                            "{}: mask: not an ndarray nor a number",
+                            self.where_()
+                        )))
+                    }
+                };
+                if value.extract::<f64>().is_ok_and(f64::is_nan) {
+                    let isnan = np.getattr("isnan")?.call1((&data,))?;
+                    ma.getattr("array")?
+                        .call((data,), Some(&[("mask", isnan)].into_py_dict(py)?))
+                } else {
+                    ma.getattr("masked_values")?.call1((data, value))
+                }
+            }
+            None => match &meta.source {
+                ArraySource::Inline(_) => {
+                    let path = self.where_().to_string();
+                    let nulls = asdf_core::array::inline_null_mask(&meta, &path)
+                        .map_err(|e| to_py(e.into()))?;
+                    match nulls {
+                        Some(mask) => ma.getattr("array")?.call(
+                            (data,),
+                            Some(&[("mask", mask.to_pyarray(py))].into_py_dict(py)?),
+                        ),
+                        None => Ok(data),
+                    }
+                }
+                _ => Ok(data),
+            },
+        }
+    }
+
+    /// The data without its mask.
+    fn data_array<'py>(&self, py: Python<'py>, meta: &NdArrayMeta) -> PyResult<Bound<'py, PyAny>> {
+        let dtype = Self::dtype_of(meta);
+        // the typed paths look the node up by its pointer: only when it leads to this node
+        let by_path = matches!(meta.source, ArraySource::Block(_))
+            && self
+                .pointer
+                .as_deref()
+                .and_then(|p| self.file.get(p))
+                .is_some_and(|n| n.ptr_eq(&self.node));
+        if by_path {
+            if let DType::Scalar { ty, byteorder } = &dtype {
+                if let Some(a) = self.typed(py, meta, *ty, *byteorder)? {
+                    return Ok(a);
+                }
+            }
+        }
+        let file = self.file.clone();
+        let node = self.node.clone();
+        let path = self.where_().to_string();
+        let dynamic = py
+            .detach(move || file.dyn_array_of(&node, &path))
+            .map_err(to_py)?;
+        let descr = descr(py, &dynamic.dtype)?;
+        let np_dtype = py.import("numpy")?.getattr("dtype")?.call1((descr,))?;
+        let shape = PyTuple::new(py, &dynamic.shape)?;
+        let bytes = PyArray1::<u8>::from_vec(py, dynamic.data);
+        bytes
+            .call_method1("view", (np_dtype,))?
+            .call_method1("reshape", (shape,))
+    }
+
+    /// Numeric scalar datatypes: a view of the map, or one read into numpy's memory.
+    fn typed<'py>(
+        &self,
+        py: Python<'py>,
+        meta: &NdArrayMeta,
+        ty: ScalarType,
+        order: ByteOrder,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if ty.has_byteorder() && !order.is_native() {
+            return Ok(None); // kept in the file's byte order, as python asdf gives it
+        }
+        let mapped = self.is_mapped_raw(meta);
+        macro_rules! go {
+            ($t:ty) => {
+                self.typed_as::<$t>(py, mapped)
+            };
+        }
+        match ty {
+            ScalarType::Int8 => go!(i8),
+            ScalarType::Int16 => go!(i16),
+            ScalarType::Int32 => go!(i32),
+            ScalarType::Int64 => go!(i64),
+            ScalarType::UInt8 => go!(u8),
+            ScalarType::UInt16 => go!(u16),
+            ScalarType::UInt32 => go!(u32),
+            ScalarType::UInt64 => go!(u64),
+            ScalarType::Float32 => go!(f32),
+            ScalarType::Float64 => go!(f64),
+            ScalarType::Complex64 => go!(num_complex::Complex<f32>),
+            ScalarType::Complex128 => go!(num_complex::Complex<f64>),
+            ScalarType::Bool8 => go!(bool),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the array's block is viewed in place: the file is mapped and the block is
+    /// stored uncompressed.
+    fn is_mapped_raw(&self, meta: &NdArrayMeta) -> bool {
+        if !self.mapped {
+            return false;
+        }
+        let blocks = self.file.blocks();
+        meta.block_index(blocks.len())
+            .and_then(|i| blocks.get(i))
+            .is_some_and(|h| h.compression == [0; 4])
+            && !self.file.layout().is_legacy()
+    }
+
+    fn typed_as<'py, T>(&self, py: Python<'py>, mapped: bool) -> PyResult<Option<Bound<'py, PyAny>>>
+    where
+        T: Element + numpy::Element + Send,
+    {
+        let path = self.where_().to_string();
+        let file = self.file.clone();
+        if mapped {
+            let view = py
+                .detach(|| {
+                    file.try_view::<T>(&path).map(|v| {
+                        v.map(|v| {
+                            let size = std::mem::size_of::<T>() as isize;
+                            MappedData {
+                                file: file.clone(),
+                                address: v.as_ptr() as usize,
+                                shape: v.shape().to_vec(),
+                                strides: v.strides().iter().map(|s| s * size).collect(),
+                                typestr: DType::scalar(T::SCALAR, ByteOrder::native())
+                                    .to_numpy_str(),
+                            }
+                        })
+                    })
+                })
+                .map_err(to_py)?;
+            if let Some(view) = view {
+                let base = Bound::new(py, view)?;
+                let arr = py.import("numpy")?.getattr("asarray")?.call1((base,))?;
+                return Ok(Some(arr));
+            }
+        }
+        let owned = py.detach(|| file.array::<T>(&path)).map_err(to_py)?;
+        Ok(Some(numpy::PyArray::from_owned_array(py, owned).into_any()))
+    }
+}
+
+#[pymethods]
+impl NDArray {
+    /// The shape, from the tree (a streamed array's rows are counted from its block).
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let meta = self.meta()?;
+        match meta.fixed_shape() {
+            Some(s) => PyTuple::new(py, s),
+            None => self
+                .load(py)?
+                .getattr("shape")?
+                .cast_into::<PyTuple>()
+                .map_err(Into::into),
+        }
+    }
+
+    /// The numpy dtype, in the file's byte order.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let meta = self.meta()?;
+        let d = descr(py, &Self::dtype_of(&meta))?;
+        py.import("numpy")?.getattr("dtype")?.call1((d,))
+    }
+
+    /// The number of dimensions.
+    #[getter]
+    fn ndim(&self, py: Python<'_>) -> PyResult<usize> {
+        self.shape(py).map(|s| s.len())
+    }
+
+    /// The tree path (JSON pointer) of the array, or `None` when no pointer reaches it.
+    #[getter]
+    fn path(&self) -> Option<String> {
+        self.pointer.clone()
+    }
+
+    /// The numpy array (read on first call, then the same object).
+    fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.load(py)
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut a = self.load(py)?;
+        if let Some(d) = dtype {
+            a = a.call_method1("astype", (d,))?;
+        } else if copy == Some(true) {
+            a = a.call_method0("copy")?;
+        }
+        Ok(a)
+    }
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.load(py)?.get_item(key)
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        let s = self.shape(py)?;
+        match s.len() {
+            0 => Err(pyo3::exceptions::PyTypeError::new_err(
+                "len() of unsized object",
+            )),
+            _ => s.get_item(0)?.extract(),
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let shape = self.shape(py)?.repr()?.to_string();
+        let dtype = self.dtype(py)?.str()?.to_string();
+        Ok(format!(
+            "<asdf_rs.NDArray {} shape={shape} dtype={dtype}>",
+            self.where_()
+        ))
+    }
+}
+
+/// The owner of a view of a memory-mapped block: numpy reads the view's address, shape,
+/// strides and datatype from `__array_interface__` and keeps this object as the array's
+/// `base`, and this object keeps the file (and so the map) alive.
+#[pyclass(frozen, module = "asdf_rs")]
+pub struct MappedData {
+    file: Arc<AsdfFile>,
+    /// Address of element `[0, …, 0]` in the map; asdf-core checked every addressed byte
+    /// to lie in the block (`AsdfFile::try_view`), and the map lives as long as `file`.
+    address: usize,
+    shape: Vec<usize>,
+    /// Byte strides.
+    strides: Vec<isize>,
+    typestr: String,
+}
+
+#[pymethods]
+impl MappedData {
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let _ = &self.file;
+        let d = PyDict::new(py);
+        d.set_item("version", 3)?;
+        d.set_item("shape", PyTuple::new(py, &self.shape)?)?;
+        d.set_item("strides", PyTuple::new(py, &self.strides)?)?;
+        d.set_item("typestr", &self.typestr)?;
+        // read-only: the map is
+        d.set_item("data", (self.address, true))?;
+        Ok(d)
+    }
+}
+
+/// numpy's datatype description of `dtype`: `'<f8'` for a scalar, `[(name, descr[, shape])]`
+/// for a record.
+pub(crate) fn descr<'py>(py: Python<'py>, dtype: &DType) -> PyResult<Bound<'py, PyAny>> {
+    match dtype {
+        DType::Scalar { .. } => Ok(PyString::new(py, &dtype.to_numpy_str()).into_any()),
+        DType::Record(fields) => {
+            let list = PyList::empty(py);
+            for f in fields {
+                let name = PyString::new(py, &f.name).into_any();
+                let inner = descr(py, &f.dtype)?;
+                let item = if f.shape.is_empty() {
+                    PyTuple::new(py, [name, inner])?
+                } else {
+                    let shape = PyTuple::new(py, &f.shape)?.into_any();
+                    PyTuple::new(py, [name, inner, shape])?
+                };
+                list.append(item)?;
+            }
+            Ok(list.into_any())
+        }
+    }
+}
+
+use pyo3::types::IntoPyDict;

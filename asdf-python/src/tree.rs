@@ -1,0 +1,347 @@
+//! The tree of an opened file as python objects: mappings as `dict`, sequences as `list`,
+//! scalars as `str`/`int`/`float`/`bool`/`None`, timestamps as `datetime`, `!!binary` as
+//! `bytes`, `core/complex` as `complex`, `core/integer` as `int`, ndarrays as lazy
+//! [`NDArray`] objects, and every other tagged node as [`Tagged`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use asdf_core::yaml::{Integer, Timestamp};
+use asdf_core::{AsdfFile, Node, Value};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::array::NDArray;
+
+/// A tagged node that has no python type of its own: its tag (the full URI) and its value
+/// (a `dict`, `list` or scalar). Written back with the same tag.
+#[pyclass(frozen, module = "asdf_rs")]
+pub struct Tagged {
+    /// The tag, a full URI such as `tag:stsci.edu:asdf/core/constant-1.0.0`.
+    #[pyo3(get)]
+    pub tag: String,
+    /// The value under the tag.
+    #[pyo3(get)]
+    pub value: Py<PyAny>,
+}
+
+#[pymethods]
+impl Tagged {
+    #[new]
+    fn new(tag: String, value: Py<PyAny>) -> Self {
+        Tagged { tag, value }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Tagged({:?}, {})",
+            self.tag,
+            self.value.bind(py).repr()?.to_str()?
+        ))
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match other.cast::<Tagged>() {
+            Ok(o) => {
+                let o = o.get();
+                Ok(o.tag == self.tag && self.value.bind(py).eq(o.value.bind(py))?)
+            }
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.value.bind(py).get_item(key)
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.value.bind(py).len()
+    }
+}
+
+const ASDF_CORE: &str = "tag:stsci.edu:asdf/core/";
+
+/// Core tags whose python asdf objects are `dict` subclasses: read as plain dicts.
+const DICT_TAGS: [&str; 5] = [
+    "asdf-",
+    "software-",
+    "history_entry-",
+    "extension_metadata-",
+    "subclass_metadata-",
+];
+
+/// One segment of the path from the root to the node being converted.
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+    /// A key that is not a string: no JSON pointer reaches below it.
+    Opaque,
+}
+
+/// Converts a file's tree (or part of it) to python objects.
+pub(crate) struct ToPy<'py, 'a> {
+    py: Python<'py>,
+    file: Arc<AsdfFile>,
+    mapped: bool,
+    /// Anchored collections by node identity: an alias gives the same python object.
+    shared: HashMap<usize, Bound<'py, PyAny>>,
+    /// Anchored collections by anchor name, for recursive aliases.
+    by_anchor: HashMap<String, Bound<'py, PyAny>>,
+    path: Vec<Seg<'a>>,
+}
+
+impl<'py, 'a> ToPy<'py, 'a> {
+    pub(crate) fn new(py: Python<'py>, file: Arc<AsdfFile>, mapped: bool) -> Self {
+        ToPy {
+            py,
+            file,
+            mapped,
+            shared: HashMap::new(),
+            by_anchor: HashMap::new(),
+            path: Vec::new(),
+        }
+    }
+
+    /// Starts the path below the root (for a node found by `search`).
+    pub(crate) fn with_pointer(mut self, pointer: &'a str) -> Self {
+        for seg in pointer.split('/').skip(1) {
+            self.path.push(Seg::Key(seg));
+        }
+        self
+    }
+
+    /// The JSON pointer of the node being converted, when one reaches it.
+    fn pointer(&self) -> Option<String> {
+        let mut out = String::new();
+        for seg in &self.path {
+            out.push('/');
+            match seg {
+                Seg::Key(k) => out.push_str(k),
+                Seg::Index(i) => out.push_str(&i.to_string()),
+                Seg::Opaque => return None,
+            }
+        }
+        Some(out)
+    }
+
+    pub(crate) fn convert(&mut self, node: &'a Node) -> PyResult<Bound<'py, PyAny>> {
+        let anchored = node.anchor().is_some();
+        if anchored {
+            if let Some(obj) = self.shared.get(&node.id()) {
+                return Ok(obj.clone());
+            }
+        }
+        let obj = match node.tag() {
+            None => self.untagged(node)?,
+            Some(tag) => self.tagged(node, tag)?,
+        };
+        if anchored {
+            self.shared.insert(node.id(), obj.clone());
+        }
+        Ok(obj)
+    }
+
+    fn tagged(&mut self, node: &'a Node, tag: &str) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(name) = tag.strip_prefix(ASDF_CORE) {
+            if name.starts_with("ndarray-") {
+                return self.ndarray(node);
+            }
+            if DICT_TAGS.iter().any(|p| name.starts_with(p)) {
+                return self.untagged(node);
+            }
+            if name.starts_with("complex-") {
+                if let Value::Str(s) = node.value() {
+                    return complex(self.py, s);
+                }
+            }
+            if name.starts_with("integer-") {
+                if let Some(v) = self.core_integer(node)? {
+                    return Ok(v);
+                }
+            }
+        }
+        let value = self.untagged(node)?;
+        Ok(Bound::new(
+            self.py,
+            Tagged {
+                tag: tag.to_string(),
+                value: value.unbind(),
+            },
+        )?
+        .into_any())
+    }
+
+    fn ndarray(&mut self, node: &'a Node) -> PyResult<Bound<'py, PyAny>> {
+        let pointer = self.pointer();
+        let array = NDArray::new(self.file.clone(), self.mapped, node.clone(), pointer);
+        Ok(Bound::new(self.py, array)?.into_any())
+    }
+
+    /// `core/integer`: `words` (little-endian 32-bit words, an ndarray) and `sign`, as
+    /// python asdf reads it; `None` when the node is not of that form (kept as `Tagged`).
+    fn core_integer(&mut self, node: &'a Node) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (Some(words), Some(sign)) = (node.get("words"), node.get("sign")) else {
+            return Ok(None);
+        };
+        if !words.is_ndarray() {
+            return Ok(None);
+        }
+        let file = self.file.clone();
+        let words_node = words.clone();
+        let pointer = self.pointer().unwrap_or_default() + "/words";
+        let arr = self
+            .py
+            .detach(move || file.dyn_array_of(&words_node, &pointer))
+            .map_err(crate::errors::to_py)?;
+        let words = arr
+            .to_array::<u32>()
+            .map_err(|e| crate::errors::AsdfError::new_err(format!("core/integer words: {e}")))?;
+        let mut hex = String::with_capacity(words.len() * 8);
+        for w in words.iter().copied().collect::<Vec<u32>>().iter().rev() {
+            hex.push_str(&format!("{w:08x}"));
+        }
+        if hex.is_empty() {
+            hex.push('0');
+        }
+        if sign.as_str() == Some("-") {
+            hex.insert(0, '-');
+        }
+        let int = self
+            .py
+            .import("builtins")?
+            .getattr("int")?
+            .call1((hex, 16))?;
+        Ok(Some(int))
+    }
+
+    fn untagged(&mut self, node: &'a Node) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        Ok(match node.value() {
+            Value::Null => py.None().into_bound(py),
+            Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+            Value::Int(Integer::Small(i)) => match i64::try_from(*i) {
+                Ok(v) => v.into_pyobject(py)?.into_any(),
+                Err(_) => i.into_pyobject(py)?.into_any(),
+            },
+            Value::Int(Integer::Big(s)) => py.import("builtins")?.getattr("int")?.call1((s,))?,
+            Value::Float(f) => f.into_pyobject(py)?.into_any(),
+            Value::Str(s) => PyString::new(py, s).into_any(),
+            Value::Timestamp(t) => timestamp(py, t)?,
+            Value::Binary(b) => PyBytes::new(py, b).into_any(),
+            Value::Seq(items) => {
+                let list = PyList::empty(py);
+                if let Some(a) = node.anchor() {
+                    self.by_anchor
+                        .insert(a.to_string(), list.clone().into_any());
+                    self.shared.insert(node.id(), list.clone().into_any());
+                }
+                for (i, item) in items.iter().enumerate() {
+                    self.path.push(Seg::Index(i));
+                    let v = self.convert(item);
+                    self.path.pop();
+                    list.append(v?)?;
+                }
+                list.into_any()
+            }
+            Value::Map(entries) => {
+                let dict = PyDict::new(py);
+                if let Some(a) = node.anchor() {
+                    self.by_anchor
+                        .insert(a.to_string(), dict.clone().into_any());
+                    self.shared.insert(node.id(), dict.clone().into_any());
+                }
+                for (k, v) in entries {
+                    let key = self.key(k)?;
+                    self.path.push(match k.value() {
+                        Value::Str(s) if !s.contains(['/', '~']) => Seg::Key(s),
+                        _ => Seg::Opaque,
+                    });
+                    let v = self.convert(v);
+                    self.path.pop();
+                    dict.set_item(key, v?)?;
+                }
+                dict.into_any()
+            }
+            Value::Recursive(name) => match self.by_anchor.get(name) {
+                Some(obj) => obj.clone(),
+                None => {
+                    return Err(crate::errors::AsdfError::new_err(format!(
+                        "alias *{name} names no anchor being built"
+                    )))
+                }
+            },
+        })
+    }
+
+    fn key(&mut self, k: &'a Node) -> PyResult<Bound<'py, PyAny>> {
+        let key = match (k.tag(), k.value()) {
+            (None, Value::Str(s)) => return Ok(PyString::new(self.py, s).into_any()),
+            _ => self.convert(k)?,
+        };
+        // lists and dicts as keys: python's YAML loader refuses them too
+        if key.hash().is_err() {
+            return Err(PyTypeError::new_err(format!(
+                "mapping key {} is not hashable",
+                key.repr()?
+            )));
+        }
+        Ok(key)
+    }
+}
+
+/// python's `complex()` of an ASDF complex scalar, after python asdf's `i` → `j`.
+fn complex<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let mut s = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    for (i, ch) in text.char_indices() {
+        if ch == 'i' && !bytes[i..].starts_with(b"inf") {
+            s.push('j');
+        } else {
+            s.push(ch);
+        }
+    }
+    py.import("builtins")?.getattr("complex")?.call1((s,))
+}
+
+/// PyYAML's timestamp: a `date` when there is no time, else a `datetime`, aware when the
+/// text states an offset (microseconds, the fraction cut as PyYAML cuts it).
+fn timestamp<'py>(py: Python<'py>, t: &Timestamp) -> PyResult<Bound<'py, PyAny>> {
+    let dt = py.import("datetime")?;
+    let Some(time) = &t.time else {
+        return dt.getattr("date")?.call1((t.year, t.month, t.day));
+    };
+    let tz = match time.utc_offset_seconds {
+        None => py.None().into_bound(py),
+        Some(secs) => {
+            let delta = dt
+                .getattr("timedelta")?
+                .call((), Some(&[("seconds", secs)].into_py_dict(py)?))?;
+            dt.getattr("timezone")?.call1((delta,))?
+        }
+    };
+    let args = PyTuple::new(
+        py,
+        [
+            t.year.into_pyobject(py)?.into_any(),
+            time_part(py, t.month)?,
+            time_part(py, t.day)?,
+            time_part(py, time.hour)?,
+            time_part(py, time.minute)?,
+            time_part(py, time.second)?,
+            (time.nanosecond / 1000).into_pyobject(py)?.into_any(),
+            tz,
+        ],
+    )?;
+    dt.getattr("datetime")?.call1(args)
+}
+
+fn time_part(py: Python<'_>, v: u8) -> PyResult<Bound<'_, PyAny>> {
+    Ok(v.into_pyobject(py)?.into_any())
+}
+
+use pyo3::types::IntoPyDict;
