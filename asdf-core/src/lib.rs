@@ -43,6 +43,7 @@ mod error;
 pub mod file;
 pub mod layout;
 mod mem;
+mod progress;
 pub mod schema;
 pub mod serde_node;
 #[cfg(feature = "testing")]
@@ -59,5 +60,6 @@ pub use error::{display_chain, Error, Result};
 pub use file::{
     AsdfFile, ExternalOpenError, ExternalOpener, ExternalPolicy, ExternalSource, OpenOptions,
 };
+pub use progress::Progress;
 pub use write::{WriteError, WriteOptions, Writer};
 pub use yaml::{Integer, Node, Value};

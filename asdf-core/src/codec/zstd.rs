@@ -98,12 +98,14 @@ const STREAM_OUT: usize = 4 << 20;
 
 /// The same single frame as [`encode`] (content size declared, every core from 8 MiB), but
 /// handed to `sink` in pieces of about 4 MiB as zstd's workers produce them, so the caller
-/// can write and hash the output while the rest is being compressed. Returns the number of
-/// bytes handed over. An error of `sink` stops the encoder and is returned as is.
+/// can write and hash the output while the rest is being compressed; `sink` is also told
+/// how many bytes of `data` the encoder has taken so far (and called with an empty piece
+/// when only that moved). Returns the number of bytes
+/// handed over. An error of `sink` stops the encoder and is returned as is.
 pub(crate) fn encode_streaming(
     data: &[u8],
     level: Option<i32>,
-    sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    sink: &mut dyn FnMut(&[u8], u64) -> std::io::Result<()>,
 ) -> Result<u64, StreamError> {
     use ::zstd::zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
     let fail = |code: usize| {
@@ -131,26 +133,36 @@ pub(crate) fn encode_streaming(
     let mut input = InBuffer::around(data);
     let mut out: Vec<u8> = Vec::with_capacity(STREAM_OUT);
     let mut total = 0u64;
+    // input taken by the encoder when `sink` was last called
+    let mut taken = 0usize;
     loop {
         out.clear();
         let mut ob = OutBuffer::around(&mut out);
+        // Input is handed over with `e_continue` while there is some: each call takes about
+        // one job's worth and returns what is ready without waiting for the whole frame
+        // (with `e_end` a multithreaded call returns only once the output buffer is full),
+        // so output and progress flow at the pace of the jobs.
+        let ending = input.pos() == data.len();
+        let directive = if ending {
+            ::zstd::zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_end
+        } else {
+            ::zstd::zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_continue
+        };
         let remaining = cx
-            .compress_stream2(
-                &mut ob,
-                &mut input,
-                ::zstd::zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_end,
-            )
+            .compress_stream2(&mut ob, &mut input, directive)
             .map_err(fail)?;
         let produced = ob.pos();
-        if let Some(piece) = out.get(..produced).filter(|p| !p.is_empty()) {
-            if let Err(e) = sink(piece) {
+        let piece = out.get(..produced).unwrap_or_default();
+        if !piece.is_empty() || input.pos() > taken {
+            taken = input.pos();
+            if let Err(e) = sink(piece, taken as u64) {
                 // stop the workers before returning
                 let _ = cx.reset(ResetDirective::SessionOnly);
                 return Err(StreamError::Sink(e));
             }
             total += produced as u64;
         }
-        if remaining == 0 && input.pos() == data.len() {
+        if ending && remaining == 0 {
             return Ok(total);
         }
     }

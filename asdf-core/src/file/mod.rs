@@ -798,24 +798,59 @@ impl AsdfFile {
     /// decoded as a stream and its decoded bytes hashed piece by piece (the Blosc formats,
     /// which are not streams, are decoded whole).
     pub fn verify_checksums(&self) -> Result<()> {
-        let results: Vec<Result<()>> = self
-            .try_blocks()?
+        self.verify_with(None)
+    }
+
+    /// As [`AsdfFile::verify_checksums`], telling `progress` how far it has come: `(done,
+    /// total)` in stored bytes of the blocks that have a checksum, every few MiB (from the
+    /// threads doing the hashing, one report at a time).
+    pub fn verify_checksums_with_progress(&self, progress: &crate::Progress) -> Result<()> {
+        self.verify_with(Some(progress))
+    }
+
+    fn verify_with(&self, progress: Option<&crate::Progress>) -> Result<()> {
+        let blocks = self.try_blocks()?;
+        let total = blocks
+            .iter()
+            .filter(|h| h.has_checksum())
+            .map(|h| h.used_size)
+            .fold(0u64, u64::saturating_add);
+        let ticker = std::sync::Mutex::new(crate::progress::Ticker::new(progress, total));
+        let hashed = |n: u64| {
+            if progress.is_some() {
+                if let Ok(mut t) = ticker.lock() {
+                    t.add(n);
+                }
+            }
+        };
+        let results: Vec<Result<()>> = blocks
             .par_iter()
             .filter(|h| h.has_checksum())
-            .map(|h| self.verify_block(h))
+            .map(|h| self.verify_block(h, &hashed))
             .collect();
         results.into_iter().collect()
     }
 
-    fn verify_block(&self, h: &BlockHeader) -> Result<()> {
+    fn verify_block(&self, h: &BlockHeader, hashed: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        /// Bytes of a mapped block hashed between two progress reports.
+        const REPORT_EVERY: usize = 16 << 20;
         let range = self.stored_range(h)?;
         let start = range.start as u64;
         let actual = match &self.mmap {
-            Some(map) => Md5::digest(&map[range]),
+            Some(map) => {
+                let mut hasher = Md5::new();
+                for piece in map[range].chunks(REPORT_EVERY) {
+                    hasher.update(piece);
+                    hashed(piece.len() as u64);
+                }
+                hasher.finalize()
+            }
             None => {
                 let mut hasher = Md5::new();
-                verify::hash_range(&*self.source, start, h.used_size, &mut hasher)
-                    .map_err(|e| layout::LayoutError::io(start, &e))?;
+                verify::hash_range(&*self.source, start, h.used_size, &mut hasher, &mut |n| {
+                    hashed(n)
+                })
+                .map_err(|e| layout::LayoutError::io(start, &e))?;
                 hasher.finalize()
             }
         };
@@ -1123,12 +1158,18 @@ impl AsdfFile {
                 let io = |at: u64| move |e: std::io::Error| layout::LayoutError::io(at, &e);
                 let mut out = elements(plan.len)?;
                 let mut hasher = Md5::new();
-                verify::hash_range(&*self.source, start, plan.byte_offset, &mut hasher)
-                    .map_err(io(start))?;
+                verify::hash_range(
+                    &*self.source,
+                    start,
+                    plan.byte_offset,
+                    &mut hasher,
+                    &mut |_| (),
+                )
+                .map_err(io(start))?;
                 let at = start + plan.byte_offset;
                 let bytes = direct_read::as_bytes_mut(&mut out);
                 verify::read_hashing(&*self.source, bytes, at, &mut hasher).map_err(io(at))?;
-                verify::hash_range(&*self.source, at + body, tail, &mut hasher)
+                verify::hash_range(&*self.source, at + body, tail, &mut hasher, &mut |_| ())
                     .map_err(io(at + body))?;
                 self.expect_md5(h, hasher.finalize(), None)?;
                 out

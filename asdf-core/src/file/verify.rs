@@ -65,17 +65,19 @@ pub(super) fn read_hashing(
 }
 
 /// Feeds `len` bytes from `offset` of `src` to `hasher`, reading the next piece on another
-/// thread while the current one is hashed. At most `BUFFERS` pieces of 2 MiB are held.
+/// thread while the current one is hashed; `hashed` is told the size of each piece hashed. At most `BUFFERS` pieces of 2 MiB are held.
 pub(super) fn hash_range(
     src: &dyn ReadAt,
     offset: u64,
     len: u64,
     hasher: &mut Md5,
+    hashed: &mut dyn FnMut(u64),
 ) -> io::Result<()> {
     if len < PIPELINE_MIN {
         let mut buf = vec![0u8; len as usize];
         src.read_exact_at(&mut buf, offset)?;
         hasher.update(&buf);
+        hashed(len);
         return Ok(());
     }
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
@@ -104,6 +106,7 @@ pub(super) fn hash_range(
         for buf in full_rx {
             let buf = buf?;
             hasher.update(&buf);
+            hashed(buf.len() as u64);
             // The reader may already be done; then the buffer is simply dropped.
             let _ = free_tx.send(buf);
         }
@@ -150,7 +153,9 @@ mod tests {
             assert_eq!(out, src[offset..offset + len]);
             assert_eq!(h.finalize(), Md5::digest(&src[offset..offset + len]));
             let mut h = Md5::new();
-            hash_range(&src, offset as u64, len as u64, &mut h).unwrap();
+            let mut seen = 0u64;
+            hash_range(&src, offset as u64, len as u64, &mut h, &mut |n| seen += n).unwrap();
+            assert_eq!(seen, len as u64);
             assert_eq!(h.finalize(), Md5::digest(&src[offset..offset + len]));
         }
         // Past the end: an error, not a hang or a panic.
@@ -163,9 +168,16 @@ mod tests {
             (PIECE * 3) as u64,
             (PIECE * 3) as u64,
             &mut Md5::new(),
+            &mut |_| (),
         );
         assert_eq!(e.unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
-        let e = hash_range(&src, u64::MAX - 5, (PIECE * 3) as u64, &mut Md5::new());
+        let e = hash_range(
+            &src,
+            u64::MAX - 5,
+            (PIECE * 3) as u64,
+            &mut Md5::new(),
+            &mut |_| (),
+        );
         assert!(e.is_err());
     }
 }

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use crate::checksum::Md5;
+use crate::progress::Ticker;
 use rayon::prelude::*;
 
 use super::prepare::{BlockData, BlockJob, CopyRange, Plan};
@@ -220,6 +221,16 @@ pub(crate) fn write_blocks<W: Write + Seek>(
         .checked_sub(pos)
         .ok_or_else(|| std::io::Error::other("sink position moved backwards while writing"))?;
     let level = opts.compression_level;
+    // progress counts the blocks' data (decoded) bytes
+    let data_size = |job: &BlockJob<'_>| match (&job.data, &job.copy) {
+        (BlockData::Pieces(spec), _) => spec.len,
+        (_, Some(range)) => range.data_size,
+        _ => job.data.bytes().len() as u64,
+    };
+    let mut ticker = Ticker::new(
+        opts.progress.as_ref(),
+        jobs.iter().map(data_size).fold(0u64, u64::saturating_add),
+    );
     let pre: Vec<Pre> = jobs
         .par_iter()
         .enumerate()
@@ -249,6 +260,16 @@ pub(crate) fn write_blocks<W: Write + Seek>(
     let mut offsets = Vec::with_capacity(jobs.len());
     for (i, (job, pre)) in jobs.iter().zip(pre).enumerate() {
         let data = job.data.bytes();
+        // the part of this block done, `x` of `of`, moves the count within the block
+        let (done0, size) = (ticker.done(), data_size(job));
+        let mut step = |x: u64, of: u64| {
+            let part = if of == 0 {
+                size
+            } else {
+                (u128::from(size) * u128::from(x.min(of)) / u128::from(of)) as u64
+            };
+            ticker.set(done0.saturating_add(part));
+        };
         let hs = aligned_header_size(pos, opts.align);
         let at = base + pos;
         let data_at = at + 6 + u64::from(hs);
@@ -278,7 +299,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 // the damage stays visible
                 let hash = opts.checksums;
                 w.write_all(&encode_block_header(&header))?;
-                let sum = copy_stored(w, wb, range, data_at, hash)?;
+                let sum = copy_stored(w, wb, range, data_at, hash, &mut step)?;
                 write_zeros(w, alloc - used)?;
                 if hash {
                     header.checksum = if range.checksum == [0; 16]
@@ -331,7 +352,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
             (Pre::Piped, _) => {
                 // sizes and checksum are known at the end: write the header then patch it
                 w.write_all(&encode_block_header(&header))?;
-                let (used, sum) = write_lz4_piped(w, wb, data, data_at, opts.checksums)?;
+                let (used, sum) = write_lz4_piped(w, wb, data, data_at, opts.checksums, &mut step)?;
                 let alloc = allocated(used, opts.pad_blocks);
                 write_zeros(w, alloc - used)?;
                 header.used_size = used;
@@ -343,15 +364,16 @@ pub(crate) fn write_blocks<W: Write + Seek>(
             (Pre::PipedZstd, _) => {
                 // sizes and checksum are known at the end: write the header then patch it
                 w.write_all(&encode_block_header(&header))?;
-                let (used, sum) = write_zstd_piped(w, wb, data, level, data_at, opts.checksums)
-                    .map_err(|e| match e {
-                        WriteError::Codec { codec, source, .. } => WriteError::Codec {
-                            block: i,
-                            codec,
-                            source,
-                        },
-                        e => e,
-                    })?;
+                let (used, sum) =
+                    write_zstd_piped(w, wb, data, level, data_at, opts.checksums, &mut step)
+                        .map_err(|e| match e {
+                            WriteError::Codec { codec, source, .. } => WriteError::Codec {
+                                block: i,
+                                codec,
+                                source,
+                            },
+                            e => e,
+                        })?;
                 let alloc = allocated(used, opts.pad_blocks);
                 write_zeros(w, alloc - used)?;
                 header.used_size = used;
@@ -367,7 +389,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 header.allocated_size = alloc;
                 // the checksum is computed while the data is written, then patched in
                 w.write_all(&encode_block_header(&header))?;
-                let sum = write_hashed(w, wb, data, data_at, opts.checksums)?;
+                let sum = write_hashed(w, wb, data, data_at, opts.checksums, &mut step)?;
                 write_zeros(w, alloc - used)?;
                 if opts.checksums {
                     header.checksum = sum;
@@ -397,6 +419,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
             .checked_add(6 + u64::from(hs) + alloc)
             .ok_or(WriteError::TooLarge { what: "file" })?;
         wb.written(base + next);
+        ticker.set(done0.saturating_add(size));
         pos = next;
     }
     Ok((offsets, pos))
@@ -433,6 +456,7 @@ fn copy_stored<W: Write + Seek>(
     range: &CopyRange,
     at: u64,
     hash: bool,
+    step: &mut dyn FnMut(u64, u64),
 ) -> Result<[u8; 16], WriteError> {
     let mut done = 0u64;
     if let Some(dst) = wb.copy_to {
@@ -456,6 +480,7 @@ fn copy_stored<W: Write + Seek>(
             read_exact_at(&range.file, &mut buf[..n], range.offset + h)?;
             hasher.update(&buf[..n]);
             h += n as u64;
+            step(h, range.len);
         }
     }
     while done < range.len {
@@ -467,6 +492,7 @@ fn copy_stored<W: Write + Seek>(
         w.write_all(&buf[..n])?;
         done += n as u64;
         wb.written(at + done);
+        step(done, range.len);
     }
     Ok(if hash { hasher.finalize() } else { [0; 16] })
 }
@@ -573,11 +599,15 @@ fn write_pieces<W: Write>(
     wb: &mut Writeback<'_>,
     data: &[u8],
     mut at: u64,
+    step: &mut dyn FnMut(u64, u64),
 ) -> std::io::Result<()> {
+    let mut done = 0u64;
     for piece in data.chunks(WRITE_CHUNK) {
         w.write_all(piece)?;
         at += piece.len() as u64;
         wb.written(at);
+        done += piece.len() as u64;
+        step(done, data.len() as u64);
     }
     Ok(())
 }
@@ -590,9 +620,10 @@ fn write_hashed<W: Write>(
     data: &[u8],
     at: u64,
     checksums: bool,
+    step: &mut dyn FnMut(u64, u64),
 ) -> Result<[u8; 16], WriteError> {
     if !checksums {
-        write_pieces(w, wb, data, at)?;
+        write_pieces(w, wb, data, at, step)?;
         return Ok([0; 16]);
     }
     let stop = AtomicBool::new(false);
@@ -611,10 +642,10 @@ fn write_hashed<W: Write>(
             });
         let Ok(hasher) = hasher else {
             // no thread to be had: one after the other
-            write_pieces(w, wb, data, at)?;
+            write_pieces(w, wb, data, at, step)?;
             return Ok(md5(data));
         };
-        let written = write_pieces(w, wb, data, at);
+        let written = write_pieces(w, wb, data, at, step);
         if written.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
@@ -640,6 +671,7 @@ fn write_lz4_piped<W: Write>(
     data: &[u8],
     mut at: u64,
     checksums: bool,
+    step: &mut dyn FnMut(u64, u64),
 ) -> Result<(u64, [u8; 16]), WriteError> {
     let chunks: Vec<&[u8]> = data.chunks(LZ4_CHUNK_INPUT).collect();
     let lanes = std::thread::available_parallelism()
@@ -697,6 +729,10 @@ fn write_lz4_piped<W: Write>(
                 used += part.len() as u64;
                 at += part.len() as u64;
                 wb.written(at);
+                step(
+                    (k * LZ4_CHUNK_INPUT + chunk.len()) as u64,
+                    data.len() as u64,
+                );
                 if let Some(h) = &mut local {
                     h.update(&part);
                 } else if let Some(tx) = &to_hasher {
@@ -734,12 +770,14 @@ fn write_zstd_piped<W: Write>(
     level: Option<i32>,
     mut at: u64,
     checksums: bool,
+    step: &mut dyn FnMut(u64, u64),
 ) -> Result<(u64, [u8; 16]), WriteError> {
     let mut h = checksums.then(Md5::new);
-    let mut sink = |piece: &[u8]| -> std::io::Result<()> {
+    let mut sink = |piece: &[u8], consumed: u64| -> std::io::Result<()> {
         w.write_all(piece)?;
         at += piece.len() as u64;
         wb.written(at);
+        step(consumed, data.len() as u64);
         if let Some(h) = &mut h {
             h.update(piece);
         }
@@ -845,7 +883,8 @@ mod tests {
         // the pipeline itself, on whatever cores this machine has
         let mut out = std::io::Cursor::new(Vec::new());
         let mut wb = Writeback::none();
-        let (used, sum) = write_zstd_piped(&mut out, &mut wb, &raw, None, 0, true).unwrap();
+        let (used, sum) =
+            write_zstd_piped(&mut out, &mut wb, &raw, None, 0, true, &mut |_, _| ()).unwrap();
         let stored = out.into_inner();
         assert_eq!(used, stored.len() as u64);
         assert_eq!(sum, md5(&stored));
@@ -965,7 +1004,8 @@ mod tests {
             };
             let mut w = std::io::BufWriter::new(dst);
             w.write_all(b"head").unwrap();
-            let sum = copy_stored(&mut w, &mut wb, &range(off, len), 4, hash).unwrap();
+            let sum =
+                copy_stored(&mut w, &mut wb, &range(off, len), 4, hash, &mut |_, _| ()).unwrap();
             w.write_all(b"tail").unwrap();
             drop(w);
             let got = std::fs::read(&dst_path).unwrap();
@@ -992,6 +1032,7 @@ mod tests {
             &range(content.len() as u64 - 10, 20),
             0,
             false,
+            &mut |_, _| (),
         );
         assert!(matches!(err, Err(WriteError::Io(_))), "{err:?}");
         let _ = std::fs::remove_dir_all(&dir);

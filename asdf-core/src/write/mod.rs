@@ -197,6 +197,7 @@ pub struct WriteOptions {
     storage: Storage,
     align: usize,
     validate: bool,
+    progress: Option<crate::Progress>,
 }
 
 impl Default for WriteOptions {
@@ -212,6 +213,7 @@ impl Default for WriteOptions {
             storage: Storage::Internal,
             align: 64,
             validate: true,
+            progress: None,
         }
     }
 }
@@ -231,6 +233,14 @@ impl WriteOptions {
     /// [`schema::validate_for_write`](crate::schema::validate_for_write) applies them.
     pub fn validate(mut self, on: bool) -> Self {
         self.validate = on;
+        self
+    }
+    /// Report how far the blocks are written, for a progress bar: `progress` is called
+    /// with `(done, total)` in bytes of the blocks' data (their decoded sizes), every few
+    /// MiB of a large block (the compressed part of a `zlib`, `bzp2` or `blsc` block
+    /// counts when it is written, after its compression), from the writing thread.
+    pub fn progress(mut self, progress: crate::Progress) -> Self {
+        self.progress = Some(progress);
         self
     }
     /// The standard version (selects tags).

@@ -1,0 +1,87 @@
+//! Progress of long operations (writing blocks, verifying checksums), for progress bars.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A callback told how far a long operation has come, as `(done, total)` in bytes: called
+/// from the thread doing the work, every few MiB, with `done` never decreasing and ending
+/// at `total`. What the bytes are is said where a `Progress` is accepted
+/// ([`WriteOptions::progress`](crate::WriteOptions::progress),
+/// [`AsdfFile::verify_checksums_with_progress`](crate::AsdfFile::verify_checksums_with_progress)).
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+/// let seen = Arc::new(AtomicU64::new(0));
+/// let s = seen.clone();
+/// let progress = asdf_core::Progress::new(move |done, _total| s.store(done, Ordering::Relaxed));
+/// let a = ndarray::Array1::<f64>::from_elem(1000, 0.5);
+/// let mut w = asdf_core::Writer::new(asdf_core::WriteOptions::default().progress(progress));
+/// let root = asdf_core::tree!({"a": w.add_array(&a)});
+/// w.write_to_vec(&root)?;
+/// assert_eq!(seen.load(Ordering::Relaxed), 8000); // the array's 8000 bytes
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Progress(Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl Progress {
+    /// Wraps `f`, called with `(done, total)`.
+    pub fn new(f: impl Fn(u64, u64) + Send + Sync + 'static) -> Self {
+        Progress(Arc::new(f))
+    }
+
+    /// Reports `done` of `total`.
+    pub fn report(&self, done: u64, total: u64) {
+        (self.0)(done.min(total), total);
+    }
+}
+
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+/// Two `Progress` values are equal when they share one callback.
+impl PartialEq for Progress {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Counts bytes done towards a known total and reports them (when there is a callback).
+pub(crate) struct Ticker<'p> {
+    progress: Option<&'p Progress>,
+    done: u64,
+    total: u64,
+}
+
+impl<'p> Ticker<'p> {
+    pub(crate) fn new(progress: Option<&'p Progress>, total: u64) -> Self {
+        Ticker {
+            progress,
+            done: 0,
+            total,
+        }
+    }
+
+    /// `n` more bytes are done.
+    pub(crate) fn add(&mut self, n: u64) {
+        self.set(self.done.saturating_add(n));
+    }
+
+    /// `done` bytes are done in all (never moves back).
+    pub(crate) fn set(&mut self, done: u64) {
+        if done > self.done {
+            self.done = done.min(self.total);
+            if let Some(p) = self.progress {
+                p.report(self.done, self.total);
+            }
+        }
+    }
+
+    pub(crate) fn done(&self) -> u64 {
+        self.done
+    }
+}
