@@ -6,11 +6,25 @@
 //! float64), times python-blosc2 on it, then runs this bench and prints both. Alone:
 //! `cargo bench -p asdfrs-blosc2 --bench decode` (the input must exist). Prints JSON.
 //! Environment: `B2_BENCH_FILE` (the input), `B2_BENCH_RUNS` (3), `RAYON_NUM_THREADS`,
-//! `B2_BENCH_DECODE_ONLY=1` (skips the encode runs, for profiling the decoder).
+//! `B2_BENCH_DECODE_ONLY=1` (skips the encode runs, for profiling the decoder). Beside the
+//! wall time of a decode, its CPU time (user and system, the process's, medians) is printed:
+//! on a loaded machine that is the figure to compare.
 
 use std::time::Instant;
 
 use asdf_blosc2::{b2nd_frame, CParams, Codec, Filter, Frame};
+
+/// CPU time of this process so far (user, system), in seconds, and its minor page faults.
+fn cpu() -> (f64, f64, i64) {
+    // SAFETY: getrusage writes one `rusage` into the zeroed struct it is given, nothing else.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    (s(ru.ru_utime), s(ru.ru_stime), ru.ru_minflt)
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -36,15 +50,21 @@ fn main() {
     let f = Frame::parse(&bytes).expect("frame");
     let nd = f.b2nd().expect("b2nd").expect("b2nd metalayer");
     let mut decode = Vec::new();
+    let (mut decode_user, mut decode_sys, mut faults) = (Vec::new(), Vec::new(), Vec::new());
     let mut data = Vec::new();
     for _ in 0..runs {
         // the previous run's array is freed first, as python-blosc2's is in
         // compare_python.py: a second gigabyte alive makes the allocator's work differ
         drop(std::mem::take(&mut data));
+        let (u0, s0, f0) = cpu();
         let t = Instant::now();
         let f = Frame::parse(&bytes).expect("frame");
         data = f.b2nd_array(&nd).expect("decode");
         decode.push(t.elapsed().as_secs_f64());
+        let (u1, s1, f1) = cpu();
+        decode_user.push(u1 - u0);
+        decode_sys.push(s1 - s0);
+        faults.push((f1 - f0) as f64);
     }
     let p = CParams {
         codec: Codec::Zstd,
@@ -101,10 +121,13 @@ fn main() {
         open_one.push(median(ts));
     }
     println!(
-        "{{\"bytes\": {}, \"chunks\": {}, \"decode_s\": {:.4}, \"encode_s\": {:.4}, \"one_chunk_s\": {:.5}, \"open_and_one_chunk_of_10_us\": {:.2}, \"open_and_one_chunk_of_100000_us\": {:.2}, \"same_with_compressed_index_us\": {:.2}}}",
+        "{{\"bytes\": {}, \"chunks\": {}, \"decode_s\": {:.4}, \"decode_user_s\": {:.4}, \"decode_sys_s\": {:.4}, \"decode_minor_faults\": {}, \"encode_s\": {:.4}, \"one_chunk_s\": {:.5}, \"open_and_one_chunk_of_10_us\": {:.2}, \"open_and_one_chunk_of_100000_us\": {:.2}, \"same_with_compressed_index_us\": {:.2}}}",
         data.len(),
         f.nchunks,
         median(decode),
+        median(decode_user),
+        median(decode_sys),
+        median(faults),
         median(encode),
         chunk,
         open_one[0] * 1e6,
