@@ -3,7 +3,7 @@
 //! attributes `_hdf5` recorded come back with their datatypes; other scalars become
 //! attributes of their group, and subtrees HDF5 cannot hold become YAML-text attributes.
 
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,6 +16,7 @@ use hdf5_writer::{
     Hdf5Writer, WriteOptions,
 };
 
+use crate::band;
 use crate::datatype::to_hdf5;
 use crate::to_asdf::{Progress, META_KEY};
 use crate::{Hdf5Error, Result};
@@ -62,11 +63,18 @@ pub struct FromAsdfOptions {
     /// convert` shows one on a terminal).
     pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
     /// Arrays of at least this many bytes (default 32 MiB) are not read whole: when their
-    /// block is in the file, C-ordered and uncompressed or compressed by a streaming codec
-    /// (`zlib`, `bzp2`, `zstd`, `lz4`, `lz4f`), its bytes are decoded as a stream while the
-    /// HDF5 file is written, one row of chunks at a time (a contiguous dataset in 8 MiB
-    /// pieces), so memory holds a few chunk rows whatever the array's size.
+    /// block is in the file, its bytes are decoded (any codec, the Blosc ones a block at a
+    /// time) and the array's view of them (offset, strides, any axis order) gathered in
+    /// C order 2 MiB at a time while the HDF5 file is written, one row of chunks at a time
+    /// (a contiguous dataset in 8 MiB pieces), so memory holds a few pieces whatever the
+    /// array's size. A view of a compressed block that is not in C order is decoded into a
+    /// spill file beside the output first (`docs/hdf5.md`).
     pub band_min_bytes: u64,
+    /// Verify the MD5 of every block read (default off, as `AsdfFile::options`): a block
+    /// read whole is checked as asdf-core checks it; a block read band by band is hashed as
+    /// its bytes are read and checked before its last band is written. A mismatch fails the
+    /// conversion with `asdf_core::Error::Checksum` and leaves no output file.
+    pub verify_checksums: bool,
 }
 
 impl Default for FromAsdfOptions {
@@ -74,6 +82,7 @@ impl Default for FromAsdfOptions {
         FromAsdfOptions {
             progress: None,
             band_min_bytes: 32 << 20,
+            verify_checksums: false,
         }
     }
 }
@@ -83,6 +92,7 @@ impl std::fmt::Debug for FromAsdfOptions {
         f.debug_struct("FromAsdfOptions")
             .field("progress", &self.progress.is_some())
             .field("band_min_bytes", &self.band_min_bytes)
+            .field("verify_checksums", &self.verify_checksums)
             .finish()
     }
 }
@@ -99,9 +109,18 @@ pub fn from_asdf_with(
     output: &Path,
     opts: &FromAsdfOptions,
 ) -> Result<FromAsdfSummary> {
-    let file = AsdfFile::open(input)?;
+    let file = AsdfFile::options()
+        .verify_checksums(opts.verify_checksums)
+        .open(input)?;
     let meta = file.get(&format!("/{META_KEY}")).cloned();
+    let dir = output
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let slot = band::ErrorSlot::default();
     let mut walk = Walk {
+        spill_dir: dir.to_path_buf(),
+        slot: Arc::clone(&slot),
         file: &file,
         meta: meta.as_ref(),
         builder: Hdf5Builder::new(),
@@ -122,10 +141,6 @@ pub fn from_asdf_with(
         ..
     } = walk;
     let plan = builder.into_plan().map_err(write_err)?;
-    let dir = output
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
     let tmp = tempfile_in(dir, output)?;
     let io = |e: std::io::Error| Hdf5Error::Io {
         path: output.display().to_string(),
@@ -142,6 +157,11 @@ pub fn from_asdf_with(
         });
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
+        // a typed error met inside a band stream (a checksum mismatch) rather than the
+        // writer's text of it
+        if let Some(typed) = slot.lock().ok().and_then(|mut s| s.take()) {
+            return Err(typed.into());
+        }
         return Err(e);
     }
     std::fs::rename(&tmp, output).map_err(io)?;
@@ -167,6 +187,10 @@ struct Walk<'f> {
     bytes_read: Arc<AtomicU64>,
     /// Bytes of array data of the arrays met so far.
     total: Arc<AtomicU64>,
+    /// Where spill files go (the output's folder).
+    spill_dir: std::path::PathBuf,
+    /// A typed error met inside a band stream.
+    slot: band::ErrorSlot,
 }
 
 /// An array's bytes: read whole, or a stream read while the HDF5 file is written.
@@ -421,9 +445,10 @@ impl Walk<'_> {
         }
     }
 
-    /// An array of at least [`FromAsdfOptions::band_min_bytes`] whose block can be decoded
-    /// as a stream from the file: its datatype, shape and a reader of its bytes (in C order,
-    /// in its byte order). `None` for the others, which are read whole.
+    /// An array of at least [`FromAsdfOptions::band_min_bytes`] whose block is in the file:
+    /// its datatype, shape and a reader of its bytes (in C order, in its byte order),
+    /// gathered from the block a piece at a time whatever its codec, offset and strides
+    /// (`band.rs`). `None` for the others, which are read whole.
     fn band_stream(
         &self,
         node: &Node,
@@ -438,11 +463,7 @@ impl Walk<'_> {
             return Ok(None);
         };
         // a padded compound is spread over its layout whole
-        if meta.is_streamed()
-            || meta.offset != 0
-            || meta.mask.is_some()
-            || hint(self.meta, "compound_layouts", hpath).is_some()
-        {
+        if meta.is_streamed() || hint(self.meta, "compound_layouts", hpath).is_some() {
             return Ok(None);
         }
         let Some(header) = meta
@@ -451,6 +472,10 @@ impl Walk<'_> {
         else {
             return Ok(None);
         };
+        // a block of an ASDF 0.1.0 file may carry an encoding chain: read whole
+        if self.file.layout().legacy_block(header.index).is_some() {
+            return Ok(None);
+        }
         let dtype = meta
             .dtype
             .clone()
@@ -458,24 +483,36 @@ impl Walk<'_> {
         let Some(shape) = meta.fixed_shape() else {
             return Ok(None);
         };
-        let Some(len) = shape
-            .iter()
-            .try_fold(dtype.itemsize() as u64, |a, &d| a.checked_mul(d))
-        else {
+        let itemsize = dtype.itemsize() as u64;
+        let Some(len) = shape.iter().try_fold(itemsize, |a, &d| a.checked_mul(d)) else {
             return Ok(None);
         };
-        if shape.is_empty() || len < self.opts.band_min_bytes || len != header.data_size {
+        if shape.is_empty() || len < self.opts.band_min_bytes || itemsize == 0 {
             return Ok(None);
         }
-        // C order only
-        if let Some(strides) = &meta.strides {
-            let mut want = dtype.itemsize() as i128;
-            for (&st, &d) in strides.iter().zip(&shape).rev() {
-                if i128::from(st) != want && d > 1 {
-                    return Ok(None);
+        let strides = match &meta.strides {
+            Some(s) if s.len() == shape.len() => s.clone(),
+            Some(_) => return Ok(None),
+            None => {
+                let mut c = vec![0i64; shape.len()];
+                let mut acc = itemsize as i128;
+                for (st, &d) in c.iter_mut().zip(&shape).rev() {
+                    *st = i64::try_from(acc).unwrap_or(i64::MAX);
+                    acc *= i128::from(d);
                 }
-                want *= i128::from(d);
+                c
             }
+        };
+        let view = band::View {
+            itemsize,
+            shape: shape.clone(),
+            offset: meta.offset,
+            strides,
+        };
+        // a view reaching outside its block is the whole read's error to report
+        match view.span() {
+            Some((lo, hi)) if lo >= 0 && hi <= i128::from(header.data_size) => {}
+            _ => return Ok(None),
         }
         let Ok(shape) = shape
             .iter()
@@ -484,34 +521,36 @@ impl Walk<'_> {
         else {
             return Ok(None);
         };
-        let compression = header
+        let compression = match header
             .compression_label()
-            .map(|l| asdf_core::codec::Compression::from_label(&l));
-        let compression = match compression {
+            .map(|l| asdf_core::codec::Compression::from_label(&l))
+        {
             None => None,
             Some(Ok(c)) => c,
             Some(Err(_)) => return Ok(None),
         };
-        if compression.is_none() && header.used_size < len {
+        if compression.is_none() && header.used_size < header.data_size {
             return Ok(None);
         }
         let io = |e: std::io::Error| Hdf5Error::Io {
             path: path.display().to_string(),
             source: e,
         };
-        let mut f = std::fs::File::open(path).map_err(io)?;
-        f.seek(SeekFrom::Start(header.data_offset())).map_err(io)?;
-        let stored = BufReader::with_capacity(1 << 20, f).take(header.used_size);
-        let reader: Box<dyn Read + Send> = match compression {
-            None => Box::new(stored.take(len)),
-            Some(c) => match asdf_core::codec::decoder(c, stored, len) {
-                Some(r) => r,
-                None => return Ok(None),
-            },
+        let file = Arc::new(std::fs::File::open(path).map_err(io)?);
+        let spec = band::BlockSpec {
+            file,
+            header: header.clone(),
+            compression,
+            verify: self.opts.verify_checksums,
+            spill_dir: self.spill_dir.clone(),
+            slot: Arc::clone(&self.slot),
+        };
+        let Some(reader) = band::ViewReader::new(spec, view) else {
+            return Ok(None);
         };
         self.total.fetch_add(len, Ordering::Relaxed);
         let counted = Counted {
-            inner: reader,
+            inner: Box::new(reader),
             bytes: Arc::clone(&self.bytes_read),
             total: Arc::clone(&self.total),
             since: 0,

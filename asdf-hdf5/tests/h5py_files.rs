@@ -11,6 +11,8 @@ use asdf_core::{AsdfFile, Node, Value};
 use asdf_hdf5::{to_asdf, ToAsdfOptions, META_KEY};
 use serde_json::Value as Json;
 
+mod common;
+
 /// Every `.h5` file of the test data, by name.
 fn fixtures() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(data())
@@ -139,8 +141,7 @@ fn check(
 
 #[test]
 fn every_h5py_file_converts_to_what_h5py_reads() {
-    let dir = std::env::temp_dir().join(format!("asdf-hdf5-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("files");
     let mut problems = Vec::new();
     let mut checked = 0;
     for name in fixtures() {
@@ -175,15 +176,13 @@ fn every_h5py_file_converts_to_what_h5py_reads() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(checked > 120, "only {checked} values checked");
 }
 
 #[test]
 fn hard_links_are_one_array_and_deflated_datasets_stay_compressed() {
-    let dir = std::env::temp_dir().join(format!("asdf-hdf5-links-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("links");
     let file = convert("groups_attrs", &dir);
     let a = file.get("/data/temperature").unwrap();
     let b = file.get("/data/same").unwrap();
@@ -229,13 +228,11 @@ fn hard_links_are_one_array_and_deflated_datasets_stay_compressed() {
     };
     assert_eq!(label("/gzip_shuffle"), Some(*b"zlib"));
     assert_eq!(label("/contiguous"), None);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_broken_hdf5_file_is_an_error_naming_it() {
-    let dir = std::env::temp_dir().join(format!("asdf-hdf5-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("bad");
     let bytes = std::fs::read(data().join("numeric.h5")).unwrap();
     for cut in [0, 8, 100, 1000, bytes.len() / 2, bytes.len() - 1] {
         let input = dir.join(format!("cut{cut}.h5"));
@@ -256,13 +253,11 @@ fn a_broken_hdf5_file_is_an_error_naming_it() {
         }
         assert!(!out.exists(), "no output for a failed conversion");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn soft_and_external_links_become_refs_in_both_group_formats() {
-    let dir = std::env::temp_dir().join(format!("asdf-hdf5-refs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("refs");
     for name in ["links_earliest", "links_latest"] {
         let file = convert(name, &dir);
         let r = |p: &str| {
@@ -305,14 +300,11 @@ fn soft_and_external_links_become_refs_in_both_group_formats() {
             Some(361)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn ten_thousand_small_datasets() {
     use std::io::Read;
-    let dir = std::env::temp_dir().join(format!("asdf-hdf5-many-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     // generate.py: d = arange(4) + i at g{i // 100:03}/d{i % 100:02}, gzipped
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(std::fs::File::open(data().join("many.h5.gz")).unwrap())
@@ -327,15 +319,13 @@ fn ten_thousand_small_datasets() {
         let want: Vec<i32> = (0..4).map(|k| k + i as i32).collect();
         assert_eq!(a, want, "{p}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn progress_hears_of_every_dataset_read() {
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
     use std::sync::Arc;
-    let dir = std::env::temp_dir().join(format!("asdf-hdf5-progress-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("progress");
     let calls = Arc::new(AtomicUsize::new(0));
     let bytes = Arc::new(AtomicU64::new(0));
     let (c, b) = (calls.clone(), bytes.clone());
@@ -359,5 +349,4 @@ fn progress_hears_of_every_dataset_read() {
         .map(|(p, _)| file.dyn_array(p).unwrap().data.len() as u64)
         .sum();
     assert_eq!(bytes.load(Ordering::Relaxed), total);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use asdf_core::AsdfFile;
+
+mod common;
 use asdf_hdf5::{from_asdf, from_asdf_with, to_asdf, FromAsdfOptions, ToAsdfOptions};
 
 /// The fixtures, every one of which round-trips whole (soft and external links come back as
@@ -29,10 +31,9 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("asdf-hdf5-rt-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch folder `asdf-hdf5-rt-NAME-PID`, removed when the test ends (passed or not).
+fn tmp(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("rt-{name}"))
 }
 
 fn canonical(path: &Path) -> serde_json::Value {
@@ -76,7 +77,6 @@ fn h5_to_asdf_to_h5_keeps_every_dataset_attribute_and_chunking() {
             std::fs::copy(&back, o.join(format!("hdf5_{name}.back.h5"))).unwrap();
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every dataset of every fixture converted band by band (the path of datasets larger than
@@ -162,7 +162,6 @@ fn banded_conversion_equals_whole_conversion_both_ways() {
             assert_eq!(x["tree"], y["tree"], "{name} {codec}: asdf → h5");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -232,7 +231,6 @@ fn asdf_to_h5_to_asdf_keeps_arrays_scalars_and_strings() {
             .map(<[_]>::len),
         Some(0)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A large dataset reports its progress band by band in both directions, up to its size.
@@ -302,7 +300,6 @@ fn progress_advances_band_by_band_both_ways() {
     let a = AsdfFile::open(&back).unwrap().array::<u8>("/x").unwrap();
     assert_eq!(a[[0, 0]], 1);
     assert_eq!(a[[4999, 8191]], 10);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `$ref`s become HDF5 soft and external links (in nested groups, with non-ASCII names), a
@@ -391,7 +388,6 @@ fn refs_become_soft_and_external_links_and_relative_ones_stay_relative() {
         // for h5py (check_round_trip.py): the same links as hdf5-reader reads
         std::fs::copy(&back, o.join("hdf5_links_written.h5")).unwrap();
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A recorded chunk shape is a hint from the file: a huge one is not followed (no allocation
@@ -424,5 +420,4 @@ fn a_huge_recorded_chunk_shape_is_ignored() {
     let ds = f.dataset("/x").unwrap();
     assert_eq!(ds.chunks(), None);
     assert_eq!(ds.read_array::<u16>().unwrap(), a.into_dyn());
-    let _ = std::fs::remove_dir_all(&dir);
 }
