@@ -4,7 +4,8 @@
 //! `strides`, possibly negative or in another axis order) is gathered a piece at a time.
 //!
 //! - Uncompressed blocks are read where each piece's elements are (nearby elements in one
-//!   read), whatever the strides.
+//!   read), whatever the strides. A piece is 2 MiB of output (fewer bytes for items under
+//!   8 bytes: at most 256 Ki elements, whose plan takes 24 bytes each).
 //! - Compressed blocks are decoded in order. A view whose elements come in increasing order
 //!   of position in C order (C order, with an offset or padded rows) skips forward through
 //!   the decoded bytes; any other view (another axis order, negative strides) first decodes
@@ -26,6 +27,8 @@ use asdf_core::layout::{BlockHeader, ReadAt};
 
 /// Bytes of output gathered at a time.
 const PIECE: u64 = 2 << 20;
+/// Most elements in a piece (each may be a run of its own: 24 bytes of plan each).
+const MAX_ITEMS: u64 = 256 << 10;
 /// Bytes between two elements below which they are read in one read.
 const GAP: u64 = 4 << 10;
 /// Most bytes read at once.
@@ -317,14 +320,15 @@ impl ViewReader {
         // pieces: whole rows of the first axis whose rows fit in a piece (or single indices
         // of the last axis)
         let d = view.shape.len();
+        let piece = PIECE.min(MAX_ITEMS * view.itemsize);
         let mut axis = d.saturating_sub(1);
         let mut inner = view.itemsize;
         for k in (0..d).rev() {
             axis = k;
             let row = inner;
             inner = inner.saturating_mul(view.shape[k]);
-            if k == 0 || inner > PIECE {
-                let rows = (PIECE / row.max(1)).max(1);
+            if k == 0 || inner > piece {
+                let rows = (piece / row.max(1)).max(1);
                 return Some(ViewReader {
                     next: vec![0; d],
                     done: view.len() == 0,
@@ -757,6 +761,61 @@ mod tests {
         // the spill files are gone
         assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 1);
         drop(dir2);
+    }
+
+    #[test]
+    fn pieces_cut_along_any_axis_gather_as_the_definition() {
+        // uint8 (at most 256 Ki elements a piece): 1.4 MB as 2 rows of 700,000, so pieces
+        // cut along the last axis, and its transpose, cut along the first
+        let (n0, n1) = (2u64, 700_000u64);
+        let data: Vec<u8> = (0..n0 * n1).map(|i| (i * 31 % 251) as u8).collect();
+        let views = [
+            View {
+                itemsize: 1,
+                shape: vec![n0, n1],
+                offset: 0,
+                strides: vec![n1 as i64, 1],
+            },
+            View {
+                itemsize: 1,
+                shape: vec![n1, n0],
+                offset: 0,
+                strides: vec![1, n1 as i64],
+            },
+            View {
+                itemsize: 1,
+                shape: vec![n0, n1 - 10],
+                offset: 5,
+                strides: vec![n1 as i64, 1],
+            },
+            View {
+                itemsize: 1,
+                shape: vec![n1, n0],
+                offset: n0 * n1 - 1,
+                strides: vec![-1, -(n1 as i64)],
+            },
+        ];
+        let (dir, file) = scratch_file("pieces", &data);
+        let lz = asdf_core::codec::encode(Compression::Lz4, &data, None).unwrap();
+        let (_dir2, lzfile) = scratch_file("pieces-lz4", &lz);
+        for (i, view) in views.iter().enumerate() {
+            let want = direct(view, &data);
+            for (f, stored, c) in [(&file, &data, None), (&lzfile, &lz, Some(Compression::Lz4))] {
+                let spec = BlockSpec {
+                    file: Arc::clone(f),
+                    header: header(stored, data.len() as u64, [0; 16]),
+                    compression: c,
+                    verify: false,
+                    spill_dir: dir.0.clone(),
+                    slot: ErrorSlot::default(),
+                };
+                let mut r = ViewReader::new(spec, view.clone()).unwrap();
+                assert!(r.rows < view.shape[r.axis], "view {i}: one piece");
+                let mut got = Vec::new();
+                r.read_to_end(&mut got).unwrap();
+                assert!(got == want, "view {i} ({c:?})");
+            }
+        }
     }
 
     #[test]

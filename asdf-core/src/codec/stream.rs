@@ -1111,7 +1111,7 @@ mod tests {
     /// Items whose bytes repeat a little (so the Blosc codecs compress them), not one run.
     fn items(n: u32) -> Vec<u8> {
         (0..n)
-            .flat_map(|i| (i / 5 ^ (i % 7)).to_le_bytes())
+            .flat_map(|i| ((i / 5) ^ (i % 7)).to_le_bytes())
             .collect()
     }
 
