@@ -61,10 +61,14 @@ pub fn run(
         Mode::ToYaml => WriteOptions::new().storage(Storage::Inline),
     };
     let file = access.open(input)?;
-    let _p = crate::progress::Progress::spinner(
+    let (_p, feed) = crate::progress::Progress::fed(
         crate::progress::largest(&[input]),
         format!("writing {}", output.display()),
     );
+    let opts = match feed {
+        Some(f) => opts.progress(f),
+        None => opts,
+    };
     let writer = Writer::from_file(&file, opts);
     let summary = writer
         .write_to_path(file.tree(), output)

@@ -180,13 +180,16 @@ fn check_and_write(path: &Path, text: &str, standard: &str) -> Result<UpdateKind
             lines.join("\n")
         ));
     }
-    let _p = crate::progress::Progress::spinner(
+    let (_p, feed) = crate::progress::Progress::fed(
         crate::progress::largest(&[path]),
         format!("writing {}", path.display()),
     );
-    let opts = write::WriteOptions::default()
+    let mut opts = write::WriteOptions::default()
         .compression(CompressionChoice::Input)
         .standard(StandardVersion::parse(standard).unwrap_or_default());
+    if let Some(f) = feed {
+        opts = opts.progress(f);
+    }
     write::update_with(path, &doc.root, opts, UpdateMode::InPlace)
         .map_err(|e| format!("cannot write the edited tree: {}", crate::chain(&e)))
 }

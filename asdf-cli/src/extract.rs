@@ -80,10 +80,15 @@ pub fn run(
         };
         Node::map([(name, node)])
     };
-    let writer = Writer::from_file(
-        &file,
-        WriteOptions::new().compression(CompressionChoice::Input),
+    let (_bar, feed) = crate::progress::Progress::fed(
+        crate::progress::largest(&[input]),
+        format!("writing {}", output.display()),
     );
+    let mut opts = WriteOptions::new().compression(CompressionChoice::Input);
+    if let Some(f) = feed {
+        opts = opts.progress(f);
+    }
+    let writer = Writer::from_file(&file, opts);
     let summary = writer
         .write_to_path(&root, output)
         .map_err(|e| format!("{}: {}", output.display(), crate::chain(&e)))?;

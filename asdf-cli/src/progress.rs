@@ -1,8 +1,11 @@
 //! Progress on standard error for work on large files: shown only when the file is at
 //! least [`MIN_BYTES`], standard error is a terminal and `--quiet` was not given.
 //!
-//! The library reports no progress from inside a read or a write, so most commands show a
-//! spinner with the step and the time elapsed; `diff` advances a bar array by array.
+//! Writing blocks and verifying checksums report their progress from inside the library
+//! (`asdf_core::Progress`): `convert`, `defragment`, `edit`, `extract` to ASDF and
+//! `validate` draw a bar of bytes from those reports ([`Progress::fed`]). `diff` advances a
+//! bar array by array; HDF5 conversion draws its own; the rest (reading whole arrays, the
+//! canonical form) show a spinner with the step and the time elapsed.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -80,6 +83,20 @@ impl Progress {
         );
         pb.set_message(what.into());
         Progress(Some(pb))
+    }
+
+    /// A bar of bytes for work on files of `bytes` bytes, moved by the library's reports:
+    /// the display, and the callback to hand to the library (`None` when nothing is shown).
+    pub fn fed(bytes: u64, what: impl Into<String>) -> (Progress, Option<asdf_core::Progress>) {
+        // the file's size stands for the total until the first report gives the real one
+        let shown = Progress::bar(bytes, bytes, what);
+        let feed = shown.0.clone().map(|pb| {
+            asdf_core::Progress::new(move |done, total| {
+                pb.set_length(total);
+                pb.set_position(done);
+            })
+        });
+        (shown, feed)
     }
 
     /// Advances a bar by `n` units.

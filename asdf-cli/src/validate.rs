@@ -40,11 +40,15 @@ pub fn run(
         add(schema::validate_against(uri, af.tree()));
     }
     if checksums {
-        let _p = crate::progress::Progress::spinner(
+        let (_p, feed) = crate::progress::Progress::fed(
             crate::progress::largest(&[file]),
             format!("verifying the block checksums of {name}"),
         );
-        if let Err(e) = af.verify_checksums() {
+        let verified = match &feed {
+            Some(f) => af.verify_checksums_with_progress(f),
+            None => af.verify_checksums(),
+        };
+        if let Err(e) = verified {
             problems.push(format!("checksum: {}", chain(&e)));
         }
     }
