@@ -1154,6 +1154,50 @@ mod tests {
         }
     }
 
+    /// The chunk with its blocks stored in reverse order (as a multithreaded writer may
+    /// store them), the block starts updated: `header_len` is 16 (blsc) or 32 (bls2).
+    fn reversed_blocks(stored: &[u8], header_len: usize) -> Vec<u8> {
+        let (nbytes, blocksize, cbytes) = (
+            le32(stored, 4) as usize,
+            le32(stored, 8) as usize,
+            le32(stored, 12) as usize,
+        );
+        let nblocks = nbytes.div_ceil(blocksize);
+        let starts: Vec<usize> = (0..nblocks)
+            .map(|j| le32(stored, header_len + 4 * j) as usize)
+            .collect();
+        let mut sorted = starts.clone();
+        sorted.sort_unstable();
+        let end = |s: usize| sorted.iter().find(|&&t| t > s).copied().unwrap_or(cbytes);
+        let first = header_len + 4 * nblocks;
+        let mut out = stored[..first].to_vec();
+        for j in (0..nblocks).rev() {
+            let at = out.len() as u32;
+            out[header_len + 4 * j..header_len + 4 * j + 4].copy_from_slice(&at.to_le_bytes());
+            out.extend_from_slice(&stored[starts[j]..end(starts[j])]);
+        }
+        assert_eq!(out.len(), cbytes);
+        out
+    }
+
+    #[test]
+    fn blosc_blocks_stored_in_any_order_decode_in_order() {
+        let data = items(3 << 18);
+        for (c, header_len) in [(Compression::Blsc, 16), (Compression::Bls2, 32)] {
+            let stored = encode(c, &data, None).unwrap();
+            let reversed = reversed_blocks(&stored, header_len);
+            assert_ne!(reversed, stored, "{c}");
+            // the whole decoder reads it as it is
+            assert!(crate::codec::decode(c, &reversed, data.len() as u64).unwrap() == data);
+            let mut out = Vec::new();
+            decoder_at(c, &reversed[..], data.len() as u64)
+                .unwrap()
+                .read_to_end(&mut out)
+                .unwrap();
+            assert!(out == data, "{c}");
+        }
+    }
+
     #[test]
     fn blosc_block_starts_out_of_place_are_errors_not_panics() {
         let data = items(1 << 18);
@@ -1164,16 +1208,20 @@ mod tests {
             .unwrap()
             .read_to_end(&mut Vec::new());
         assert_eq!(r.map_err(|e| e.kind()), Err(io::ErrorKind::InvalidData));
-        // every single-byte corruption of a small frame's head: an error or other bytes,
-        // never a panic
-        let small = items(3000);
-        let frame = encode(Compression::Bsc2, &small, None).unwrap();
-        for at in 0..frame.len().min(400) {
-            let mut bad = frame.clone();
-            bad[at] ^= 0x5a;
-            let _ = decoder_at(Compression::Bsc2, &bad[..], small.len() as u64)
-                .unwrap()
-                .read_to_end(&mut Vec::new());
+        // every single-byte corruption of the head of a small block of each Blosc codec
+        // (several blocks, a short last one): an error or other bytes, never a panic
+        let small = items(70_001);
+        for c in [Compression::Blsc, Compression::Bls2, Compression::Bsc2] {
+            let stored = encode(c, &small, None).unwrap();
+            for at in 0..stored.len().min(300) {
+                for flip in [0x01, 0x5a, 0xff] {
+                    let mut bad = stored.clone();
+                    bad[at] ^= flip;
+                    let _ = decoder_at(c, &bad[..], small.len() as u64)
+                        .unwrap()
+                        .read_to_end(&mut Vec::new());
+                }
+            }
         }
     }
 
