@@ -273,9 +273,22 @@ pub(crate) struct BlockSpec {
 }
 
 impl ViewReader {
-    /// `None` when the block's codec cannot be read this way (Blosc2 without the feature).
+    /// `None` when the block's codec cannot be read this way (Blosc2 without the feature),
+    /// or the view reaches outside the block's decoded bytes (the whole read reports that).
     pub(crate) fn new(block: BlockSpec, view: View) -> Option<ViewReader> {
         let h = &block.header;
+        match view.span() {
+            Some((lo, hi))
+                if lo >= 0
+                    && hi <= i128::from(h.data_size)
+                    && view.shape.len() == view.strides.len()
+                    && view
+                        .shape
+                        .iter()
+                        .try_fold(view.itemsize, |a, &d| a.checked_mul(d))
+                        .is_some() => {}
+            _ => return None,
+        }
         let hash = (block.verify && h.has_checksum()).then(|| {
             Arc::new(Mutex::new(Prefix {
                 md5: Md5::new(),
@@ -760,6 +773,24 @@ mod tests {
         }
         // the spill files are gone
         assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 1);
+        // a view reaching past the block, or before it, is not read this way
+        for (offset, strides) in [(2, c.to_vec()), (0, vec![-c[0], c[1], c[2]])] {
+            let spec = BlockSpec {
+                file: Arc::clone(&file),
+                header: header(&data, data.len() as u64, [0; 16]),
+                compression: None,
+                verify: false,
+                spill_dir: dir.0.clone(),
+                slot: ErrorSlot::default(),
+            };
+            let view = View {
+                itemsize: 2,
+                shape: vec![n0, n1, n2],
+                offset,
+                strides,
+            };
+            assert!(ViewReader::new(spec, view).is_none());
+        }
         drop(dir2);
     }
 
