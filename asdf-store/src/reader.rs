@@ -124,7 +124,8 @@ impl BlockCache {
 }
 
 impl StoreReader {
-    /// Opens the object at `url` (one metadata request, which pins its size and version).
+    /// Opens the object at `url` (one request for its first 64 KiB, whose answer pins its
+    /// size and version).
     pub fn open(url: &str, opts: &StoreOptions) -> Result<Self, StoreError> {
         let (store, path) = url_store::store_for(url, opts)?;
         Self::from_store(store, path, opts)
@@ -136,24 +137,49 @@ impl StoreReader {
         path: Path,
         opts: &StoreOptions,
     ) -> Result<Self, StoreError> {
-        let meta = {
+        // The first page, unconditional: its answer pins the object's size and version (no
+        // separate metadata request); where it cannot (an empty object), a HEAD request.
+        let (meta, first) = {
             let (store, path) = (store.clone(), path.clone());
             runtime::block_on(async move {
-                store.head(&path).await.map_err(|source| StoreError::Store {
+                let err = |source| StoreError::Store {
                     path: path.to_string(),
                     source,
-                })
+                };
+                let options = GetOptions {
+                    range: Some(GetRange::Bounded(0..PAGE)),
+                    ..Default::default()
+                };
+                match store.get_opts(&path, options).await {
+                    Ok(got) => {
+                        let meta = got.meta.clone();
+                        let range = got.range.clone();
+                        // A body cut short is not kept: the page is fetched again when read.
+                        let page = got.bytes().await.ok().filter(|b| {
+                            range.start == 0 && b.len() as u64 == range.end.min(meta.size)
+                        });
+                        Ok((meta, page))
+                    }
+                    Err(source @ object_store::Error::NotFound { .. }) => Err(err(source)),
+                    Err(_) => Ok((store.head(&path).await.map_err(err)?, None)),
+                }
             })?
         };
+        let mut cache = PageCache::default();
+        let mut received = 0;
+        if let Some(page) = first {
+            received = page.len() as u64;
+            cache.put(0, page, opts.cache_pages);
+        }
         Ok(StoreReader {
             store,
             path,
             meta,
             opts: opts.clone(),
-            cache: Mutex::new(PageCache::default()),
+            cache: Mutex::new(cache),
             blocks: Mutex::new(BlockCache::default()),
             requests: AtomicU64::new(1),
-            bytes: AtomicU64::new(0),
+            bytes: AtomicU64::new(received),
         })
     }
 
