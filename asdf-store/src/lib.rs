@@ -44,7 +44,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use reader::{Stats, StoreReader};
-pub use write::{put_url, write_to_url};
+pub use write::{put_url, write_to_url, UploadSummary, UPLOAD_PART};
 
 /// Errors of opening and reading objects.
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +102,15 @@ pub enum StoreError {
         len: u64,
         /// The object's size.
         size: u64,
+    },
+    /// An upload's writer rewrote bytes of a part already sent (the sink keeps only the
+    /// parts holding the header of the block being written).
+    #[error("upload of {path}: the writer rewrote offset {offset}, in a part already sent")]
+    Rewrite {
+        /// The object's path.
+        path: String,
+        /// Offset of the rewritten byte.
+        offset: u64,
     },
     /// The internal runtime could not start.
     #[error("cannot start the internal runtime")]

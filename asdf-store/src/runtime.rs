@@ -39,3 +39,12 @@ where
         rt.block_on(fut)
     }
 }
+
+/// Runs `fut` on the runtime's workers, in the background.
+pub(crate) fn spawn<F>(fut: F) -> Result<tokio::task::JoinHandle<F::Output>, StoreError>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    Ok(runtime()?.spawn(fut))
+}

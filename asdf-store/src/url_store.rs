@@ -6,6 +6,7 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::http::HttpBuilder;
+use object_store::multipart::MultipartStore;
 use object_store::path::Path;
 use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig};
 
@@ -77,6 +78,29 @@ pub(crate) fn store_for(
     url: &str,
     opts: &StoreOptions,
 ) -> Result<(Arc<dyn ObjectStore>, Path), StoreError> {
+    let (store, _, path) = stores_for(url, opts)?;
+    Ok((store, path))
+}
+
+/// The store holding `url`'s object as a store of multipart uploads (s3, gs, az), and the
+/// object's path in it.
+pub(crate) fn multipart_store_for(
+    url: &str,
+    opts: &StoreOptions,
+) -> Result<(Arc<dyn MultipartStore>, Path), StoreError> {
+    match stores_for(url, opts)? {
+        (_, Some(m), path) => Ok((m, path)),
+        _ => Err(bad(
+            url,
+            "writing needs an s3, gs or az url (multipart uploads)",
+        )),
+    }
+}
+
+/// The store of `url` (and the same as a store of multipart uploads, where it is one).
+type Stores = (Arc<dyn ObjectStore>, Option<Arc<dyn MultipartStore>>, Path);
+
+fn stores_for(url: &str, opts: &StoreOptions) -> Result<Stores, StoreError> {
     let scheme = scheme_of(url).ok_or_else(|| bad(url, "not an s3, gs, az, http or https url"))?;
     let parsed = url::Url::parse(url).map_err(|e| bad(url, e.to_string()))?;
     let path = Path::from_url_path(parsed.path()).map_err(|e| bad(url, e.to_string()))?;
@@ -88,7 +112,7 @@ pub(crate) fn store_for(
         key: key.to_string(),
         scheme: parsed.scheme().to_string(),
     };
-    let store: Arc<dyn ObjectStore> = match scheme {
+    let (store, multipart): (Arc<dyn ObjectStore>, Option<Arc<dyn MultipartStore>>) = match scheme {
         Scheme::Http => {
             let host = parsed.host_str().ok_or_else(|| bad(url, "no host"))?;
             let base = match parsed.port() {
@@ -107,7 +131,10 @@ pub(crate) fn store_for(
                 let key: ClientConfigKey = k.parse().map_err(|_| key_err(k))?;
                 b = b.with_config(key, v.clone());
             }
-            Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?)
+            (
+                Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?),
+                None,
+            )
         }
         Scheme::S3 => {
             let mut b = AmazonS3Builder::from_env()
@@ -140,7 +167,8 @@ pub(crate) fn store_for(
             if opts.anonymous {
                 b = b.with_skip_signature(true);
             }
-            Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?)
+            let s = Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?);
+            (s.clone(), Some(s))
         }
         Scheme::Gcs => {
             let mut b = GoogleCloudStorageBuilder::from_env()
@@ -154,7 +182,8 @@ pub(crate) fn store_for(
             if opts.anonymous {
                 b = b.with_skip_signature(true);
             }
-            Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?)
+            let s = Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?);
+            (s.clone(), Some(s))
         }
         Scheme::Azure => {
             let mut b = MicrosoftAzureBuilder::from_env()
@@ -168,10 +197,11 @@ pub(crate) fn store_for(
             if opts.anonymous {
                 b = b.with_skip_signature(true);
             }
-            Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?)
+            let s = Arc::new(b.build().map_err(|e| bad(url, e.to_string()))?);
+            (s.clone(), Some(s))
         }
     };
-    Ok((store, path))
+    Ok((store, multipart, path))
 }
 
 #[cfg(test)]

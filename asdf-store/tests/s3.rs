@@ -103,12 +103,36 @@ fn s3_write_multipart_then_read() {
     assert_eq!(raw(moto.port, "PUT", "/bucket"), 200);
     let o = opts(moto.port);
 
-    // 20 MiB of data: three parts of the multipart upload.
-    let a = ndarray::Array1::from_iter((0..(20 << 20) / 8).map(|i| i as f64));
+    // 56 MiB of data: seven parts of the multipart upload, sent while the file is written,
+    // with at most 2 in flight.
+    let a = ndarray::Array1::from_iter((0..(56 << 20) / 8).map(|i| i as f64));
     let mut w = Writer::new(WriteOptions::default());
     let node = w.add_array(&a);
     let root = tree!({"a": node, "meta": {"telescope": "Roman"}});
-    asdf_store::write_to_url(&w, &root, "s3://bucket/run/obs.asdf", &o).unwrap();
+    let want = w.write_to_vec(&root).unwrap();
+    let sent = asdf_store::write_to_url(
+        &w,
+        &root,
+        "s3://bucket/run/obs.asdf",
+        &o.clone().concurrency(2),
+    )
+    .unwrap();
+    assert_eq!(sent.bytes, want.len() as u64);
+    assert_eq!(sent.parts, want.len().div_ceil(asdf_store::UPLOAD_PART));
+    // Never the whole file in memory: the part being filled, the part holding the block's
+    // header (rewritten once the block is written) and the parts in flight.
+    assert!(
+        sent.peak_buffered <= 4 * asdf_store::UPLOAD_PART + 4096,
+        "{} bytes held for a file of {}",
+        sent.peak_buffered,
+        want.len()
+    );
+    // The object is byte for byte the file the writer makes in memory.
+    let reader = asdf_store::StoreReader::open("s3://bucket/run/obs.asdf", &o).unwrap();
+    let mut got = vec![0u8; want.len()];
+    reader.read_at(&mut got, 0).unwrap();
+    assert!(got == want);
+    drop(got);
 
     let file =
         asdf_store::open_url_with("s3://bucket/run/obs.asdf", &o, &Default::default()).unwrap();
@@ -132,7 +156,65 @@ fn s3_write_multipart_then_read() {
         "{err:?}"
     );
     // An upload into a bucket that does not exist fails and leaves nothing.
-    let err = asdf_store::put_url("s3://nobucket/x.asdf", vec![1, 2, 3], &o).unwrap_err();
+    let err = asdf_store::put_url("s3://nobucket/x.asdf", &[1, 2, 3], &o).unwrap_err();
     assert!(matches!(err, StoreError::Store { .. }), "{err:?}");
     assert_eq!(raw(moto.port, "HEAD", "/nobucket/x.asdf"), 404);
+}
+
+/// A raw unsigned GET (moto does not check signatures): the body.
+fn raw_body(port: u16, path: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[test]
+fn s3_a_write_that_fails_midway_aborts_its_upload_and_leaves_the_old_object() {
+    let moto = start_moto();
+    assert_eq!(raw(moto.port, "PUT", "/abort"), 200);
+    let o = opts(moto.port);
+    let url = "s3://abort/obs.asdf";
+    // An object already there.
+    let old = {
+        let mut w = Writer::new(WriteOptions::default());
+        let a = ndarray::Array1::<f64>::from_elem(10, 1.0);
+        let root = tree!({"a": w.add_array(&a)});
+        asdf_store::write_to_url(&w, &root, url, &o).unwrap();
+        w.write_to_vec(&root).unwrap()
+    };
+    // A file whose array comes in pieces of 1 MiB; the 41st piece fails, once parts of
+    // 8 MiB have been sent (a part is sent as soon as it is full).
+    let mut w = Writer::new(WriteOptions::default());
+    let dtype = asdf_core::array::DType::scalar(
+        asdf_core::array::ScalarType::UInt8,
+        asdf_core::array::ByteOrder::Little,
+    );
+    let mut n = 0;
+    let node = w.add_array_pieces(dtype, &[64 << 20], Default::default(), move || {
+        n += 1;
+        if n > 40 {
+            return Err(std::io::Error::other("the source of the pieces failed"));
+        }
+        Ok(Some(vec![n as u8; 1 << 20]))
+    });
+    let err = asdf_store::write_to_url(&w, &tree!({"big": node}), url, &o).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Write(_)) && err.to_string().contains("pieces failed"),
+        "{err:?}"
+    );
+    // The upload is gone and the object is the old one.
+    let uploads = raw_body(moto.port, "/abort?uploads");
+    assert!(uploads.contains("ListMultipartUploadsResult"), "{uploads}");
+    assert!(!uploads.contains("<Upload>"), "{uploads}");
+    let reader = asdf_store::StoreReader::open(url, &o).unwrap();
+    let mut got = vec![0u8; old.len()];
+    assert_eq!(reader.meta().size, old.len() as u64);
+    reader.read_at(&mut got, 0).unwrap();
+    assert_eq!(got, old);
 }
