@@ -303,6 +303,8 @@ pub(crate) fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String 
                 None => format!("block {i} (missing)"),
             }
         }
+        // ArraySource is non-exhaustive: a kind of source added later
+        other => format!("{other:?}"),
     };
     let mut s = format!("{dtype} {shape}, {storage}");
     if meta.offset != 0 || meta.strides.is_some() {
@@ -547,6 +549,11 @@ fn json_array(file: &AsdfFile, node: &Node, path: &str, out: &mut String) {
                     let _ = write!(out, ", \"storage\": \"missing block\", \"block\": {i}");
                 }
             }
+        }
+        // ArraySource is non-exhaustive: a kind of source added later
+        other => {
+            out.push_str(", \"storage\": ");
+            json_str(out, &format!("{other:?}"));
         }
     }
     if meta.offset != 0 {

@@ -32,6 +32,42 @@
 //!
 //! Typed values: derive [`AsdfType`](derive@AsdfType) on a struct, write it with
 //! [`write::Writer::add_value`], read it with [`AsdfFile::read_as`].
+//!
+//! ## Conventions of the API
+//!
+//! - **Absent or wrong.** On a tree you hold, a lookup returns `Option`, since a missing key
+//!   is an ordinary answer there: [`Node::get`] (one key), [`Node::pointer`] (a JSON
+//!   pointer). On a file, access returns `Result`, and the [`Error`] names the tree path and
+//!   why: [`AsdfFile::node`], [`AsdfFile::array`], [`AsdfFile::read_as`].
+//! - **Standard versions.** [`StandardVersion`] is the version this library writes (one
+//!   variant per version it knows; [`StandardVersion::parse`] reads the text).
+//!   [`AsdfFile::standard_version`] is the text a file states, which may name a version
+//!   this library does not know.
+//! - **Enums that will grow** (errors, datatypes, array sources, codecs, options) are
+//!   `#[non_exhaustive]`: match them with a `_` arm.
+//! - **What is not API.** The byte-level functions the other crates of asdf-rs share (block
+//!   headers, codecs by label, binding block bytes to arrays) are gathered in a hidden
+//!   `internals` module and hidden from these pages; they may change in any release.
+//!
+//! ```
+//! use asdf_core::{tree, AsdfFile, StandardVersion, WriteOptions, Writer};
+//!
+//! let root = tree!({"meta": {"telescope": "JWST"}});
+//! // a tree you hold: `Option`
+//! assert_eq!(root.pointer("/meta/telescope").and_then(|n| n.as_str()), Some("JWST"));
+//! assert!(root.get("exposure").is_none());
+//!
+//! // a file: `Result`, and the error names the path
+//! let options = WriteOptions::default().standard(StandardVersion::V1_5_0);
+//! let file = AsdfFile::from_bytes(Writer::new(options).write_to_vec(&root)?)?;
+//! assert_eq!(file.node("/meta/telescope")?.as_str(), Some("JWST"));
+//! let err = file.node("/meta/exposure").unwrap_err();
+//! assert!(err.to_string().contains("/meta/exposure"), "{err}");
+//!
+//! // the version a file states, as text, parsed into the type the writer takes
+//! assert_eq!(StandardVersion::parse(file.standard_version()), Some(StandardVersion::V1_5_0));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod array;
 pub mod canonical;
@@ -61,5 +97,24 @@ pub use file::{
     AsdfFile, ExternalOpenError, ExternalOpener, ExternalPolicy, ExternalSource, OpenOptions,
 };
 pub use progress::Progress;
-pub use write::{WriteError, WriteOptions, Writer};
+pub use write::{StandardVersion, WriteError, WriteOptions, Writer};
 pub use yaml::{Integer, Node, Value};
+
+/// Plumbing shared by the crates of asdf-rs (asdftool, asdf-hdf5, asdf-store, the fuzz
+/// targets, benches and tests): block headers and the block index as bytes, codecs by label,
+/// block bytes bound to arrays, legacy encodings. Not part of the API: hidden from the
+/// documentation, and it may change in any release. The same items are still reachable at
+/// their modules (hidden there too) until the workspace's crates have moved here.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::array::{from_block, from_inline, inline_node, inline_null_mask, view};
+    pub use crate::canonical::dtype_json;
+    pub use crate::codec::{
+        decode, decode_into, decoder, decoder_at, encode, encode_items, StoredAt,
+    };
+    pub use crate::file::decode_chain;
+    pub use crate::layout::{
+        encode_block_header, encode_block_index, parse_block_header, parse_legacy_block_header,
+        read_layout, read_stored, read_stored_into,
+    };
+}

@@ -348,7 +348,7 @@ fn draft(flags: u32, allocated: u64, used: u64, memory: u64) -> Vec<u8> {
 }
 
 fn zlib(data: &[u8]) -> Vec<u8> {
-    asdf_core::codec::encode(asdf_core::codec::Compression::Zlib, data, None).unwrap()
+    asdf_core::internals::encode(asdf_core::codec::Compression::Zlib, data, None).unwrap()
 }
 
 /// A draft ENCODED block: the chain's YAML, then `payload`.

@@ -577,5 +577,7 @@ fn meaningful(dtype: &asdf_core::array::DType) -> String {
             .map(|f| format!("{}:{}:{:?}", f.name, meaningful(&f.dtype), f.shape))
             .collect::<Vec<_>>()
             .join(","),
+        // DType is non-exhaustive
+        other => format!("{other:?}"),
     }
 }

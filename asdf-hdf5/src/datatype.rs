@@ -419,6 +419,8 @@ pub(crate) fn to_hdf5(dt: &DType) -> Result<Datatype, String> {
                 ScalarType::Ucs4(_) => {
                     return Err("ucs4 strings (HDF5 has no UTF-32 strings)".into())
                 }
+                // ScalarType is non-exhaustive: a datatype added later has no mapping yet
+                other => return Err(format!("datatype {other:?} has no HDF5 equivalent here")),
             }
         }
         DType::Record(fields) => {
@@ -447,5 +449,7 @@ pub(crate) fn to_hdf5(dt: &DType) -> Result<Datatype, String> {
                 fields: out,
             }
         }
+        // DType is non-exhaustive: a datatype added later has no mapping yet
+        other => return Err(format!("datatype {other:?} has no HDF5 equivalent here")),
     })
 }

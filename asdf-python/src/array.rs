@@ -379,6 +379,8 @@ pub(crate) fn descr<'py>(py: Python<'py>, dtype: &DType) -> PyResult<Bound<'py, 
             }
             Ok(list.into_any())
         }
+        // DType is non-exhaustive: a datatype added later, by its numpy string
+        _ => Ok(PyString::new(py, &dtype.to_numpy_str()).into_any()),
     }
 }
 

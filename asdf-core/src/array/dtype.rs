@@ -56,6 +56,9 @@ impl ByteOrder {
 }
 
 /// The type of one scalar element.
+///
+/// Non-exhaustive: new datatypes of later standards become new variants.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarType {
     /// `int8`
@@ -204,6 +207,9 @@ impl Field {
 }
 
 /// The datatype of an array's elements.
+///
+/// Non-exhaustive: new datatypes of later standards become new variants.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
     /// A scalar element stored in `byteorder`.

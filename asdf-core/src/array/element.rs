@@ -12,7 +12,8 @@ mod sealed {
 
 /// A Rust type that array elements can be read as: `i8`…`i64`, `u8`…`u64`, `half::f16`,
 /// `f32`, `f64`, `Complex<f32>`, `Complex<f64>` and `bool`. Sealed: the zero-copy
-/// [`view`](super::view) relies on the properties of exactly these types.
+/// views ([`AsdfFile::try_view`](crate::AsdfFile::try_view)) rely on the properties of exactly
+/// these types.
 pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The ASDF scalar type this Rust type matches.
     const SCALAR: ScalarType;

@@ -14,6 +14,9 @@ pub enum Dim {
 }
 
 /// Where an ndarray's data comes from.
+///
+/// Non-exhaustive: new kinds of source (as `fits:` HDUs were) become new variants.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArraySource {
     /// `source: N`: block N of this file (negative counts from the last block).

@@ -39,13 +39,17 @@ mod value_hash;
 mod oracle_tests;
 
 pub use bind::MAX_EXPANDED_BYTES;
+#[doc(hidden)] // plumbing: asdf_core::internals
 pub use bind::{from_block, view};
 pub use dtype::{ByteOrder, DType, Field, ScalarType};
 pub use element::Element;
-pub use inline::{from_inline, inline_null_mask, MAX_INLINE_BYTES};
+pub use inline::MAX_INLINE_BYTES;
+#[doc(hidden)] // plumbing: asdf_core::internals
+pub use inline::{from_inline, inline_null_mask};
 pub use meta::{ArraySource, Dim, NdArrayMeta};
 pub use owned::WriteArray;
 pub use placement::{ArrayOptions, CompressionChoice, Storage};
+#[doc(hidden)] // plumbing: asdf_core::internals
 pub use to_node::inline_node;
 
 /// Errors of the array layer. Each error of a descriptor or its data names the tree path of

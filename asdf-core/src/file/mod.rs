@@ -30,7 +30,9 @@ mod refs;
 mod verify;
 
 pub use journal::journal_path;
-pub use legacy::{decode_chain, map_tag, LegacyEncodingError, LEGACY_TAG_PREFIX};
+#[doc(hidden)] // plumbing: asdf_core::internals
+pub use legacy::decode_chain;
+pub use legacy::LegacyEncodingError;
 
 pub use confine::ExternalPolicy;
 pub use refs::RefTarget;
@@ -80,6 +82,7 @@ pub struct ExternalSource {
 
 /// Why an [`ExternalOpener`] did not open a file.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ExternalOpenError {
     /// The reference is not admitted (it leads outside what the opener allows); the reason.
     Refused(String),

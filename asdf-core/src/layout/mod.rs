@@ -25,9 +25,13 @@ mod legacy;
 mod read_at;
 mod tree;
 
+#[doc(hidden)] // plumbing: asdf_core::internals
 pub use blocks::{encode_block_header, parse_block_header, read_stored, read_stored_into};
+#[doc(hidden)] // plumbing: asdf_core::internals
 pub use index::encode_block_index;
-pub use legacy::{parse_legacy_block_header, LegacyBlock, LegacyLayout, FLAG_ENCODED};
+#[doc(hidden)] // plumbing: asdf_core::internals
+pub use legacy::parse_legacy_block_header;
+pub use legacy::{LegacyBlock, LegacyLayout, FLAG_ENCODED};
 
 /// The 4-byte magic that starts every block header: `\xd3BLK`.
 pub const BLOCK_MAGIC: [u8; 4] = [0xd3, b'B', b'L', b'K'];
@@ -349,6 +353,7 @@ impl Layout {
 ///
 /// The tree bytes are exactly the YAML document text, from `%YAML` (or `---`) up to and
 /// including the `...` line (empty when there is no tree). No block data is read.
+#[doc(hidden)] // plumbing: asdf_core::internals
 pub fn read_layout(
     src: &dyn ReadAt,
     limits: &LayoutLimits,
