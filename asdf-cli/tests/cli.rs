@@ -2,23 +2,15 @@
 
 #[path = "../../asdf-core/tests/common/mod.rs"]
 mod common;
+mod tool;
+
+use tool::{asdftool, stderr, stdout};
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn asdftool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_asdftool"))
-        .args(args)
-        .output()
-        .expect("run asdftool")
-}
+use std::process::Command;
 
 fn example() -> PathBuf {
     common::repo_root().join("examples/data/observation.asdf")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[test]
@@ -117,11 +109,8 @@ fn bad_input_is_a_clean_error() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("asdftool-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("asdftool-cli-{name}"))
 }
 
 /// The canonical content of a file, as parsed JSON.
@@ -321,10 +310,6 @@ fn validate_scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("asdftool-validate-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

@@ -3,16 +3,9 @@
 
 #[path = "../../asdf-core/tests/common/mod.rs"]
 mod common;
+mod tool;
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn asdftool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_asdftool"))
-        .args(args)
-        .output()
-        .expect("run asdftool")
-}
+use tool::{asdftool, ok, stderr};
 
 fn example() -> String {
     common::repo_root()
@@ -21,24 +14,8 @@ fn example() -> String {
         .to_string()
 }
 
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: &Output) -> String {
-    assert_eq!(o.status.code(), Some(0), "stderr: {}", err(o));
-    out(o)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("asdftool-cmd-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("asdftool-commands-{name}"))
 }
 
 // ---- search ----
@@ -89,10 +66,10 @@ fn search_without_a_match_exits_1_and_bad_patterns_exit_2() {
     assert!(none.stdout.is_empty() && none.stderr.is_empty());
     let bad = asdftool(&["search", &e, "--type", "(oops"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(err(&bad).starts_with("asdftool: --type \"(oops\" is not a regular expression"));
+    assert!(stderr(&bad).starts_with("asdftool: --type \"(oops\" is not a regular expression"));
     let missing = asdftool(&["search", "no-such-file.asdf", "x"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert_eq!(err(&missing).lines().count(), 1);
+    assert_eq!(stderr(&missing).lines().count(), 1);
 }
 
 // ---- extract ----
@@ -193,8 +170,8 @@ fn extract_refuses_what_it_cannot_do() {
     ] {
         let o = asdftool(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(err(&o).contains(msg), "{args:?}: {}", err(&o));
-        assert_eq!(err(&o).lines().count(), 1);
+        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1);
     }
     assert!(!npy.exists());
     let _ = std::fs::remove_dir_all(dir);
@@ -303,7 +280,7 @@ fn schema_prints_the_bundled_schema() {
     let unknown = asdftool(&["schema", "core/nothing-1.0.0"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(
-        err(&unknown).trim(),
+        stderr(&unknown).trim(),
         "asdftool: no bundled schema for tag:stsci.edu:asdf/core/nothing-1.0.0 (`asdftool tags` lists the known tags)"
     );
 }

@@ -2,19 +2,17 @@
 //! `asdftool diff` (tests/data/python-asdf/diff-paths.json, made by
 //! tests/oracle/diff_paths.py), plus exit codes, tolerances and tags.
 
+#[path = "../../asdf-core/tests/common/mod.rs"]
+mod common;
+mod tool;
+
+use tool::asdftool;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_core::Node;
-
-fn asdftool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_asdftool"))
-        .args(args)
-        .output()
-        .expect("run asdftool")
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -133,11 +131,8 @@ fn the_committed_python_paths_match_the_diff_files_python_ships() {
     }
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("asdftool-diff-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("asdftool-diff-{name}"))
 }
 
 fn write(path: &Path, values: &[f64], note: &str, unit_tag: bool) {

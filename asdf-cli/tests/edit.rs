@@ -3,16 +3,14 @@
 
 #[path = "../../asdf-core/tests/common/mod.rs"]
 mod common;
+mod tool;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("asdftool-edit-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("asdftool-edit-{name}"))
 }
 
 /// A copy of the shipped example in `dir`.
@@ -38,11 +36,14 @@ fn editor(dir: &Path, body: &str) -> PathBuf {
     p
 }
 
+/// Runs `asdftool edit` with `editor`; its temporary file (kept when an edit fails, for the
+/// user) goes to the folder of `file`, the test's scratch folder, not the system's.
 fn edit(file: &Path, editor: &Path) -> Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_asdftool"))
         .args(["edit", file.to_str().unwrap()])
         .env_remove("VISUAL")
         .env("EDITOR", editor)
+        .env("TMPDIR", file.parent().unwrap())
         .output()
         .expect("run asdftool")
 }
@@ -198,6 +199,7 @@ fn visual_comes_before_editor() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_asdftool"))
         .args(["edit", f.to_str().unwrap()])
         .env("VISUAL", &visual)
+        .env("TMPDIR", &*dir)
         .env("EDITOR", "false")
         .output()
         .unwrap();

@@ -3,25 +3,11 @@
 
 #[path = "../../asdf-core/tests/common/mod.rs"]
 mod common;
+mod tool;
+
+use tool::{asdftool, ok};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn asdftool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_asdftool"))
-        .args(args)
-        .output()
-        .expect("run asdftool")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn legacy(rel: &str) -> Option<PathBuf> {
     asdf_test_data::require(&format!("legacy-0.1.0/{rel}"))

@@ -2,25 +2,9 @@
 
 #[path = "../../asdf-core/tests/common/mod.rs"]
 mod common;
+mod tool;
 
-use std::process::{Command, Output};
-
-fn asdftool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_asdftool"))
-        .args(args)
-        .output()
-        .expect("run asdftool")
-}
-
-fn ok(o: &Output) -> String {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use tool::{asdftool, ok};
 
 /// Every command, as `--help` lists them.
 const COMMANDS: &[&str] = &[
