@@ -90,19 +90,16 @@ impl NDArray {
                 )
             }
             Some(mask) => {
-                let value = match mask.value() {
-                    asdf_core::Value::Float(f) => f.into_pyobject(py)?.into_any(),
-                    asdf_core::Value::Int(asdf_core::Integer::Small(i)) => {
-                        i.into_pyobject(py)?.into_any()
-                    }
-                    _ => {
-                        return Err(AsdfError::new_err(format!(
-                            "{}: mask: not an ndarray nor a number",
-                            self.where_()
-                        )))
-                    }
-                };
-                if value.extract::<f64>().is_ok_and(f64::is_nan) {
+                // a scalar: python asdf masks the elements equal to it (NaN: the NaNs)
+                let value =
+                    crate::tree::ToPy::new(py, self.file.clone(), self.mapped).convert(mask)?;
+                if !np.getattr("isscalar")?.call1((&value,))?.is_truthy()? {
+                    return Err(AsdfError::new_err(format!(
+                        "{}: mask: not an ndarray nor a number",
+                        self.where_()
+                    )));
+                }
+                if np.getattr("isnan")?.call1((&value,))?.is_truthy()? {
                     let isnan = np.getattr("isnan")?.call1((&data,))?;
                     ma.getattr("array")?
                         .call((data,), Some(&[("mask", isnan)].into_py_dict(py)?))
@@ -190,7 +187,8 @@ impl NDArray {
             ScalarType::Float64 => go!(f64),
             ScalarType::Complex64 => go!(num_complex::Complex<f32>),
             ScalarType::Complex128 => go!(num_complex::Complex<f64>),
-            ScalarType::Bool8 => go!(bool),
+            // bool: the stored bytes as they are (python asdf keeps bytes other than 0
+            // and 1, numpy reads them as true), through the untyped path
             _ => Ok(None),
         }
     }
@@ -331,7 +329,7 @@ impl NDArray {
 /// The owner of a view of a memory-mapped block: numpy reads the view's address, shape,
 /// strides and datatype from `__array_interface__` and keeps this object as the array's
 /// `base`, and this object keeps the file (and so the map) alive.
-#[pyclass(frozen, module = "asdf_rs")]
+#[pyclass(frozen, weakref, module = "asdf_rs")]
 pub struct MappedData {
     file: Arc<AsdfFile>,
     /// Address of element `[0, …, 0]` in the map; asdf-core checked every addressed byte
@@ -363,7 +361,6 @@ impl MappedData {
 /// for a record.
 pub(crate) fn descr<'py>(py: Python<'py>, dtype: &DType) -> PyResult<Bound<'py, PyAny>> {
     match dtype {
-        DType::Scalar { .. } => Ok(PyString::new(py, &dtype.to_numpy_str()).into_any()),
         DType::Record(fields) => {
             let list = PyList::empty(py);
             for f in fields {

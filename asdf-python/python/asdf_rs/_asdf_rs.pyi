@@ -1,0 +1,122 @@
+"""Type stubs of the native module asdf_rs._asdf_rs (re-exported by asdf_rs)."""
+
+import os
+from types import TracebackType
+from typing import Any, Literal, Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+_Path = Union[str, os.PathLike[str]]
+_Codec = Literal["zlib", "bzp2", "lz4", "zstd", "lz4f", "blsc"]
+
+class AsdfError(Exception):
+    """A file could not be read or written: malformed, unsupported, or over a limit."""
+
+class ValidationError(AsdfError):
+    """The tree does not validate against the schemas of its tags."""
+
+class ChecksumError(AsdfError):
+    """A block's MD5 checksum does not match its bytes."""
+
+class Tagged:
+    """A tagged node with no python type of its own: its tag URI and its value."""
+
+    tag: str
+    value: Any
+    def __init__(self, tag: str, value: Any) -> None: ...
+    def __getitem__(self, key: Any) -> Any: ...
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+
+class NDArray:
+    """An ndarray of a file, read on first access (``numpy.asarray``, ``read()``, ``a[...]``).
+
+    Uncompressed native-endian blocks of a memory-mapped file are read-only views of the
+    map; anything else is read once into memory. A mask in the file gives a
+    ``numpy.ma.MaskedArray`` from ``read()``.
+    """
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def path(self) -> Optional[str]: ...
+    def read(self) -> npt.NDArray[Any]: ...
+    def __array__(
+        self, dtype: Optional[npt.DTypeLike] = None, copy: Optional[bool] = None
+    ) -> npt.NDArray[Any]: ...
+    def __getitem__(self, key: Any) -> Any: ...
+    def __len__(self) -> int: ...
+
+class MappedData:
+    """The base object of a view of the memory map: it keeps the file open."""
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]: ...
+
+class AsdfFile:
+    """An opened ASDF file; a context manager. Arrays taken from it keep it alive."""
+
+    @property
+    def tree(self) -> dict[str, Any]: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def path(self) -> Optional[str]: ...
+    def __getitem__(self, key: Any) -> Any: ...
+    def __contains__(self, key: Any) -> bool: ...
+    def validate(self) -> None: ...
+    def verify_checksums(self) -> None: ...
+    def info(self, max_rows: Optional[int] = 200) -> str: ...
+    def search(
+        self, key: Optional[str] = None, *, value: Any = None, tag: Optional[str] = None
+    ) -> list[tuple[str, Any]]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "AsdfFile": ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+def open(
+    path: _Path,
+    *,
+    mode: Literal["r"] = "r",
+    validate: bool = False,
+    verify_checksums: bool = False,
+    memmap: bool = True,
+) -> AsdfFile:
+    """Opens an ASDF file (header, tree and block headers; arrays are read when used)."""
+
+def write(
+    path: _Path,
+    tree: dict[str, Any],
+    *,
+    compression: Optional[_Codec] = None,
+    compression_level: Optional[int] = None,
+    validate: bool = True,
+    checksums: bool = True,
+    standard: Optional[str] = None,
+    inline_threshold: Optional[int] = None,
+) -> None:
+    """Writes a tree of dicts, lists, scalars and numpy arrays as an ASDF file, atomically."""
+
+def convert(
+    input: _Path,
+    output: _Path,
+    *,
+    compression: Optional[_Codec] = None,
+    compression_level: Optional[int] = None,
+    validate: bool = True,
+    checksums: bool = True,
+    standard: Optional[str] = None,
+) -> None:
+    """Rewrites an ASDF file, re-encoding its blocks as ``compression`` says (None: keep)."""

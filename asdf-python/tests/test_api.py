@@ -1,0 +1,249 @@
+"""The python API of asdf_rs: open, tree, lazy arrays and their views, write, convert,
+info, search, validate, checksums, errors."""
+
+from __future__ import annotations
+
+import gc
+import os
+import weakref
+
+import asdf
+import numpy as np
+import pytest
+
+import asdf_rs
+from conftest import testdata
+
+
+def test_round_trip_of_python_values(scratch):
+    import datetime
+
+    tree = {
+        "name": "M31", "count": 3, "ratio": 0.25, "flag": False, "none": None,
+        "z": 3 + 4j, "when": datetime.datetime(2021, 3, 4, 5, 6, 7, 8),
+        "day": datetime.date(1999, 12, 31), "raw": b"\x00\x01\xff",
+        "items": [1, [2, 3], {"k": "v"}], "tuple": (1, 2),
+        "tagged": asdf_rs.Tagged("tag:example.org/thing-1.0.0", {"a": 1}),
+        "np_scalar": np.float32(1.5), "np_int": np.int64(-7),
+        "data": np.arange(12, dtype="<i4").reshape(3, 4),
+    }
+    out = scratch / "t.asdf"
+    asdf_rs.write(out, tree, validate=False)
+    with asdf_rs.open(out) as f:
+        t = f.tree
+        for k in ("name", "count", "ratio", "flag", "none", "z", "when", "day", "raw"):
+            assert t[k] == tree[k] and type(t[k]) is type(tree[k]), k
+        assert t["items"] == [1, [2, 3], {"k": "v"}]
+        assert t["tuple"] == [1, 2]
+        assert t["tagged"] == asdf_rs.Tagged("tag:example.org/thing-1.0.0", {"a": 1})
+        assert t["tagged"].tag == "tag:example.org/thing-1.0.0" and t["tagged"]["a"] == 1
+        assert t["np_scalar"] == 1.5 and t["np_int"] == -7
+        a = t["data"]
+        assert isinstance(a, asdf_rs.NDArray)
+        assert a.shape == (3, 4) and a.ndim == 2 and a.dtype == np.dtype("<i4") and len(a) == 3
+        assert a.path == "/data"
+        np.testing.assert_array_equal(np.asarray(a), tree["data"])
+        assert a[1, 2] == 6
+        assert f["name"] == "M31" and "data" in f
+
+
+def test_shared_objects_are_written_once_and_read_as_one(scratch):
+    shared = {"x": 1}
+    arr = np.arange(3.0)
+    asdf_rs.write(scratch / "s.asdf", {"a": shared, "b": shared, "p": arr, "q": arr})
+    with asdf_rs.open(scratch / "s.asdf") as f:
+        assert f.tree["a"] is f.tree["b"]
+        assert len(f.tree["p"].read()) == 3
+    with asdf.open(scratch / "s.asdf") as af:
+        assert len(af._blocks.blocks) == 1
+
+
+def test_uncompressed_array_is_a_read_only_view_of_the_map_that_keeps_the_file(scratch):
+    data = np.arange(1000, dtype=np.float64)
+    out = scratch / "v.asdf"
+    asdf_rs.write(out, {"d": data})
+    f = asdf_rs.open(out)
+    a = np.asarray(f.tree["d"])
+    assert isinstance(a.base, asdf_rs.MappedData)
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[0] = 1
+    # the view stays valid after the file and its tree are gone
+    probe = weakref.ref(a.base)
+    f.close()
+    del f
+    gc.collect()
+    assert probe() is not None
+    np.testing.assert_array_equal(a, data)
+    del a
+    gc.collect()
+    assert probe() is None
+
+
+def test_without_memmap_and_compressed_arrays_are_owned_copies(scratch):
+    data = np.arange(100, dtype=np.int16)
+    asdf_rs.write(scratch / "c.asdf", {"d": data}, compression="zstd")
+    for memmap in (True, False):
+        with asdf_rs.open(scratch / "c.asdf", memmap=memmap) as f:
+            a = f.tree["d"].read()
+            assert a.flags.writeable
+            assert not isinstance(a.base, asdf_rs.MappedData)
+            np.testing.assert_array_equal(a, data)
+    asdf_rs.write(scratch / "u.asdf", {"d": data})
+    with asdf_rs.open(scratch / "u.asdf", memmap=False) as f:
+        a = f.tree["d"].read()
+        assert a.flags.writeable and not isinstance(a.base, asdf_rs.MappedData)
+        np.testing.assert_array_equal(a, data)
+
+
+def test_big_endian_records_and_strings_keep_the_file_datatype(scratch):
+    tree = {
+        "be": np.arange(5, dtype=">f8"),
+        "rec": np.array([(1, b"ab"), (2, b"c")], dtype=[("id", ">i4"), ("s", "S2")]),
+        "u": np.array(["é", "zz"]),
+    }
+    asdf_rs.write(scratch / "b.asdf", tree)
+    with asdf_rs.open(scratch / "b.asdf") as f:
+        for k, v in tree.items():
+            a = f.tree[k].read()
+            assert a.dtype == v.dtype and a.dtype.str == v.dtype.str, k
+            np.testing.assert_array_equal(a, v)
+
+
+def test_masked_arrays_round_trip(scratch):
+    m = np.ma.array([1.0, 2.0, 3.0, 4.0], mask=[0, 1, 0, 1])
+    asdf_rs.write(scratch / "m.asdf", {"m": m, "unmasked": np.ma.array([5, 6])})
+    with asdf_rs.open(scratch / "m.asdf") as f:
+        a = f.tree["m"].read()
+        assert isinstance(a, np.ma.MaskedArray)
+        np.testing.assert_array_equal(a.mask, m.mask)
+        np.testing.assert_array_equal(a.data, m.data)
+        assert not isinstance(f.tree["unmasked"].read(), np.ma.MaskedArray)
+    with asdf.open(scratch / "m.asdf", lazy_load=False, memmap=False) as af:
+        np.testing.assert_array_equal(af.tree["m"].mask, m.mask)
+
+
+def test_inline_threshold_writes_small_arrays_as_lists(scratch):
+    asdf_rs.write(scratch / "i.asdf", {"s": np.arange(3), "l": np.arange(100)},
+                  inline_threshold=10)
+    text = (scratch / "i.asdf").read_bytes()
+    assert b"data: [0, 1, 2]" in text
+    with asdf.open(scratch / "i.asdf") as af:
+        assert len(af._blocks.blocks) == 1
+
+
+def test_convert_recompresses_every_block(scratch):
+    src = testdata.require("reference-files/1.6.0/basic.asdf")
+    out = scratch / "z.asdf"
+    asdf_rs.convert(src, out, compression="zlib")
+    with asdf.open(out, validate_checksums=True) as af, asdf.open(src) as orig:
+        assert {b.header["compression"] for b in af._blocks.blocks} == {b"zlib"}
+        np.testing.assert_array_equal(af.tree["data"], orig.tree["data"])
+
+
+def test_info_lists_keys_types_values_and_arrays():
+    path = testdata.require("reference-files/1.6.0/basic.asdf")
+    with asdf_rs.open(path) as f:
+        text = f.info()
+    lines = text.splitlines()
+    assert lines[0] == "root (dict)"
+    assert any(line.endswith("data (NDArray): shape=[8], dtype=int64") for line in lines), text
+    assert any("name (str): asdf" in line for line in lines), text
+    with asdf_rs.open(path) as f:
+        short = f.info(max_rows=2)
+    assert len(short.splitlines()) == 3 and "more" in short.splitlines()[-1]
+
+
+def test_search_by_key_value_and_tag(scratch):
+    asdf_rs.write(scratch / "s.asdf", {
+        "meta": {"filter": "F200W", "exposure": 10.0},
+        "cal": {"filter": "F444W"},
+        "img": np.zeros(3),
+    })
+    with asdf_rs.open(scratch / "s.asdf") as f:
+        found = f.search("^filter$")
+        assert [p for p, _ in found] == ["/meta/filter", "/cal/filter"]
+        assert [v for _, v in found] == ["F200W", "F444W"]
+        assert [p for p, _ in f.search(value="F444W")] == ["/cal/filter"]
+        arrays = f.search(tag="ndarray")
+        assert [p for p, _ in arrays] == ["/img"]
+        assert isinstance(arrays[0][1], asdf_rs.NDArray)
+        assert f.search("nothing-like-this") == []
+
+
+def test_validate_reports_schema_problems(scratch):
+    bad = asdf_rs.Tagged("tag:stsci.edu:asdf/core/software-1.0.0", {"version": "1"})
+    out = scratch / "bad.asdf"
+    with pytest.raises(asdf_rs.ValidationError, match="name"):
+        asdf_rs.write(out, {"sw": bad})
+    assert not out.exists()
+    asdf_rs.write(out, {"sw": bad}, validate=False)
+    with asdf_rs.open(out) as f:
+        with pytest.raises(asdf_rs.ValidationError, match="/sw"):
+            f.validate()
+    with pytest.raises(asdf_rs.ValidationError):
+        asdf_rs.open(out, validate=True)
+    with asdf_rs.open(testdata.require("reference-files/1.6.0/basic.asdf")) as f:
+        f.validate()
+
+
+def test_checksum_mismatch_is_reported(scratch):
+    out = scratch / "k.asdf"
+    asdf_rs.write(out, {"d": np.arange(64, dtype=np.uint8)})
+    raw = bytearray(out.read_bytes())
+    at = raw.index(bytes(range(64))) + 10  # element 10 of the block data
+    raw[at] ^= 0xFF
+    out.write_bytes(bytes(raw))
+    with asdf_rs.open(out) as f:
+        with pytest.raises(asdf_rs.ChecksumError, match="checksum mismatch"):
+            f.verify_checksums()
+    with asdf_rs.open(out, verify_checksums=True, memmap=False) as f:
+        with pytest.raises(asdf_rs.ChecksumError):
+            f.tree["d"].read()
+    with asdf_rs.open(out, verify_checksums=False) as f:
+        assert f.tree["d"].read()[10] == 10 ^ 0xFF
+
+
+def test_errors_are_python_exceptions_with_one_line_messages(scratch):
+    with pytest.raises(FileNotFoundError, match="no-such.asdf"):
+        asdf_rs.open(scratch / "no-such.asdf")
+    junk = scratch / "junk.asdf"
+    junk.write_bytes(b"#ASDF 1.0.0\n%YAML 1.1\n--- {a: [1, 2\n")
+    with pytest.raises(asdf_rs.AsdfError) as e:
+        asdf_rs.open(junk)
+    assert "\n" not in str(e.value) and str(e.value)
+    with pytest.raises(ValueError, match="unknown compression"):
+        asdf_rs.write(scratch / "x.asdf", {}, compression="gzip")
+    with pytest.raises(TypeError, match="/a/b/1: cannot write a set"):
+        asdf_rs.write(scratch / "x.asdf", {"a": {"b": [1, {2}]}})
+    with pytest.raises(TypeError, match="no ASDF datatype"):
+        asdf_rs.write(scratch / "x.asdf", {"o": np.array([object()])})
+    with pytest.raises(TypeError, match="must be a dict"):
+        asdf_rs.write(scratch / "x.asdf", [1, 2])
+    loop = {}
+    loop["self"] = loop
+    with pytest.raises(TypeError, match="cycle"):
+        asdf_rs.write(scratch / "x.asdf", loop)
+    with pytest.raises(ValueError, match="mode"):
+        asdf_rs.open(junk, mode="rw")
+    assert not (scratch / "x.asdf").exists()
+
+
+def test_closed_file_refuses_access_and_context_manager_closes(scratch):
+    asdf_rs.write(scratch / "c.asdf", {"a": 1})
+    with asdf_rs.open(scratch / "c.asdf") as f:
+        assert f.version == "1.6.0"
+        assert os.path.samefile(f.path, scratch / "c.asdf")
+    with pytest.raises(ValueError, match="closed"):
+        f.tree
+    assert "closed" in repr(f)
+
+
+def test_truncated_block_is_an_error_not_a_crash(scratch):
+    out = scratch / "t.asdf"
+    asdf_rs.write(out, {"d": np.arange(10000.0)})
+    raw = out.read_bytes()
+    out.write_bytes(raw[: raw.index(b"\xd3BLK") + 200])
+    with pytest.raises((asdf_rs.AsdfError, OSError)):
+        with asdf_rs.open(out) as f:
+            f.tree["d"].read()
