@@ -158,6 +158,7 @@ fn write_array<'a>(
 /// re-encoded as `compression` says (`None`: each block keeps its codec).
 #[pyfunction]
 #[pyo3(signature = (input, output, *, compression = None, compression_level = None, validate = true, checksums = true, standard = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn convert(
     py: Python<'_>,
     input: PathBuf,
