@@ -13,8 +13,11 @@ use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Progress};
 use ndarray::Array1;
 
+/// Every `(done, total)` reported, in order.
+type Reports = Arc<Mutex<Vec<(u64, u64)>>>;
+
 /// A progress callback that records every report.
-fn recorder() -> (Progress, Arc<Mutex<Vec<(u64, u64)>>>) {
+fn recorder() -> (Progress, Reports) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let p = Progress::new(move |done, total| s.lock().unwrap().push((done, total)));
