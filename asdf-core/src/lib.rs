@@ -35,10 +35,12 @@
 //!
 //! ## Conventions of the API
 //!
-//! - **Absent or wrong.** On a tree you hold, a lookup returns `Option`, since a missing key
-//!   is an ordinary answer there: [`Node::get`] (one key), [`Node::pointer`] (a JSON
-//!   pointer). On a file, access returns `Result`, and the [`Error`] names the tree path and
-//!   why: [`AsdfFile::node`], [`AsdfFile::array`], [`AsdfFile::read_as`].
+//! - **Absent or wrong.** A lookup that only asks whether something is there returns
+//!   `Option`: [`Node::get`] (one key of a mapping), [`Node::pointer`] and [`AsdfFile::get`]
+//!   (a JSON pointer; `get` on a file takes a path, on a node one key). Access that must
+//!   succeed returns `Result`, and the [`Error`] names the tree path and why:
+//!   [`AsdfFile::node`] (the `Result` form of [`AsdfFile::get`]), [`AsdfFile::array`],
+//!   [`AsdfFile::read_as`].
 //! - **Standard versions.** [`StandardVersion`] is the version this library writes (one
 //!   variant per version it knows; [`StandardVersion::parse`] reads the text).
 //!   [`AsdfFile::standard_version`] is the text a file states, which may name a version

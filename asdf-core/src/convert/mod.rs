@@ -335,12 +335,15 @@ pub fn tag_matches(pattern: &str, tag: &str) -> bool {
     crate::schema::uri_match(pattern, tag)
 }
 
-/// Converts a value into a node without a writer (arrays inline).
+/// Converts a value into a node without a writer (arrays inline), through [`ToAsdf`] (tags,
+/// schemas, arrays as `core/ndarray`). For a serde `Serialize` type (no tags) the same name in
+/// [`serde_node`](crate::serde_node::to_node) does it through serde.
 pub fn to_node<T: ToAsdf + ?Sized>(value: &T) -> Result<Node, ConvertError> {
     value.to_asdf(&mut ToContext::detached())
 }
 
-/// Converts a node into a value without a file (only inline arrays can be read).
+/// Converts a node into a value without a file (only inline arrays can be read), through
+/// [`FromAsdf`]; [`serde_node::from_node`](crate::serde_node::from_node) is the serde one.
 pub fn from_node<T: FromAsdf>(node: &Node) -> Result<T, ConvertError> {
     T::from_asdf(node, &mut FromContext::detached())
 }

@@ -573,7 +573,8 @@ impl AsdfFile {
         &self.doc.root
     }
 
-    /// The node at a JSON-pointer path (`/a/b/0`), if any.
+    /// The node at a JSON-pointer path (`/a/b/0`), if any: [`Node::pointer`] of the root.
+    /// [`AsdfFile::node`] is the same lookup as a `Result` whose error names the path.
     pub fn get(&self, path: &str) -> Option<&Node> {
         self.doc.root.pointer(path)
     }

@@ -134,7 +134,9 @@ pub use json::json_to_node;
 pub use ser::{NodeMapSerializer, NodeSeqSerializer, NodeSerializer};
 pub use wrapper::Serde;
 
-/// Serializes `value` into an untagged node tree.
+/// Serializes `value` into an untagged node tree, through serde. A type with tags, schemas or
+/// arrays goes through [`ToAsdf`](crate::ToAsdf) and [`convert::to_node`](crate::convert::to_node)
+/// instead.
 ///
 /// ```
 /// let node = asdf_core::serde_node::to_node(&vec![(1, "a"), (2, "b")])?;
@@ -145,7 +147,8 @@ pub fn to_node<T: Serialize + ?Sized>(value: &T) -> Result<Node, SerdeError> {
     value.serialize(NodeSerializer)
 }
 
-/// Deserializes an owned value from `node` (tags ignored).
+/// Deserializes an owned value from `node` (tags ignored), through serde;
+/// [`convert::from_node`](crate::convert::from_node) is the [`FromAsdf`](crate::FromAsdf) one.
 ///
 /// ```
 /// use std::collections::BTreeMap;

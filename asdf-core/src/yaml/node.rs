@@ -401,7 +401,8 @@ impl Node {
         matches!(self.0.value, Value::Null)
     }
 
-    /// Looks up a string key in a mapping (first match).
+    /// Looks up a string key in a mapping (first match). A path (`/a/b/0`) goes through
+    /// [`Node::pointer`].
     pub fn get(&self, key: &str) -> Option<&Node> {
         self.as_map()?
             .iter()
