@@ -1,12 +1,13 @@
 //! `asdf_rs.open` and the opened file: tree, info, validation, checksums, search.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use asdf_core::{AsdfFile, Node, Value};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::errors::{to_py, AsdfError};
 use crate::tree::ToPy;
@@ -33,20 +34,23 @@ impl PyAsdfFile {
 }
 
 /// Opens an ASDF file: reads its header, tree and block headers (arrays are read when
-/// used).
+/// used). `path` is a local path or an `s3://`, `gs://`, `az://`, `http(s)://` URL (read
+/// through asdf-store with range requests; `storage_options` are its store options, such as
+/// `{"region": "us-east-1"}`).
 ///
-/// `memmap=True` maps the file, so uncompressed native-endian arrays are numpy views of
+/// `memmap=True` maps a local file, so uncompressed native-endian arrays are numpy views of
 /// the map (no copy); `verify_checksums=True` checks each block's MD5 as it is read;
 /// `validate=True` validates the tree against the schemas of its tags first.
 #[pyfunction]
-#[pyo3(signature = (path, *, mode = "r", validate = false, verify_checksums = false, memmap = true))]
+#[pyo3(signature = (path, *, mode = "r", validate = false, verify_checksums = false, memmap = true, storage_options = None))]
 pub fn open(
     py: Python<'_>,
-    path: PathBuf,
+    path: &Bound<'_, PyAny>,
     mode: &str,
     validate: bool,
     verify_checksums: bool,
     memmap: bool,
+    storage_options: Option<HashMap<String, String>>,
 ) -> PyResult<PyAsdfFile> {
     if mode != "r" {
         return Err(PyValueError::new_err(format!(
@@ -55,15 +59,51 @@ pub fn open(
         )));
     }
     let options = AsdfFile::options()
-        .mmap(memmap)
         .verify_checksums(verify_checksums)
         .validate(validate);
-    let file = py.detach(move || options.open(&path)).map_err(to_py)?;
+    let url = path
+        .cast::<PyString>()
+        .ok()
+        .map(|s| s.to_string())
+        .filter(|s| asdf_store::is_url(s));
+    let (file, mapped) = match url {
+        Some(url) => {
+            let mut store = asdf_store::StoreOptions::default();
+            for (k, v) in storage_options.unwrap_or_default() {
+                store = store.option(k, v);
+            }
+            let file = py
+                .detach(move || asdf_store::open_url_with(&url, &store, &options))
+                .map_err(store_error)?;
+            (file, false)
+        }
+        None => {
+            if storage_options.is_some() {
+                return Err(PyValueError::new_err(
+                    "storage_options apply to URLs, not to local paths",
+                ));
+            }
+            let path: PathBuf = path.extract()?;
+            let options = options.mmap(memmap);
+            let file = py.detach(move || options.open(&path)).map_err(to_py)?;
+            (file, memmap)
+        }
+    };
     Ok(PyAsdfFile {
         inner: Mutex::new(Some(Arc::new(file))),
-        mapped: memmap,
+        mapped,
         tree: OnceLock::new(),
     })
+}
+
+fn store_error(e: asdf_store::StoreError) -> PyErr {
+    match e {
+        asdf_store::StoreError::Asdf(inner) => to_py(inner),
+        other => crate::errors::io_error(
+            std::io::ErrorKind::Other,
+            asdf_core::display_chain(&other),
+        ),
+    }
 }
 
 #[pymethods]
