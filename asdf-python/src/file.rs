@@ -99,10 +99,9 @@ pub fn open(
 fn store_error(e: asdf_store::StoreError) -> PyErr {
     match e {
         asdf_store::StoreError::Asdf(inner) => to_py(inner),
-        other => crate::errors::io_error(
-            std::io::ErrorKind::Other,
-            asdf_core::display_chain(&other),
-        ),
+        other => {
+            crate::errors::io_error(std::io::ErrorKind::Other, asdf_core::display_chain(&other))
+        }
     }
 }
 
