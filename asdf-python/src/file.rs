@@ -12,7 +12,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 use crate::errors::{to_py, AsdfError};
 use crate::tree::ToPy;
 
-/// An opened ASDF file (from [`open`]). Use it as a context manager; arrays read from it
+/// An opened ASDF file (from `asdf_rs.open`). Use it as a context manager; arrays read from it
 /// stay usable after `close()` (each holds the file open while it lives).
 #[pyclass(frozen, module = "asdf_rs", name = "AsdfFile")]
 pub struct PyAsdfFile {
