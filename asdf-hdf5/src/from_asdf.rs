@@ -222,6 +222,11 @@ impl Walk<'_> {
             self.builder = std::mem::take(&mut self.builder).group(path.trim_start_matches('/'));
         }
         let recorded = hint(self.meta, "attrs", hpath).and_then(Node::as_map);
+        // the members' names, which a mask's companion dataset must not take
+        let mut taken: std::collections::HashSet<String> = entries
+            .iter()
+            .filter_map(|(k, _)| k.as_str().map(str::to_string))
+            .collect();
         for (k, v) in entries {
             let Some(name) = k.as_str() else {
                 return Err(tree_err(path, "a mapping key that is not a string"));
@@ -231,7 +236,15 @@ impl Walk<'_> {
             }
             let p = format!("{path}/{name}");
             if v.is_ndarray() {
-                self.dataset(v, &p)?;
+                let companion = match v.get("mask") {
+                    Some(m) if m.is_ndarray() => {
+                        let c = companion_name(name, &taken);
+                        taken.insert(c.clone());
+                        Some(c)
+                    }
+                    _ => None,
+                };
+                self.dataset(v, &p, companion.as_deref())?;
             } else if let Some(dt) = hint(self.meta, "scalar_datasets", &p).and_then(Node::as_str) {
                 self.scalar_dataset(v, dt, &p)?;
             } else if let Some(shape) = hint(self.meta, "string_datasets", &p).and_then(int_list) {
@@ -330,7 +343,61 @@ impl Walk<'_> {
         })
     }
 
-    fn dataset(&mut self, node: &Node, hpath: &str) -> Result<()> {
+    /// The attribute of a masked array's dataset that names its mask (docs/hdf5.md): an array
+    /// mask is written as the companion dataset `companion` beside it, named in
+    /// [`MASK_ATTR`]; a number as [`MASK_VALUE_ATTR`].
+    fn mask_attribute(
+        &mut self,
+        node: &Node,
+        hpath: &str,
+        companion: Option<&str>,
+    ) -> Result<Option<AttributeBuilder>> {
+        let Some(mask) = node.get("mask") else {
+            return Ok(None);
+        };
+        let recorded = hint(self.meta, "attrs", hpath).and_then(Node::as_map);
+        if recorded.is_some_and(|r| {
+            r.iter()
+                .any(|(k, _)| matches!(k.as_str(), Some(MASK_ATTR | MASK_VALUE_ATTR)))
+        }) {
+            return Err(tree_err(
+                hpath,
+                format!("a masked array with a recorded attribute named {MASK_ATTR} or {MASK_VALUE_ATTR}, the names that keep its mask"),
+            ));
+        }
+        let at = format!("{hpath}/mask");
+        let w = |e: hdf5_writer::Error| write_err(format!("{at}: {e}"));
+        self.summary.attributes += 1;
+        if mask.is_ndarray() {
+            let name = companion.ok_or_else(|| tree_err(&at, "no name for the mask's dataset"))?;
+            return AttributeBuilder::vlen_string(MASK_ATTR, name)
+                .map(Some)
+                .map_err(w);
+        }
+        match mask.value() {
+            Value::Int(i) if mask.tag().is_none() => {
+                let x = i
+                    .as_i128()
+                    .and_then(|x| i64::try_from(x).ok())
+                    .ok_or_else(|| tree_err(&at, "a mask value outside int64"))?;
+                AttributeBuilder::scalar(MASK_VALUE_ATTR, x)
+                    .map(Some)
+                    .map_err(w)
+            }
+            Value::Float(f) if mask.tag().is_none() => {
+                AttributeBuilder::scalar(MASK_VALUE_ATTR, *f)
+                    .map(Some)
+                    .map_err(w)
+            }
+            _ => Err(tree_err(
+                &at,
+                "a mask that is neither an array nor a number",
+            )),
+        }
+    }
+
+    fn dataset(&mut self, node: &Node, hpath: &str, companion: Option<&str>) -> Result<()> {
+        let mask_attr = self.mask_attribute(node, hpath, companion)?;
         let compressed = self.was_compressed(node, hpath);
         let (dtype, shape, mut data) = match self.band_stream(node, hpath)? {
             Some(s) => s,
@@ -427,8 +494,31 @@ impl Walk<'_> {
             _ => {}
         }
         ds = self.dataset_attributes(ds, hpath)?;
+        if let Some(a) = mask_attr {
+            ds = ds.attribute(a);
+        }
         self.summary.datasets += 1;
         self.builder = std::mem::take(&mut self.builder).dataset(ds);
+        // an array mask: the companion dataset beside the data, read whole or band by band
+        // as any array (its own mask, if any, is not followed)
+        if let (Some(mask), Some(name)) = (node.get("mask").filter(|m| m.is_ndarray()), companion) {
+            let parent = &hpath[..hpath.rfind('/').unwrap_or(0)];
+            let mpath = format!("{parent}/{name}");
+            let data_shape = NdArrayMeta::from_node(node, hpath)
+                .ok()
+                .and_then(|m| m.fixed_shape());
+            let mask_shape = NdArrayMeta::from_node(mask, &mpath)
+                .ok()
+                .and_then(|m| m.fixed_shape());
+            if data_shape != mask_shape {
+                return Err(tree_err(
+                    &format!("{hpath}/mask"),
+                    format!("a mask of shape {mask_shape:?}, not the data's {data_shape:?}"),
+                ));
+            }
+            let bare = strip_mask(mask);
+            self.dataset(&bare, &mpath, None)?;
+        }
         Ok(())
     }
 
@@ -683,6 +773,44 @@ impl Walk<'_> {
         let text = asdf_core::yaml::emit(v, &EmitOptions::default())
             .map_err(|e| tree_err(at, format!("cannot write as YAML text: {e}")))?;
         AttributeBuilder::vlen_strings(name, &[text.trim_end()]).map_err(w)
+    }
+}
+
+/// The attribute of a masked array's dataset naming the companion dataset (in the same
+/// group) that holds its mask array.
+pub(crate) const MASK_ATTR: &str = "_asdf_mask";
+/// The attribute of a masked array's dataset holding its mask number (elements equal to it
+/// are masked).
+pub(crate) const MASK_VALUE_ATTR: &str = "_asdf_mask_value";
+
+/// A name for the companion dataset of the mask of `name` that no member of its group has:
+/// `NAME.mask`, else `NAME.mask.1`, `NAME.mask.2`, ...
+fn companion_name(name: &str, taken: &std::collections::HashSet<String>) -> String {
+    let first = format!("{name}.mask");
+    if !taken.contains(&first) {
+        return first;
+    }
+    (1u64..)
+        .map(|k| format!("{first}.{k}"))
+        .find(|c| !taken.contains(c))
+        .unwrap_or(first)
+}
+
+/// An ndarray node without its `mask` key.
+fn strip_mask(node: &Node) -> Node {
+    match node.value() {
+        Value::Map(entries) if entries.iter().any(|(k, _)| k.as_str() == Some("mask")) => {
+            let kept = entries
+                .iter()
+                .filter(|(k, _)| k.as_str() != Some("mask"))
+                .cloned()
+                .collect();
+            match node.tag() {
+                Some(t) => Node::tagged(t.to_string(), Value::Map(kept)),
+                None => Node::new(Value::Map(kept)),
+            }
+        }
+        _ => node.clone(),
     }
 }
 

@@ -14,6 +14,7 @@ use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{Attribute, Dataset, Datatype, Hdf5File, StringSize};
 
 use crate::datatype::{self, Plan};
+use crate::from_asdf::{MASK_ATTR, MASK_VALUE_ATTR};
 use crate::{Hdf5Error, Result};
 
 /// The root key under which what HDF5 says beyond the arrays is kept.
@@ -383,10 +384,25 @@ impl Walk<'_, '_> {
             linked.insert(name);
         }
         // groups and datasets alike: an object met before (a hard link) is the same node
+        // masked arrays (docs/hdf5.md): a dataset naming the companion dataset of its mask;
+        // the companions are not members of their own
+        let mut masks: HashMap<String, &Dataset> = HashMap::new();
+        for d in &datasets {
+            if let Some(c) = companion(d, &datasets, &hpath(path, d.name()))? {
+                masks.insert(d.name().to_string(), c);
+            }
+        }
+        let companions: std::collections::HashSet<&str> =
+            masks.values().map(|d| d.name()).collect();
         let members = groups
             .iter()
             .map(Member::Group)
-            .chain(datasets.iter().map(Member::Dataset))
+            .chain(
+                datasets
+                    .iter()
+                    .filter(|d| !companions.contains(d.name()))
+                    .map(Member::Dataset),
+            )
             .filter(|m| !linked.contains(m.name()));
         for m in members {
             let p = hpath(path, m.name());
@@ -399,7 +415,7 @@ impl Walk<'_, '_> {
                 None => {
                     let n = match m {
                         Member::Group(g) => self.group(g, &p)?,
-                        Member::Dataset(d) => self.dataset(d, &p)?,
+                        Member::Dataset(d) => self.dataset(d, &p, masks.get(d.name()).copied())?,
                     };
                     self.seen.insert(m.address(), (n.clone(), p.clone()));
                     n
@@ -417,10 +433,21 @@ impl Walk<'_, '_> {
         )))
     }
 
-    fn dataset(&mut self, ds: &Dataset, path: &str) -> Result<Node> {
+    fn dataset(&mut self, ds: &Dataset, path: &str, companion: Option<&Dataset>) -> Result<Node> {
         self.summary.datasets += 1;
-        self.attributes(&ds.attributes(), path)?;
+        let mut attrs = ds.attributes();
+        let value = mask_value(&attrs, path)?;
+        // the attributes that keep the mask are not kept as attributes
+        attrs.retain(|a| a.name != MASK_ATTR && a.name != MASK_VALUE_ATTR);
+        self.attributes(&attrs, path)?;
+        let masked = companion.is_some() || value.is_some();
         let dt = ds.dtype();
+        if masked && (is_vlen_string(dt) || ds.shape().is_empty()) {
+            return Err(read_err(
+                &format!("{path}@{MASK_ATTR}"),
+                "a mask for a dataset of variable-length strings or a scalar dataset",
+            ));
+        }
         if is_vlen_string(dt) {
             let strings = ds.read_strings().map_err(|e| read_err(path, e))?;
             // recorded with its shape, so that the way back makes it a dataset again
@@ -512,6 +539,25 @@ impl Walk<'_, '_> {
             compression: Some(compression),
             storage: Some(Storage::Internal),
         };
+        let mask = match (companion, value) {
+            (Some(c), _) => {
+                let cpath = format!("{}/{}", path_prefix_of(path), c.name());
+                let cplan = datatype::plan(c.dtype()).map_err(|what| Hdf5Error::Unsupported {
+                    path: cpath.clone(),
+                    what,
+                })?;
+                self.check_layout(c, &cpath)?;
+                Some(self.array_node(c, &cplan, &cpath, array_opts)?)
+            }
+            (None, v) => v,
+        };
+        if masked {
+            let node = self.array_node(ds, &plan, path, array_opts)?;
+            if let Some(m) = mask {
+                self.writer.set_mask(&node, m);
+            }
+            return Ok(node);
+        }
         if let Some(node) = self.banded(ds, &plan, path, array_opts)? {
             return Ok(node);
         }
@@ -539,6 +585,32 @@ impl Walk<'_, '_> {
             }
         }
         Ok(self.writer.add_array_with(array, array_opts))
+    }
+
+    /// A dataset as an array node: band by band when large ([`Walk::banded`]), else read
+    /// whole; its bytes reported to the progress callback.
+    fn array_node(
+        &mut self,
+        ds: &Dataset,
+        plan: &Plan,
+        path: &str,
+        opts: ArrayOptions,
+    ) -> Result<Node> {
+        if let Some(node) = self.banded(ds, plan, path, opts)? {
+            return Ok(node);
+        }
+        let array = dataset_array(ds, plan, path, self.opts.max_dataset_bytes)?;
+        let len = array.data.len() as u64;
+        self.total.fetch_add(len, Ordering::Relaxed);
+        let bytes = self.bytes_read.fetch_add(len, Ordering::Relaxed) + len;
+        if let Some(report) = &self.opts.progress {
+            report(Progress {
+                datasets: self.summary.datasets,
+                bytes,
+                total: self.total.load(Ordering::Relaxed),
+            });
+        }
+        Ok(self.writer.add_array_with(array, opts))
     }
 
     /// A dataset of at least [`BAND_MIN`] bytes, registered to be read band by band (whole
@@ -719,6 +791,104 @@ impl Walk<'_, '_> {
             .push((path.to_string(), Node::new(Value::Map(out))));
         Ok(())
     }
+}
+
+/// The companion dataset that the `_asdf_mask` attribute of `d` names (docs/hdf5.md): a
+/// dataset of the same group, not `d`, of `d`'s shape, of booleans or numbers, not naming a
+/// mask of its own. Anything else is an error naming the attribute.
+fn companion<'d>(d: &Dataset, siblings: &'d [Dataset], at: &str) -> Result<Option<&'d Dataset>> {
+    let attrs = d.attributes();
+    let Some(a) = attrs.iter().find(|a| a.name == MASK_ATTR) else {
+        return Ok(None);
+    };
+    let where_ = format!("{at}@{MASK_ATTR}");
+    let bad = |m: String| read_err(&where_, m);
+    let name = attr_string(a).ok_or_else(|| bad("is not a string naming a dataset".into()))?;
+    if attrs.iter().any(|a| a.name == MASK_VALUE_ATTR) {
+        return Err(bad(format!("and {MASK_VALUE_ATTR} both give a mask")));
+    }
+    if name == d.name() {
+        return Err(bad("names the dataset itself as its mask".into()));
+    }
+    let c = siblings.iter().find(|s| s.name() == name).ok_or_else(|| {
+        bad(format!(
+            "names {name:?}, which is no dataset of the same group"
+        ))
+    })?;
+    if c.shape() != d.shape() {
+        return Err(bad(format!(
+            "names {name:?}, of shape {:?}, not the dataset's {:?}",
+            c.shape(),
+            d.shape()
+        )));
+    }
+    let numeric = datatype::plan(c.dtype()).ok().is_some_and(|p| {
+        p.inner_shape.is_empty()
+            && matches!(&p.dtype, DType::Scalar { ty, .. }
+                if !matches!(ty, ScalarType::Ascii(_) | ScalarType::Ucs4(_)))
+    });
+    if !numeric {
+        return Err(bad(format!(
+            "names {name:?}, whose datatype is not boolean or numeric"
+        )));
+    }
+    if c.attributes()
+        .iter()
+        .any(|a| a.name == MASK_ATTR || a.name == MASK_VALUE_ATTR)
+    {
+        return Err(bad(format!("names {name:?}, which has a mask of its own")));
+    }
+    Ok(Some(c))
+}
+
+/// The number of a `_asdf_mask_value` attribute: an integer or float of shape `()`.
+fn mask_value(attrs: &[Attribute], at: &str) -> Result<Option<Node>> {
+    let Some(a) = attrs.iter().find(|a| a.name == MASK_VALUE_ATTR) else {
+        return Ok(None);
+    };
+    let where_ = format!("{at}@{MASK_VALUE_ATTR}");
+    let not_number = || read_err(&where_, "is not a single integer or float");
+    if !a.shape.is_empty() || is_vlen_string(&a.datatype) {
+        return Err(not_number());
+    }
+    let plan = datatype::plan(&a.datatype).map_err(|_| not_number())?;
+    if !plan.inner_shape.is_empty() || a.raw_data.len() != plan.src_size {
+        return Err(not_number());
+    }
+    let array = DynArray {
+        dtype: plan.dtype.clone(),
+        shape: Vec::new(),
+        data: plan.convert(a.raw_data.clone()),
+    };
+    match scalar_node(&array) {
+        Some(n) if matches!(n.value(), Value::Int(_) | Value::Float(_)) => Ok(Some(n)),
+        _ => Err(not_number()),
+    }
+}
+
+/// A string attribute's value (variable-length, or fixed-length up to its first NUL).
+fn attr_string(a: &Attribute) -> Option<String> {
+    if !a.shape.is_empty() {
+        return None;
+    }
+    if is_vlen_string(&a.datatype) {
+        let mut s = a.read_strings().ok()?;
+        return (s.len() == 1).then(|| s.remove(0));
+    }
+    if let Datatype::String { .. } = &a.datatype {
+        let end = a
+            .raw_data
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(a.raw_data.len());
+        return String::from_utf8(a.raw_data[..end].to_vec()).ok();
+    }
+    None
+}
+
+/// The group part of an HDF5 path (`""` for a member of the root).
+fn path_prefix_of(path: &str) -> &str {
+    &path[..path.rfind('/').unwrap_or(0)]
 }
 
 /// A soft link's target as an absolute HDF5 path (a relative one is relative to its group).

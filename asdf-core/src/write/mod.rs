@@ -404,6 +404,8 @@ pub struct Writer<'a> {
     /// Arrays added by pieces, and their placeholder ids → index.
     pieces: Vec<pieces::PieceSpec>,
     piece_ids: HashMap<usize, usize>,
+    /// Array placeholder id → its `mask` value ([`Writer::set_mask`]).
+    masks: HashMap<usize, Node>,
 }
 
 /// A view sharing the block of a registered array.
@@ -456,6 +458,7 @@ impl<'a> Writer<'a> {
             views: HashMap::new(),
             pieces: Vec::new(),
             piece_ids: HashMap::new(),
+            masks: HashMap::new(),
         }
     }
 
@@ -631,6 +634,32 @@ impl<'a> Writer<'a> {
             r.mask = Some(mask.into());
         }
         node
+    }
+
+    /// Sets the `mask` of an array registered with [`Writer::add_array_with`] or
+    /// [`Writer::add_array_pieces`] to any value: a number (elements equal to it are masked,
+    /// as python asdf reads it) or another array node of this writer (of any datatype; the
+    /// data's shape is the caller's to ensure), written with its own options. Replaces a mask
+    /// set before. Returns `false`, and does nothing, when `array` is not such a node.
+    ///
+    /// ```
+    /// use asdf_core::write::{Writer, WriteOptions};
+    /// use asdf_core::{AsdfFile, Node, Value};
+    /// let mut writer = Writer::new(WriteOptions::default());
+    /// let data = writer.add_array(ndarray::arr1(&[1i32, -999, 3]));
+    /// assert!(writer.set_mask(&data, Node::int(-999)));
+    /// let root = Node::new(Value::Map(vec![(Node::str("x"), data)]));
+    /// let file = AsdfFile::from_bytes(writer.write_to_vec(&root)?).unwrap();
+    /// assert_eq!(file.get("/x/mask").and_then(|m| m.as_i64()), Some(-999));
+    /// # Ok::<(), asdf_core::write::WriteError>(())
+    /// ```
+    pub fn set_mask(&mut self, array: &Node, mask: Node) -> bool {
+        let id = array.id();
+        if !self.by_id.contains_key(&id) && !self.piece_ids.contains_key(&id) {
+            return false;
+        }
+        self.masks.insert(id, mask);
+        true
     }
 
     /// Declares the streamed array (at most one per file; a second call replaces the first):

@@ -313,10 +313,12 @@ impl<'w> Prep<'w, '_> {
             self.view(view, path)?
         } else if let Some(&i) = self.writer.piece_ids.get(&node.id()) {
             let n = self.pieces(i, path)?;
+            let n = self.set_mask(node, n, path)?;
             self.generated.insert(n.id());
             n
         } else if let Some(&i) = self.writer.by_id.get(&node.id()) {
             let n = self.registered(i, path)?;
+            let n = self.set_mask(node, n, path)?;
             self.generated.insert(n.id());
             if let Some(mask) = n.get("mask") {
                 self.generated.insert(mask.id());
@@ -367,6 +369,38 @@ impl<'w> Prep<'w, '_> {
         };
         self.memo.insert(node.id(), out.clone());
         Ok(out)
+    }
+
+    /// `n`, the node built for the array `placeholder`, with the mask [`Writer::set_mask`]
+    /// gave it (after `source` or `data`, replacing any other).
+    fn set_mask(
+        &mut self,
+        placeholder: &Node,
+        n: Node,
+        path: &mut String,
+    ) -> Result<Node, WriteError> {
+        let Some(mask) = self.writer.masks.get(&placeholder.id()).cloned() else {
+            return Ok(n);
+        };
+        let len = path.len();
+        path.push_str("/mask");
+        let m = self.node(&mask, path);
+        path.truncate(len);
+        let m = m?;
+        let Value::Map(entries) = n.value() else {
+            return Ok(n);
+        };
+        let mut out = Vec::with_capacity(entries.len() + 1);
+        for (k, v) in entries {
+            if key_is(k, "mask") {
+                continue;
+            }
+            out.push((k.clone(), v.clone()));
+            if key_is(k, "source") || key_is(k, "data") {
+                out.push((word("mask"), m.clone()));
+            }
+        }
+        Ok(with_value(&n, Value::Map(out)))
     }
 
     fn compression_for(
