@@ -625,8 +625,8 @@ fn input_compression_copies_stored_bytes() {
             let j = back.get(&format!("{p}/source")).unwrap().as_i64().unwrap();
             let (x, y) = (&file.blocks()[i as usize], &back.blocks()[j as usize]);
             assert_eq!(x.compression_label(), y.compression_label());
-            let sx = asdf_core::layout::read_stored(&a, x).unwrap();
-            let sy = asdf_core::layout::read_stored(&b, y).unwrap();
+            let sx = asdf_core::internals::read_stored(&a, x).unwrap();
+            let sy = asdf_core::internals::read_stored(&b, y).unwrap();
             assert!(sx == sy, "{name} {p}: stored bytes not copied");
             compared += 1;
         }

@@ -129,7 +129,7 @@ fn check(
     };
     let got_shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
     let want_shape: Vec<u64> = serde_json::from_value(shape.clone()).unwrap();
-    let got_dtype = asdf_core::canonical::dtype_json(&array.dtype);
+    let got_dtype = asdf_core::internals::dtype_json(&array.dtype);
     let want_dtype = serde_json::to_string(&want["dtype"]).unwrap();
     if got_shape != want_shape || got_dtype != want_dtype {
         return Some(format!(

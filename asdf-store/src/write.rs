@@ -508,7 +508,7 @@ mod tests {
         let (w, root) = writer_of(&arrays);
         let want = w.write_to_vec(&root).unwrap();
         let (layout, _) =
-            asdf_core::layout::read_layout(&want, &asdf_core::layout::LayoutLimits::default())
+            asdf_core::internals::read_layout(&want, &asdf_core::layout::LayoutLimits::default())
                 .unwrap();
         assert_eq!(layout.blocks.len(), 60);
         let header = layout
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn seeks_past_the_end_fill_with_zeros_and_headers_are_recognised() {
-        let header = asdf_core::layout::encode_block_header(&asdf_core::layout::BlockHeader {
+        let header = asdf_core::internals::encode_block_header(&asdf_core::layout::BlockHeader {
             index: 0,
             offset: 0,
             header_size: 48,
