@@ -111,6 +111,61 @@ def compare_links(orig, back, h5py) -> list[str]:
     return problems
 
 
+def check_masks(out, np, h5py, asdf) -> int:
+    """Masked arrays (asdf-hdf5/tests/masks.rs): python asdf's reading of the original
+    ``hdf5_masked.asdf`` is the oracle. In ``hdf5_masked.h5`` an array mask is the companion
+    dataset that the data's ``_asdf_mask`` attribute names, which h5py reads as those booleans;
+    a mask number is the ``_asdf_mask_value`` attribute. ``hdf5_masked.back.asdf`` (converted
+    back) must open in python asdf as numpy masked arrays with the same data and masks."""
+    names = ("hdf5_masked.asdf", "hdf5_masked.h5", "hdf5_masked.back.asdf")
+    if not all((out / n).exists() for n in names):
+        print(f"{' or '.join(names)} was not written")
+        return 1
+    problems = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with asdf.open(out / names[0], lazy_load=False) as orig, \
+                asdf.open(out / names[2], lazy_load=False) as back, \
+                h5py.File(out / names[1], "r") as h5:
+            for key in ("flux", "counts", "temps"):
+                o, b = orig.tree["obs"][key], back.tree["obs"][key]
+                if not isinstance(o, np.ma.MaskedArray) or not o.mask.any():
+                    problems.append(f"obs/{key}: the original reads as {type(o)} without a mask")
+                    continue
+                if not isinstance(b, np.ma.MaskedArray):
+                    problems.append(f"obs/{key}: converted back, reads as {type(b)}")
+                    continue
+                if not same(np.ma.getmaskarray(o), np.ma.getmaskarray(b), np) or not same(
+                        o.data, b.data, np):
+                    problems.append(f"obs/{key}: converted back, other data or mask")
+                if f"obs/{key}" not in h5:
+                    problems.append(f"obs/{key}: not in {names[1]}")
+                    continue
+                ds = h5[f"obs/{key}"]
+                if key == "flux":
+                    companion = ds.attrs.get("_asdf_mask")
+                    companion = companion.decode() if isinstance(companion, bytes) else companion
+                    if companion is None or f"obs/{companion}" not in h5:
+                        problems.append(f"obs/{key}: no companion mask dataset ({companion!r})")
+                        continue
+                    m = h5[f"obs/{companion}"][()]
+                    if m.dtype != np.bool_ or not same(m, np.ma.getmaskarray(o), np):
+                        problems.append(f"obs/{key}: h5py reads the companion {companion} as "
+                                        f"{m.dtype} {m!r}")
+                    if "_asdf_mask" in h5[f"obs/{companion}"].attrs:
+                        problems.append(f"obs/{companion}: a mask of its own")
+                else:
+                    value = ds.attrs.get("_asdf_mask_value")
+                    if value is None or not same(np.ma.getmaskarray(o),
+                                                 np.ma.getmaskarray(
+                                                     np.ma.masked_values(ds[()], value)), np):
+                        problems.append(f"obs/{key}: _asdf_mask_value {value!r} masks otherwise")
+    for p in problems:
+        print(f"masked: {p}")
+    print(f"masked arrays: {'ok' if not problems else f'{len(problems)} problems'}")
+    return len(problems)
+
+
 def main(argv) -> int:
     import asdf
     import h5py
@@ -180,6 +235,7 @@ def main(argv) -> int:
                     print(f"{written.name}: {path} does not resolve to the array")
                     bad += 1
         print(f"{written.name}: soft and external links checked")
+    bad += check_masks(out, np, h5py, asdf)
     print(f"{len(fixtures)} HDF5 files round-tripped, {bad} problems")
     return 1 if bad or not fixtures else 0
 
