@@ -8,7 +8,9 @@
 //! mapping is written down in `docs/hdf5.md`.
 //!
 //! ASDF → HDF5 ([`from_asdf`], [`from_asdf_with`]): arrays become datasets at their key paths,
-//! `$ref`s soft and external links, the rest of the tree attributes of their group.
+//! `$ref`s soft and external links, the rest of the tree attributes of their group. A masked
+//! array's mask becomes a companion dataset named in the data's `_asdf_mask` attribute (a
+//! mask number its `_asdf_mask_value` attribute), which the way back makes a mask again.
 //!
 //! Datasets larger than memory convert band by band both ways (whole chunk rows along axis 0,
 //! read and written while the other file is written), so memory holds a few bands whatever
