@@ -362,8 +362,10 @@ fn one_array_of_ten_thousand_blocks_costs_its_block_plus_at_most_256_kib() {
     assert!(more <= 800 + (256 << 10), "one array sent {more} bytes");
     let last = file.array::<f64>("/a9999").unwrap();
     assert_eq!(last, ndarray::Array1::from_elem(100, 9999.0).into_dyn());
-    // Every header when asked for all of them.
+    // Every header when asked for all of them, through large reads, not one per header.
+    let gets = server.gets();
     assert_eq!(file.blocks().len(), 10_000);
+    assert!(server.gets() - gets <= 20, "{} GETs", server.gets() - gets);
     assert_eq!(file.blocks()[5000].used_size, 800);
     assert!(more <= 800 + (256 << 10), "one array sent {more} bytes");
 }

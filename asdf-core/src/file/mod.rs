@@ -539,16 +539,7 @@ impl AsdfFile {
         let Some(lazy) = &self.lazy_headers else {
             return Ok(&self.layout.blocks);
         };
-        let (all, failed) = self.all_headers.get_or_init(|| {
-            let mut all = Vec::with_capacity(lazy.len());
-            for i in 0..lazy.len() {
-                match lazy.header(&*self.source, i) {
-                    Ok(h) => all.push(h.clone()),
-                    Err(e) => return (all, Some(e)),
-                }
-            }
-            (all, None)
-        });
+        let (all, failed) = self.all_headers.get_or_init(|| lazy.all(&*self.source));
         match failed {
             None => Ok(all),
             Some(e) => Err(e.clone().into()),

@@ -403,6 +403,26 @@ impl LazyBlocks {
         // Another thread may have read it too: the same bytes, the same header.
         Ok(slot.get_or_init(|| h))
     }
+
+    /// Every header in file order, read through large windows (few reads) when the whole
+    /// index agrees with the blocks; otherwise header by header, up to the first that
+    /// disagrees, with its error.
+    pub(crate) fn all(&self, src: &dyn ReadAt) -> (Vec<BlockHeader>, Option<LayoutError>) {
+        let first = self.offsets.first().copied().unwrap_or(0);
+        if let Some(all) =
+            blocks_from_index(src, self.file_len, first, self.index_offset, &self.offsets)
+        {
+            return (all, None);
+        }
+        let mut all = Vec::with_capacity(self.len());
+        for i in 0..self.len() {
+            match self.header(src, i) {
+                Ok(h) => all.push(h.clone()),
+                Err(e) => return (all, Some(e)),
+            }
+        }
+        (all, None)
+    }
 }
 
 /// Lazy block headers from the block index when it is plausible and its first and last

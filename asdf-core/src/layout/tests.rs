@@ -809,6 +809,11 @@ fn lazy_headers_from_a_valid_index_read_only_what_is_used() {
         lazy.header(&c, 10_000),
         Err(LayoutError::IndexMismatch { index: 10_000, .. })
     ));
+    // All of them: through large windows, a few reads.
+    let before = c.1.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(lazy.all(&c), (eager.blocks.clone(), None));
+    let reads = c.1.load(std::sync::atomic::Ordering::Relaxed) - before;
+    assert!(reads < 20, "{reads} reads for every header");
 }
 
 #[test]
@@ -872,6 +877,18 @@ fn lazy_headers_that_disagree_with_the_index_are_typed_errors_when_used() {
         Err(LayoutError::BadBlockMagic {
             offset: offs[1] + 60
         })
+    );
+    // All the headers: those before the first that disagrees, and its error.
+    assert_eq!(
+        lazy.all(&f),
+        (
+            eager[..1].to_vec(),
+            Some(LayoutError::IndexMismatch {
+                index: 1,
+                offset: offs[1],
+                reason: "the block runs past the next offset of the index"
+            })
+        )
     );
     // Block 1 then runs past the next offset.
     assert_eq!(
