@@ -130,7 +130,11 @@ pub fn convert(
     output: &Path,
     compress: Option<String>,
     array: Option<&str>,
+    verify_checksums: bool,
 ) -> Result<String, String> {
+    if verify_checksums && (Format::of(input), Format::of(output)) != (Format::Asdf, Format::Hdf5) {
+        return Err("--verify-checksums applies only when converting ASDF to HDF5".into());
+    }
     if same_file(input, output) {
         return Err(format!(
             "{}: the output would replace the input; choose another output path",
@@ -160,7 +164,9 @@ pub fn convert(
             crate::blosc2::from_asdf(access, input, output, codec, array)
         }
         (Format::Hdf5, Format::Asdf) => crate::hdf5::to_asdf(input, output, codec),
-        (Format::Asdf, Format::Hdf5) => crate::hdf5::from_asdf(access, input, output, codec),
+        (Format::Asdf, Format::Hdf5) => {
+            crate::hdf5::from_asdf(access, input, output, codec, verify_checksums)
+        }
         (Format::Fits, Format::Asdf) => {
             // the tree of the ASDF extension; every `fits:` array becomes a block
             if array.is_some() {

@@ -57,16 +57,19 @@ fn progress_bar(verb: &'static str) -> (Option<asdf_hdf5::ProgressFn>, bool) {
     (progress, tty)
 }
 
-/// `y.asdf` → `z.h5`.
+/// `y.asdf` → `z.h5`; with `verify_checksums`, every block's MD5 is checked as it is read
+/// (a mismatch fails the conversion, naming the block, and leaves no output).
 pub fn from_asdf(
     _access: &crate::Access,
     input: &Path,
     output: &Path,
     _codec: Option<&str>,
+    verify_checksums: bool,
 ) -> Result<String, String> {
     let (progress, tty) = progress_bar("read");
     let opts = asdf_hdf5::FromAsdfOptions {
         progress,
+        verify_checksums,
         ..asdf_hdf5::FromAsdfOptions::default()
     };
     let result = asdf_hdf5::from_asdf_with(input, output, &opts);

@@ -7,7 +7,7 @@
 //! asdftool explode IN -o OUT         tree file plus one file per block
 //! asdftool implode IN -o OUT         bring external blocks back in
 //! asdftool to-yaml IN -o OUT         every array inline
-//! asdftool convert IN OUT [-c CODEC] [--array PATH]
+//! asdftool convert IN OUT [-c CODEC] [--array PATH] [--verify-checksums]
 //!                                    between ASDF and Blosc2, HDF5, FITS (by extension)
 //! asdftool validate FILE [--schema URI_OR_PATH] [--no-checksums]
 //!                                    tree against its schemas, block checksums
@@ -215,6 +215,11 @@ enum Command {
         /// when the output format holds one array and the file has several.
         #[arg(long, value_name = "PATH")]
         array: Option<String>,
+        /// From ASDF to HDF5: verify every block's MD5 checksum while it is read (large
+        /// arrays as they stream); a mismatch fails the conversion, naming the block, and
+        /// leaves no output.
+        #[arg(long)]
+        verify_checksums: bool,
     },
     /// Validate the tree against its schemas (the standard's, per tag) and verify every
     /// block's checksum; exit status 1 and one line per problem when invalid.
@@ -418,8 +423,16 @@ fn main() -> ExitCode {
             output,
             compress,
             array,
-        } => convert::convert(access, &input, &output, compress, array.as_deref())
-            .map_err(Failure::from),
+            verify_checksums,
+        } => convert::convert(
+            access,
+            &input,
+            &output,
+            compress,
+            array.as_deref(),
+            verify_checksums,
+        )
+        .map_err(Failure::from),
         Command::Validate {
             file,
             schema,
