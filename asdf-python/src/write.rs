@@ -80,6 +80,8 @@ fn unknown_codec(label: &str) -> PyErr {
 /// `compression` is a block codec label (`zlib`, `bzp2`, `lz4`, `zstd`, `lz4f`, `blsc`);
 /// `inline_threshold=N` writes arrays of at most N elements as YAML lists; `validate`
 /// checks the tree against the schemas first; `standard` picks the ASDF Standard version.
+/// `asdf_library` and `history["extensions"]` of the tree (a tree read from a file has
+/// them) are not copied: the file gets this library's own.
 #[pyfunction]
 #[pyo3(signature = (path, tree, *, compression = None, compression_level = None, validate = true, checksums = true, standard = None, inline_threshold = None))]
 #[allow(clippy::too_many_arguments)]
@@ -109,8 +111,9 @@ pub fn write(
             tree.get_type().name()?
         )));
     }
+    let tree = own_metadata_dropped(tree)?;
     let mut conv = FromPy::new(py)?;
-    let root = conv.node(tree).map_err(|e| e.into_py())?;
+    let root = conv.node(&tree).map_err(|e| e.into_py())?;
     // every array's bytes, borrowed from numpy for the time of the write
     let mut held = Vec::with_capacity(conv.arrays.len());
     for a in &conv.arrays {
@@ -136,6 +139,36 @@ pub fn write(
     py.detach(|| writer.write_to_path(&root, &path))
         .map_err(write_to_py)?;
     Ok(())
+}
+
+/// The tree without what describes the software that wrote a file (`asdf_library`, and
+/// `history`'s `extensions`), as a tree read from a file has them: the writer records its
+/// own. The caller's dicts are not changed.
+fn own_metadata_dropped<'py>(tree: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let dict = tree.cast::<PyDict>()?;
+    let has_history_extensions = dict
+        .get_item("history")?
+        .and_then(|h| h.cast_into::<PyDict>().ok())
+        .map(|h| h.contains("extensions"))
+        .transpose()?
+        .unwrap_or(false);
+    if !dict.contains("asdf_library")? && !has_history_extensions {
+        return Ok(tree.clone());
+    }
+    let copy = dict.copy()?;
+    copy.del_item("asdf_library").ok();
+    if has_history_extensions {
+        if let Some(h) = copy.get_item("history")? {
+            let h = h.cast_into::<PyDict>()?.copy()?;
+            h.del_item("extensions")?;
+            if h.is_empty() {
+                copy.del_item("history")?;
+            } else {
+                copy.set_item("history", h)?;
+            }
+        }
+    }
+    Ok(copy.into_any())
 }
 
 fn write_array<'a>(

@@ -247,3 +247,15 @@ def test_truncated_block_is_an_error_not_a_crash(scratch):
     with pytest.raises((asdf_rs.AsdfError, OSError)):
         with asdf_rs.open(out) as f:
             f.tree["d"].read()
+
+
+def test_written_file_gets_its_own_library_and_extensions_not_the_trees(scratch):
+    tree = {"asdf_library": {"name": "other"},
+            "history": {"extensions": [{"extension_uri": "x"}], "entries": []}, "a": 1}
+    asdf_rs.write(scratch / "h.asdf", tree)
+    assert tree["asdf_library"] == {"name": "other"}  # the caller's tree is not changed
+    assert tree["history"]["extensions"] == [{"extension_uri": "x"}]
+    with asdf_rs.open(scratch / "h.asdf") as f:
+        assert f.tree["asdf_library"]["name"] == "asdf-rs"
+        uris = [e["extension_uri"] for e in f.tree["history"]["extensions"]]
+        assert "x" not in uris and f.tree["a"] == 1

@@ -247,3 +247,24 @@ def test_written_files_open_in_python_asdf_without_warning(scratch, case, compre
         with asdf.open(out) as f:
             labels = {b.header["compression"] for b in f._blocks.blocks}
         assert labels == {compression.encode().ljust(4, b"\0")}, labels
+
+
+REFERENCE = [p for p in FILES if "reference-files" in p.parts]
+
+
+@pytest.mark.parametrize("path", REFERENCE, ids=lambda p: str(p.relative_to(testdata.root())))
+def test_trees_read_by_asdf_rs_write_back_as_python_asdf_reads_the_original(scratch, path):
+    out = scratch / "copy.asdf"
+    with asdf_rs.open(path) as f:
+        asdf_rs.write(out, f.tree)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with asdf.open(out, validate_checksums=True, lazy_load=False, memmap=False) as f:
+            f.validate()
+            copy = plain_python({k: v for k, v in f.tree.items()
+                                 if k not in ("asdf_library", "history")})
+    original = python_tree(path)
+    original = {k: v for k, v in original.items() if k not in ("asdf_library", "history")}
+    problems = []
+    compare(copy, original, "/", problems)
+    assert not problems, "\n".join(problems)
