@@ -388,6 +388,10 @@ impl Walk<'_, '_> {
         // the companions are not members of their own
         let mut masks: HashMap<String, &Dataset> = HashMap::new();
         for d in &datasets {
+            if self.seen.contains_key(&d.address()) {
+                // a second link to a dataset already converted, mask and all
+                continue;
+            }
             if let Some(c) = companion(d, &datasets, &hpath(path, d.name()))? {
                 masks.insert(d.name().to_string(), c);
             }
