@@ -8,7 +8,8 @@
 //!
 //! Then the arrays that are no plain run of their block, each 136 MiB (more than the bound):
 //! views of an uncompressed block (an offset, the transpose, both axes reversed) and of an
-//! `lz4` block (the transpose, through a spill file, and an offset), a masked array, and
+//! `lz4` block (the transpose, through a spill file, and an offset), a masked array (its
+//! 34 MiB mask a companion dataset, band by band too), and
 //! arrays in `blsc`, `bsc2` and `bls2` blocks, go to HDF5 with checksums verified in a
 //! child held to the same bound (the file holding them is made in a child of its own: the
 //! writer holds arrays given whole), and their values are checked in the HDF5 file.
@@ -309,6 +310,25 @@ fn check_kinds(dir: &Path) -> Result<(), String> {
                 }
             }
         }
+    }
+    // the masked array's mask (more than the band threshold too): the companion dataset
+    // its attribute names, every element
+    let ds = h5.dataset("/masked").map_err(|e| e.to_string())?;
+    let named = ds
+        .attributes()
+        .into_iter()
+        .find(|a| a.name == "_asdf_mask")
+        .and_then(|a| a.read_strings().ok());
+    if named.as_deref() != Some(&["masked.mask".to_string()][..]) {
+        return Err(format!("/masked: _asdf_mask is {named:?}"));
+    }
+    let mask = h5
+        .dataset("/masked.mask")
+        .and_then(|d| d.read_raw_bytes())
+        .map_err(|e| format!("/masked.mask: {e}"))?;
+    let want = |n: usize| (n / KC + n % KC) % 5 == 0;
+    if mask.len() != KR * KC || !mask.iter().enumerate().all(|(n, &b)| (b != 0) == want(n)) {
+        return Err("/masked.mask: not the mask".into());
     }
     Ok(())
 }
