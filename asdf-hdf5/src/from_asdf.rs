@@ -236,14 +236,15 @@ impl Walk<'_> {
             }
             let p = format!("{path}/{name}");
             if v.is_ndarray() {
-                let companion = match v.get("mask") {
-                    Some(m) if m.is_ndarray() => {
-                        let c = companion_name(name, &taken);
-                        taken.insert(c.clone());
-                        Some(c)
-                    }
-                    _ => None,
+                let array_mask = match v.get("mask") {
+                    Some(m) => m.is_ndarray(),
+                    None => inline_nulls(v, &p)?.is_some(),
                 };
+                let companion = array_mask.then(|| {
+                    let c = companion_name(name, &taken);
+                    taken.insert(c.clone());
+                    c
+                });
                 self.dataset(v, &p, companion.as_deref())?;
             } else if let Some(dt) = hint(self.meta, "scalar_datasets", &p).and_then(Node::as_str) {
                 self.scalar_dataset(v, dt, &p)?;
@@ -352,7 +353,9 @@ impl Walk<'_> {
         hpath: &str,
         companion: Option<&str>,
     ) -> Result<Option<AttributeBuilder>> {
-        let Some(mask) = node.get("mask") else {
+        // `null`s in inline data are a mask array too (written beside, as an explicit one)
+        let nulls = node.get("mask").is_none() && inline_nulls(node, hpath)?.is_some();
+        let Some(mask) = node.get("mask").or(nulls.then_some(node)) else {
             return Ok(None);
         };
         let recorded = hint(self.meta, "attrs", hpath).and_then(Node::as_map);
@@ -518,6 +521,22 @@ impl Walk<'_> {
             }
             let bare = strip_mask(mask);
             self.dataset(&bare, &mpath, None)?;
+        } else if let (Some((shape, bytes)), Some(name)) = (inline_nulls(node, hpath)?, companion) {
+            // `null`s in inline data: a mask array of their places
+            let parent = &hpath[..hpath.rfind('/').unwrap_or(0)];
+            let mpath = format!("{parent}/{name}");
+            let bool8 = DType::Scalar {
+                ty: ScalarType::Bool8,
+                byteorder: asdf_core::array::ByteOrder::Little,
+            };
+            let ds = DatasetBuilder::new(
+                mpath.trim_start_matches('/'),
+                self.datatype(&bool8, &mpath)?,
+                shape,
+            )
+            .raw_data(bytes);
+            self.summary.datasets += 1;
+            self.builder = std::mem::take(&mut self.builder).dataset(ds);
         }
         Ok(())
     }
@@ -794,6 +813,27 @@ fn companion_name(name: &str, taken: &std::collections::HashSet<String>) -> Stri
         .map(|k| format!("{first}.{k}"))
         .find(|c| !taken.contains(c))
         .unwrap_or(first)
+}
+
+/// Where the inline data of an ndarray without `mask` holds `null`s (its implicit mask);
+/// `None` when it holds none or is not inline.
+/// Its shape and a `bool8` byte per element.
+fn inline_nulls(node: &Node, hpath: &str) -> Result<Option<(Vec<u64>, Vec<u8>)>> {
+    if node.get("mask").is_some() {
+        return Ok(None);
+    }
+    let Ok(meta) = NdArrayMeta::from_node(node, hpath) else {
+        return Ok(None);
+    };
+    if !matches!(meta.source, ArraySource::Inline(_)) {
+        return Ok(None);
+    }
+    let nulls = asdf_core::internals::inline_null_mask(&meta, hpath)
+        .map_err(|e| tree_err(hpath, e.to_string()))?;
+    Ok(nulls.map(|n| {
+        let shape = n.shape().iter().map(|&d| d as u64).collect();
+        (shape, n.iter().map(|&b| u8::from(b)).collect())
+    }))
 }
 
 /// An ndarray node without its `mask` key.

@@ -290,3 +290,42 @@ fn hostile_mask_attributes_are_errors_naming_them() {
         }
     }
 }
+
+/// `null`s in inline data (an implicit mask, per the ndarray schema) become a companion mask
+/// dataset too, and come back as an explicit mask of their places.
+#[test]
+fn nulls_in_inline_data_become_a_mask() {
+    let dir = common::Scratch::new("masks-nulls");
+    let null = || Node::new(Value::Null);
+    let row = |a: Node, b: Node| Node::seq([a, b]);
+    let inline = Node::tagged(
+        "tag:stsci.edu:asdf/core/ndarray-1.1.0",
+        Value::Map(vec![
+            (
+                Node::str("data"),
+                Node::seq([row(Node::int(1), null()), row(Node::int(3), Node::int(4))]),
+            ),
+            (Node::str("datatype"), Node::str("int32")),
+            (Node::str("shape"), Node::seq([Node::int(2), Node::int(2)])),
+        ]),
+    );
+    let w = Writer::new(WriteOptions::new());
+    let src = dir.join("nulls.asdf");
+    w.write_to_path(&map(vec![("x", inline)]), &src).unwrap();
+    let h5 = dir.join("nulls.h5");
+    from_asdf_with(&src, &h5, &FromAsdfOptions::default()).unwrap();
+    let f = hdf5_reader::Hdf5File::open(&h5).unwrap();
+    assert_eq!(
+        f.dataset("/x.mask").unwrap().read_raw_bytes().unwrap(),
+        [0, 1, 0, 0]
+    );
+    let back = dir.join("back.asdf");
+    to_asdf(&h5, &back, &ToAsdfOptions::default()).unwrap();
+    let m: Masked<i32> = AsdfFile::open(&back).unwrap().read_as("/x").unwrap();
+    let orig: Masked<i32> = AsdfFile::open(&src).unwrap().read_as("/x").unwrap();
+    assert_eq!(
+        m.mask.iter().copied().collect::<Vec<_>>(),
+        [false, true, false, false]
+    );
+    assert_eq!(m, orig);
+}
