@@ -105,18 +105,22 @@ pub use yaml::{Integer, Node, Value};
 /// Plumbing shared by the crates of asdf-rs (asdftool, asdf-hdf5, asdf-store, the fuzz
 /// targets, benches and tests): block headers and the block index as bytes, codecs by label,
 /// block bytes bound to arrays, legacy encodings. Not part of the API: hidden from the
-/// documentation, and it may change in any release. The same items are still reachable at
-/// their modules (hidden there too) until the workspace's crates have moved here.
+/// documentation, and it may change in any release. The items defined in submodules are
+/// reachable only here; those defined in a public module (`codec::decode`, `codec::encode`,
+/// `layout::read_layout`, `canonical::dtype_json`, ...) are also there, hidden.
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::array::{from_block, from_inline, inline_node, inline_null_mask, view};
+    pub use crate::array::bind::{from_block, view};
+    pub use crate::array::inline::{from_inline, inline_null_mask};
+    pub use crate::array::to_node::inline_node;
     pub use crate::canonical::dtype_json;
-    pub use crate::codec::{
-        decode, decode_into, decoder, decoder_at, encode, encode_items, StoredAt,
+    pub use crate::codec::stream::{decoder, decoder_at, StoredAt};
+    pub use crate::codec::{decode, decode_into, encode, encode_items};
+    pub use crate::file::legacy::decode_chain;
+    pub use crate::layout::blocks::{
+        encode_block_header, parse_block_header, read_stored, read_stored_into,
     };
-    pub use crate::file::decode_chain;
-    pub use crate::layout::{
-        encode_block_header, encode_block_index, parse_block_header, parse_legacy_block_header,
-        read_layout, read_stored, read_stored_into,
-    };
+    pub use crate::layout::index::encode_block_index;
+    pub use crate::layout::legacy::parse_legacy_block_header;
+    pub use crate::layout::read_layout;
 }

@@ -2,13 +2,14 @@
 //!
 //! The layer sits above [`crate::yaml`] and below [`crate::file`]. It never reads files or
 //! blocks itself: the file layer parses an ndarray node into an [`NdArrayMeta`], finds the
-//! bytes of the block it names, and hands them to [`from_block`] (or calls [`from_inline`]
-//! for data in the tree). The result is a [`DynArray`]: the elements, C-contiguous, in the
-//! datatype's own byte order, from which typed [`ndarray`] arrays, strings, record fields and
-//! the canonical hash (docs/canonical.md, `sha256`) are taken.
+//! bytes of the block it names, and binds them (`from_block`; `from_inline` for data in the
+//! tree; both in the hidden `asdf_core::internals`). The result is a [`DynArray`]: the
+//! elements, C-contiguous, in the datatype's own byte order, from which typed [`ndarray`]
+//! arrays, strings, record fields and the canonical hash (docs/canonical.md, `sha256`) are taken.
 //!
 //! ```
-//! use asdf_core::array::{from_block, NdArrayMeta};
+//! use asdf_core::array::NdArrayMeta;
+//! use asdf_core::internals::from_block;
 //! use asdf_core::yaml::{Integer, Node, Value};
 //!
 //! let int = |v| Node::new(Value::Int(Integer::Small(v)));
@@ -25,7 +26,7 @@
 //! ```
 
 mod access;
-mod bind;
+pub(crate) mod bind;
 mod dtype;
 mod element;
 pub(crate) mod inline;
@@ -39,18 +40,15 @@ mod value_hash;
 mod oracle_tests;
 
 pub use bind::MAX_EXPANDED_BYTES;
-#[doc(hidden)] // plumbing: asdf_core::internals
-pub use bind::{from_block, view};
+pub(crate) use bind::{from_block, view};
 pub use dtype::{ByteOrder, DType, Field, ScalarType};
 pub use element::Element;
 pub use inline::MAX_INLINE_BYTES;
-#[doc(hidden)] // plumbing: asdf_core::internals
-pub use inline::{from_inline, inline_null_mask};
+pub(crate) use inline::{from_inline, inline_null_mask};
 pub use meta::{ArraySource, Dim, NdArrayMeta};
 pub use owned::WriteArray;
 pub use placement::{ArrayOptions, CompressionChoice, Storage};
-#[doc(hidden)] // plumbing: asdf_core::internals
-pub use to_node::inline_node;
+pub(crate) use to_node::inline_node;
 
 /// Errors of the array layer. Each error of a descriptor or its data names the tree path of
 /// the ndarray node (`path`) and, where one is at fault, the key.

@@ -29,12 +29,11 @@ mod blsc;
 mod bzp2;
 mod lz4;
 mod lz4f;
-mod stream;
+pub(crate) mod stream;
 mod zlib;
 mod zstd;
 
-#[doc(hidden)] // plumbing: asdf_core::internals
-pub use stream::{decoder, decoder_at, StoredAt};
+pub(crate) use stream::decoder;
 
 /// Errors of the codec layer (the caller adds the block index).
 #[derive(Debug, thiserror::Error, PartialEq, Eq, Clone)]

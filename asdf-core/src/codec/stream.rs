@@ -26,7 +26,8 @@ use super::Compression;
 /// streams (`blsc`, `bsc2`, `bls2`).
 ///
 /// ```
-/// use asdf_core::codec::{decoder, encode, Compression};
+/// use asdf_core::codec::Compression;
+/// use asdf_core::internals::{decoder, encode};
 /// use std::io::Read;
 /// let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
 /// let stored = encode(Compression::Zstd, &data, None).unwrap();
@@ -97,7 +98,8 @@ impl StoredAt for &[u8] {
 /// (as [`decoder`]); the Blosc codecs read each block where it is stored, in decoded order.
 ///
 /// ```
-/// use asdf_core::codec::{decoder_at, encode, Compression};
+/// use asdf_core::codec::Compression;
+/// use asdf_core::internals::{decoder_at, encode};
 /// use std::io::Read;
 /// let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
 /// let stored = encode(Compression::Bls2, &data, None).unwrap();

@@ -24,14 +24,12 @@ mod confine;
 mod direct_read;
 mod fits;
 mod journal;
-mod legacy;
+pub(crate) mod legacy;
 mod read_as;
 mod refs;
 mod verify;
 
 pub use journal::journal_path;
-#[doc(hidden)] // plumbing: asdf_core::internals
-pub use legacy::decode_chain;
 pub use legacy::LegacyEncodingError;
 
 pub use confine::ExternalPolicy;

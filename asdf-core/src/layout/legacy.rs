@@ -96,10 +96,11 @@ fn array<const N: usize>(f: &[u8], at: usize) -> [u8; N] {
 
 /// Parse a legacy block header from `bytes`, which start at the block magic found at file
 /// offset `offset`. A `header_size` of 48 or more is [`LayoutError::NotLegacyHeaderSize`]
-/// (it is the 1.x layout: [`super::parse_block_header`]); sizes are as stored (`index` 0).
+/// (it is the 1.x layout: `parse_block_header`); sizes are as stored (`index` 0).
 ///
 /// ```
-/// use asdf_core::layout::{parse_legacy_block_header, LegacyLayout};
+/// use asdf_core::internals::parse_legacy_block_header;
+/// use asdf_core::layout::LegacyLayout;
 /// let mut b = vec![0xd3, b'B', b'L', b'K', 0, 40, 0, 0, 0, 0];
 /// b.extend_from_slice(b"zlib");
 /// for v in [16u64, 16, 64, 0] {

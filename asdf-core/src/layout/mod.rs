@@ -20,17 +20,15 @@ use std::io;
 
 pub(crate) mod blocks;
 pub mod fits;
-mod index;
-mod legacy;
+pub(crate) mod index;
+pub(crate) mod legacy;
 mod read_at;
 mod tree;
 
-#[doc(hidden)] // plumbing: asdf_core::internals
-pub use blocks::{encode_block_header, parse_block_header, read_stored, read_stored_into};
-#[doc(hidden)] // plumbing: asdf_core::internals
-pub use index::encode_block_index;
-#[doc(hidden)] // plumbing: asdf_core::internals
-pub use legacy::parse_legacy_block_header;
+pub(crate) use blocks::{encode_block_header, read_stored_into};
+#[cfg(test)] // the unit tests' names for them
+pub(crate) use blocks::{parse_block_header, read_stored};
+pub(crate) use index::encode_block_index;
 pub use legacy::{LegacyBlock, LegacyLayout, FLAG_ENCODED};
 
 /// The 4-byte magic that starts every block header: `\xd3BLK`.
@@ -154,7 +152,7 @@ pub enum LayoutError {
         header_size: u16,
     },
     /// In a file headed `#ASDF 0.1.0`, a `header_size` below 48 that is none of the legacy
-    /// layouts (36, 40, 44); from [`parse_legacy_block_header`], any size that is not one.
+    /// layouts (36, 40, 44); from `parse_legacy_block_header`, any size that is not one.
     #[error("block {index} at offset {offset}: header_size {header_size} is no asdf 0.1.0 block layout (36, 40 or 44 bytes) nor the 1.x one (48 or more)")]
     NotLegacyHeaderSize {
         /// Block position in file order.
