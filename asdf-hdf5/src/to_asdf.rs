@@ -388,8 +388,9 @@ impl Walk<'_, '_> {
         // the companions are not members of their own
         let mut masks: HashMap<String, &Dataset> = HashMap::new();
         for d in &datasets {
-            if self.seen.contains_key(&d.address()) {
-                // a second link to a dataset already converted, mask and all
+            if self.seen.contains_key(&d.address()) || linked.contains(d.name()) {
+                // a second link to a dataset already converted, mask and all, or a soft or
+                // external link (a `$ref`; the dataset it names is converted where it is)
                 continue;
             }
             if let Some(c) = companion(d, &datasets, &hpath(path, d.name()))? {

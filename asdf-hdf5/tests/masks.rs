@@ -333,3 +333,37 @@ fn nulls_in_inline_data_become_a_mask() {
         asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
     });
 }
+
+/// A soft link to a masked dataset in another group is a `$ref`: its mask is looked for
+/// where the dataset is, not beside the link.
+#[test]
+fn a_soft_link_to_a_masked_dataset_elsewhere_converts() {
+    let dir = common::Scratch::new("masks-link");
+    let mut w = Writer::new(WriteOptions::new());
+    let x = w.add_masked_array(
+        ndarray::arr1(&[1.0f64, 2.0, 3.0]),
+        ndarray::arr1(&[false, true, false]),
+        ArrayOptions::default(),
+    );
+    // the link's group comes first, so the link is met before the dataset
+    let tree = map(vec![
+        (
+            "a",
+            map(vec![("y", map(vec![("$ref", Node::str("#/z/x"))]))]),
+        ),
+        ("z", map(vec![("x", x)])),
+    ]);
+    let src = dir.join("link.asdf");
+    w.write_to_path(&tree, &src).unwrap();
+    let h5 = dir.join("link.h5");
+    from_asdf_with(&src, &h5, &FromAsdfOptions::default()).unwrap();
+    let back = dir.join("back.asdf");
+    to_asdf(&h5, &back, &ToAsdfOptions::default()).unwrap();
+    let b = AsdfFile::open(&back).unwrap();
+    assert_eq!(b.get("/a/y/$ref").and_then(Node::as_str), Some("#/z/x"));
+    let m: Masked<f64> = b.read_as("/z/x").unwrap();
+    assert_eq!(
+        m.mask.iter().copied().collect::<Vec<_>>(),
+        [false, true, false]
+    );
+}
