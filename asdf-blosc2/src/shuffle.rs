@@ -457,9 +457,9 @@ mod tests {
 }
 
 /// Speeds of the plain loops (and `gather`) and of the dispatched (SIMD) code on 256 KiB
-/// blocks:
-/// `cargo test -p asdfrs-blosc2 --release -- --ignored --nocapture shuffle_speed`.
-#[cfg(test)]
+/// blocks, a developer's timing rather than a check, so not part of the test suite:
+/// `cargo test -p asdfrs-blosc2 --release --features dev-tools -- --nocapture shuffle_speed`.
+#[cfg(all(test, feature = "dev-tools"))]
 mod speed {
     use super::*;
     use std::time::Instant;
@@ -475,7 +475,6 @@ mod speed {
     }
 
     #[test]
-    #[ignore = "a timing, not a check"]
     fn shuffle_speed() {
         let len = 256 << 10;
         let src: Vec<u8> = (0..len).map(|i| (i * 7 + i / 1000) as u8).collect();
