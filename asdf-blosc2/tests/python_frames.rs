@@ -55,6 +55,21 @@ fn to_json(m: &Meta) -> serde_json::Value {
 
 #[test]
 fn every_python_frame_decodes_to_numpys_bytes() {
+    every_python_frame_decodes();
+}
+
+/// With one thread in rayon's pool, whole frames and arrays are decoded on the calling
+/// thread (another path than the parallel one): the same bytes.
+#[test]
+fn every_python_frame_decodes_the_same_on_one_thread() {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(every_python_frame_decodes);
+}
+
+fn every_python_frame_decodes() {
     let m = manifest();
     let cases = m["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 71, "cases in the manifest");
