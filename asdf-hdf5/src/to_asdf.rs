@@ -232,12 +232,20 @@ struct Meta {
     fills: Vec<(String, Node)>,
     maxshapes: Vec<(String, Node)>,
     soft_links: Vec<(String, Node)>,
+    /// Entries, and bytes of their paths, that hard links have added so far.
+    aliased: (usize, usize),
 }
+
+/// Most entries hard links may add to what is kept under `_hdf5`, and most bytes of their
+/// paths: each link copies the entries under the linked object's path, copies included, so
+/// links to groups that contain links to them would multiply them without end (a 16 KB
+/// file grew past 3 GB).
+const MAX_ALIASED: (usize, usize) = (1 << 20, 64 << 20);
 
 impl Meta {
     /// A second path (a hard link) to the object first met at `first`: what is kept by path
-    /// is kept under both.
-    fn alias(&mut self, first: &str, path: &str) {
+    /// is kept under both. An error past [`MAX_ALIASED`].
+    fn alias(&mut self, first: &str, path: &str) -> Result<()> {
         for list in [
             &mut self.attrs,
             &mut self.chunks,
@@ -262,8 +270,25 @@ impl Meta {
                     Some((format!("{path}{rest}"), n.clone()))
                 })
                 .collect();
+            self.aliased.0 = self.aliased.0.saturating_add(copies.len());
+            self.aliased.1 = copies
+                .iter()
+                .fold(self.aliased.1, |b, (k, _)| b.saturating_add(k.len()));
+            if self.aliased.0 > MAX_ALIASED.0 || self.aliased.1 > MAX_ALIASED.1 {
+                return Err(Hdf5Error::Read {
+                    path: path.to_string(),
+                    message: format!(
+                        "hard links repeat the kept attributes and properties of their \
+                         objects more than {} times ({} MiB of paths): links to groups that \
+                         contain links to them",
+                        MAX_ALIASED.0,
+                        MAX_ALIASED.1 >> 20
+                    ),
+                });
+            }
             list.extend(copies);
         }
+        Ok(())
     }
 
     fn node(&self) -> Option<Node> {
@@ -414,7 +439,7 @@ impl Walk<'_, '_> {
             let node = match self.seen.get(&m.address()) {
                 Some((n, first)) => {
                     let (n, first) = (n.clone(), first.clone());
-                    self.meta.alias(&first, &p);
+                    self.meta.alias(&first, &p)?;
                     n
                 }
                 None => {
