@@ -332,14 +332,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                     data_at,
                     opts.checksums,
                 )
-                .map_err(|e| match e {
-                    WriteError::Codec { codec, source, .. } => WriteError::Codec {
-                        block: i,
-                        codec,
-                        source,
-                    },
-                    e => e,
-                })?;
+                .map_err(in_block(i))?;
                 let alloc = allocated(stored.used, opts.pad_blocks);
                 write_zeros(w, alloc - stored.used)?;
                 header.used_size = stored.used;
@@ -349,31 +342,15 @@ pub(crate) fn write_blocks<W: Write + Seek>(
                 patch_header(w, at, &header)?;
                 alloc
             }
-            (Pre::Piped, _) => {
+            (pre @ (Pre::Piped | Pre::PipedZstd), _) => {
                 // sizes and checksum are known at the end: write the header then patch it
                 w.write_all(&encode_block_header(&header))?;
-                let (used, sum) = write_lz4_piped(w, wb, data, data_at, opts.checksums, &mut step)?;
-                let alloc = allocated(used, opts.pad_blocks);
-                write_zeros(w, alloc - used)?;
-                header.used_size = used;
-                header.allocated_size = alloc;
-                header.checksum = sum;
-                patch_header(w, at, &header)?;
-                alloc
-            }
-            (Pre::PipedZstd, _) => {
-                // sizes and checksum are known at the end: write the header then patch it
-                w.write_all(&encode_block_header(&header))?;
-                let (used, sum) =
+                let (used, sum) = if matches!(pre, Pre::Piped) {
+                    write_lz4_piped(w, wb, data, data_at, opts.checksums, &mut step)?
+                } else {
                     write_zstd_piped(w, wb, data, level, data_at, opts.checksums, &mut step)
-                        .map_err(|e| match e {
-                            WriteError::Codec { codec, source, .. } => WriteError::Codec {
-                                block: i,
-                                codec,
-                                source,
-                            },
-                            e => e,
-                        })?;
+                        .map_err(in_block(i))?
+                };
                 let alloc = allocated(used, opts.pad_blocks);
                 write_zeros(w, alloc - used)?;
                 header.used_size = used;
@@ -423,6 +400,18 @@ pub(crate) fn write_blocks<W: Write + Seek>(
         pos = next;
     }
     Ok((offsets, pos))
+}
+
+/// Names block `i` in a codec error (the pipelines report block 0).
+fn in_block(i: usize) -> impl Fn(WriteError) -> WriteError {
+    move |e| match e {
+        WriteError::Codec { codec, source, .. } => WriteError::Codec {
+            block: i,
+            codec,
+            source,
+        },
+        e => e,
+    }
 }
 
 /// Whether the stored checksum of `range` is the MD5 of its decoded data (as writers before
