@@ -18,6 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+#[path = "../../asdf-core/tests/common/mod.rs"]
 mod common;
 
 use asdf_core::array::{ArrayOptions, ByteOrder, DType, ScalarType};
