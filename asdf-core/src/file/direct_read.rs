@@ -3,8 +3,17 @@
 //! with transparent huge pages requested for large arrays (as numpy does). Large reads run in
 //! pieces on the rayon pool, so the first-touch page faults are spread over the cores.
 
-use crate::array::{ArrayError, DType, Dim, Element, NdArrayMeta, ScalarType};
-use crate::layout::ReadAt;
+use ndarray::{ArrayD, IxDyn};
+
+use super::verify;
+use crate::array::{
+    ArrayError, ArraySource, DType, Dim, DynArray, Element, NdArrayMeta, ScalarType,
+};
+use crate::checksum::Md5;
+use crate::codec::{self, Compression};
+use crate::layout::{BlockHeader, LayoutError, ReadAt};
+use crate::yaml::Node;
+use crate::{Error, Result};
 
 /// Where the elements lie in the block, when they can be read directly.
 pub(super) struct Plan {
@@ -190,6 +199,188 @@ fn at(offset: u64, done: usize) -> std::io::Result<u64> {
             format!("read at offset {offset} + {done} past the end"),
         )
     })
+}
+
+/// Which blocks are read straight into an array's allocation, and the reads themselves.
+impl super::AsdfFile {
+    /// The block of a block-backed array that can be read straight into the array's own
+    /// allocation: its index, header, codec and whether its checksum is to be verified.
+    /// `None` sends the read down the general path (decode or copy into the block cache,
+    /// then bind), which also reports every error this one passes over.
+    fn direct_block(
+        &self,
+        meta: &NdArrayMeta,
+        path: &str,
+    ) -> Result<Option<(&BlockHeader, Option<Compression>, bool)>> {
+        let ArraySource::Block(src) = meta.source else {
+            return Ok(None);
+        };
+        let idx = self.block_index(src, path)?;
+        if self.blocks[idx].get().is_some() {
+            return Ok(None); // already in the cache: bound from there
+        }
+        let h = self.block_header(idx)?;
+        if self
+            .layout
+            .legacy_block(idx)
+            .is_some_and(|lb| lb.has_chain(h) || lb.encoding_name().is_some())
+        {
+            return Ok(None); // decoded by `load_block`
+        }
+        let compression = self.compression(h)?;
+        let verify = self.options.verify_checksums && h.has_checksum();
+        if compression.is_none() && self.mmap.is_some() && !verify {
+            // Mapped blocks are served from the map (a view, or one copy of it).
+            return Ok(None);
+        }
+        if h.data_size > self.options.max_block_bytes {
+            return Ok(None); // the general path reports the limit
+        }
+        Ok(Some((h, compression, verify)))
+    }
+
+    /// Reads a contiguous, native-endian array of `T` straight into the array's own
+    /// allocation (one copy from the source, as `std::fs::read` does; a compressed block
+    /// that is the whole array decodes into it).
+    pub(super) fn fast_owned<T: Element>(
+        &self,
+        node: &Node,
+        path: &str,
+    ) -> Result<Option<ArrayD<T>>> {
+        let meta = NdArrayMeta::from_node(node, path)?;
+        let Some((h, compression, verify)) = self.direct_block(&meta, path)? else {
+            return Ok(None);
+        };
+        let Some(plan) = contiguous_plan::<T>(&meta, h.data_size)? else {
+            return Ok(None);
+        };
+        let Some(out) =
+            self.read_direct::<T>(h, compression, verify, plan.byte_offset, plan.len)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(
+            ArrayD::from_shape_vec(IxDyn(&plan.shape), out).map_err(|e| ArrayError::BadValue {
+                path: path.to_string(),
+                key: "shape".into(),
+                message: e.to_string(),
+            })?,
+        ))
+    }
+
+    /// The dynamic array (any datatype, any byte order: its bytes as stored) of a
+    /// C-contiguous array, read straight into its own allocation like [`Self::fast_owned`]:
+    /// a remote 1 GiB block is then fetched into the array's memory once, rather than into
+    /// the block cache and copied out of it.
+    pub(super) fn fast_dyn(&self, meta: &NdArrayMeta, path: &str) -> Result<Option<DynArray>> {
+        let Some((h, compression, verify)) = self.direct_block(meta, path)? else {
+            return Ok(None);
+        };
+        let Ok(block_len) = usize::try_from(h.data_size) else {
+            return Ok(None);
+        };
+        // Errors of a descriptor (out of bounds, overflow) are the general path's to report.
+        let Ok(l) = crate::array::bind::layout(meta, block_len, path) else {
+            return Ok(None);
+        };
+        let Some(total) = l.count.checked_mul(l.itemsize) else {
+            return Ok(None);
+        };
+        if !l.contiguous || total == 0 {
+            return Ok(None);
+        }
+        let Some(data) = self.read_direct::<u8>(h, compression, verify, l.start, total)? else {
+            return Ok(None);
+        };
+        Ok(Some(DynArray {
+            dtype: l.dtype,
+            shape: l.shape,
+            data,
+        }))
+    }
+
+    /// `len` elements of `T` at byte `byte_offset` of block `h`'s data, read (or decoded,
+    /// when the block is compressed and they are the whole of it) straight into a fresh
+    /// allocation, with the block's checksum verified on the way when `verify`. `None` when
+    /// the general path must do it (a compressed block of which the array is a part).
+    fn read_direct<T: Element>(
+        &self,
+        h: &BlockHeader,
+        compression: Option<Compression>,
+        verify: bool,
+        byte_offset: u64,
+        len: usize,
+    ) -> Result<Option<Vec<T>>> {
+        let elements =
+            |n: usize| zeroed_vec::<T>(n).ok_or_else(|| self.limit("array elements", n as u64));
+        let out: Vec<T> = match compression {
+            None if verify => {
+                // The whole stored block is hashed: the bytes before and after the array
+                // straight from the source, the array's own bytes as they are read into its
+                // allocation (one pass over them, hashed on this thread while another reads).
+                let range = self.stored_range(h)?;
+                let body = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+                let Some(tail) = h
+                    .used_size
+                    .checked_sub(byte_offset)
+                    .and_then(|rest| rest.checked_sub(body))
+                else {
+                    return Ok(None); // the general path reports it
+                };
+                let start = range.start as u64;
+                let io = |at: u64| move |e: std::io::Error| LayoutError::io(at, &e);
+                let mut out = elements(len)?;
+                let mut hasher = Md5::new();
+                verify::hash_range(&*self.source, start, byte_offset, &mut hasher, &mut |_| ())
+                    .map_err(io(start))?;
+                let at = start + byte_offset;
+                let bytes = as_bytes_mut(&mut out);
+                verify::read_hashing(&*self.source, bytes, at, &mut hasher).map_err(io(at))?;
+                verify::hash_range(&*self.source, at + body, tail, &mut hasher, &mut |_| ())
+                    .map_err(io(at + body))?;
+                self.expect_md5(h, hasher.finalize(), None)?;
+                out
+            }
+            None => {
+                let start = h
+                    .data_offset()
+                    .checked_add(byte_offset)
+                    .ok_or_else(|| self.limit("array offset", byte_offset))?;
+                let mut out = elements(len)?;
+                read_elements(&*self.source, &mut out, start)
+                    .map_err(|e| Error::io(self.path.as_deref(), e))?;
+                out
+            }
+            Some(c) => {
+                // Decode straight into the array's allocation when the array is the whole
+                // block; otherwise the general path (decode once, cache, bind).
+                let whole = (len as u64).checked_mul(std::mem::size_of::<T>() as u64);
+                if byte_offset != 0 || whole != Some(h.data_size) {
+                    return Ok(None);
+                }
+                let stored = self.stored_bytes(h)?;
+                let mut out = elements(len)?;
+                // The stored bytes are hashed on another thread while they are decoded.
+                let (stored_md5, decoded) = rayon::join(
+                    || verify.then(|| Md5::digest(stored.as_slice())),
+                    || {
+                        let bytes = as_bytes_mut(&mut out);
+                        codec::decode_into(c, stored.as_slice(), bytes)
+                    },
+                );
+                decoded.map_err(|source| Error::Codec {
+                    block: h.index,
+                    offset: h.offset,
+                    source,
+                })?;
+                if let Some(md5) = stored_md5 {
+                    self.expect_md5(h, md5, Some(as_bytes(&out)))?;
+                }
+                out
+            }
+        };
+        Ok(Some(out))
+    }
 }
 
 #[cfg(test)]

@@ -1011,6 +1011,9 @@ impl AsdfFile {
     /// The dynamic array of any ndarray node of this file's tree (`path` is used in errors).
     pub fn dyn_array_of(&self, node: &Node, path: &str) -> Result<DynArray> {
         let meta = NdArrayMeta::from_node(node, path)?;
+        if let Some(a) = self.fast_dyn(&meta, path)? {
+            return Ok(a);
+        }
         match &meta.source {
             ArraySource::Inline(_) => Ok(array::from_inline(&meta, path)?),
             ArraySource::Block(src) => {
@@ -1097,123 +1100,6 @@ impl AsdfFile {
             }
             _ => Ok(None),
         }
-    }
-
-    /// Reads an uncompressed, contiguous, native-endian block straight into the array's
-    /// own allocation (one copy from the kernel, as `std::fs::read` does).
-    fn fast_owned<T: Element>(&self, node: &Node, path: &str) -> Result<Option<ArrayD<T>>> {
-        let meta = NdArrayMeta::from_node(node, path)?;
-        let ArraySource::Block(src) = meta.source else {
-            return Ok(None);
-        };
-        let idx = self.block_index(src, path)?;
-        if self.blocks[idx].get().is_some() {
-            return Ok(None);
-        }
-        let h = self.block_header(idx)?;
-        if self
-            .layout
-            .legacy_block(idx)
-            .is_some_and(|lb| lb.has_chain(h) || lb.encoding_name().is_some())
-        {
-            return Ok(None); // decoded by `load_block`
-        }
-        let compression = self.compression(h)?;
-        let verify = self.options.verify_checksums && h.has_checksum();
-        if compression.is_none() && self.mmap.is_some() && !verify {
-            // Mapped blocks are served from the map (a view, or one copy of it).
-            return Ok(None);
-        }
-        if h.data_size > self.options.max_block_bytes {
-            return Ok(None); // the general path reports the limit
-        }
-        let Some(plan) = direct_read::contiguous_plan::<T>(&meta, h.data_size)? else {
-            return Ok(None);
-        };
-        let elements = |n: usize| {
-            direct_read::zeroed_vec::<T>(n).ok_or_else(|| self.limit("array elements", n as u64))
-        };
-        let out: Vec<T> = match compression {
-            None if verify => {
-                // The whole stored block is hashed: the bytes before and after the array
-                // straight from the source, the array's own bytes as they are read into its
-                // allocation (one pass over them, hashed on this thread while another reads).
-                let range = self.stored_range(h)?;
-                let body = (plan.len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
-                let Some(tail) = h
-                    .used_size
-                    .checked_sub(plan.byte_offset)
-                    .and_then(|rest| rest.checked_sub(body))
-                else {
-                    return Ok(None); // the general path reports it
-                };
-                let start = range.start as u64;
-                let io = |at: u64| move |e: std::io::Error| layout::LayoutError::io(at, &e);
-                let mut out = elements(plan.len)?;
-                let mut hasher = Md5::new();
-                verify::hash_range(
-                    &*self.source,
-                    start,
-                    plan.byte_offset,
-                    &mut hasher,
-                    &mut |_| (),
-                )
-                .map_err(io(start))?;
-                let at = start + plan.byte_offset;
-                let bytes = direct_read::as_bytes_mut(&mut out);
-                verify::read_hashing(&*self.source, bytes, at, &mut hasher).map_err(io(at))?;
-                verify::hash_range(&*self.source, at + body, tail, &mut hasher, &mut |_| ())
-                    .map_err(io(at + body))?;
-                self.expect_md5(h, hasher.finalize(), None)?;
-                out
-            }
-            None => {
-                let start = h
-                    .data_offset()
-                    .checked_add(plan.byte_offset)
-                    .ok_or_else(|| self.limit("array offset", plan.byte_offset))?;
-                let mut out = elements(plan.len)?;
-                direct_read::read_elements(&*self.source, &mut out, start)
-                    .map_err(|e| Error::io(self.path.as_deref(), e))?;
-                out
-            }
-            Some(c) => {
-                // Decode straight into the array's allocation when the array is the whole
-                // block; otherwise the general path (decode once, cache, bind).
-                let whole = (plan.len as u64).checked_mul(std::mem::size_of::<T>() as u64);
-                if plan.byte_offset != 0 || whole != Some(h.data_size) {
-                    return Ok(None);
-                }
-                let stored = self.stored_bytes(h)?;
-                let mut out = elements(plan.len)?;
-                // The stored bytes are hashed on another thread while they are decoded.
-                let (stored_md5, decoded) = rayon::join(
-                    || verify.then(|| Md5::digest(stored.as_slice())),
-                    || {
-                        let bytes = direct_read::as_bytes_mut(&mut out);
-                        codec::decode_into(c, stored.as_slice(), bytes)
-                    },
-                );
-                decoded.map_err(|source| Error::Codec {
-                    block: h.index,
-                    offset: h.offset,
-                    source,
-                })?;
-                if let Some(md5) = stored_md5 {
-                    self.expect_md5(h, md5, Some(direct_read::as_bytes(&out)))?;
-                }
-                out
-            }
-        };
-        Ok(Some(
-            ArrayD::from_shape_vec(IxDyn(&plan.shape), out).map_err(|e| {
-                crate::array::ArrayError::BadValue {
-                    path: path.to_string(),
-                    key: "shape".into(),
-                    message: e.to_string(),
-                }
-            })?,
-        ))
     }
 
     /// Follows a `$ref` mapping (`{$ref: URI}`) to its target: a JSON pointer in this file
