@@ -1,90 +1,17 @@
 //! Reading and multipart writing against an S3-compatible server on loopback: `moto_server`
 //! (python `moto[server]`, pinned in tests/oracle-requirements.txt and installed by `.ci/run`
-//! into `.venv-oracle`). The test starts the server and stops it; a server that cannot start
-//! fails the test. `ASDF_MOTO_SERVER` names another `moto_server` program.
+//! into `.venv-oracle`; started and stopped by tests/support/moto.rs). The test starts the
+//! server and stops it; a server that cannot start fails the test. `ASDF_MOTO_SERVER` names
+//! another `moto_server` program.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
+
+use std::time::Duration;
 
 use asdf_core::tree;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_store::{StoreError, StoreOptions};
-
-struct Moto {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn moto_program() -> std::path::PathBuf {
-    if let Some(p) = std::env::var_os("ASDF_MOTO_SERVER") {
-        return p.into();
-    }
-    // The oracle venv at the workspace root (this crate's parent folder).
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf();
-    root.join(".venv-oracle").join("bin").join("moto_server")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
-fn start_moto() -> Moto {
-    let program = moto_program();
-    let port = free_port();
-    let child = Command::new(&program)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot start {} ({e}); `bash .ci/run` installs it into .venv-oracle \
-                 (tests/oracle-requirements.txt), or set ASDF_MOTO_SERVER",
-                program.display()
-            )
-        });
-    let moto = Moto { child, port };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "moto_server did not listen within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    moto
-}
-
-/// A raw unsigned request (moto does not check signatures); the status code.
-fn raw(port: u16, method: &str, path: &str) -> u16 {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out.split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
-}
+use support::moto::{raw, raw_body, start_moto};
 
 fn opts(port: u16) -> StoreOptions {
     StoreOptions::new()
@@ -159,19 +86,6 @@ fn s3_write_multipart_then_read() {
     let err = asdf_store::put_url("s3://nobucket/x.asdf", &[1, 2, 3], &o).unwrap_err();
     assert!(matches!(err, StoreError::Store { .. }), "{err:?}");
     assert_eq!(raw(moto.port, "HEAD", "/nobucket/x.asdf"), 404);
-}
-
-/// A raw unsigned GET (moto does not check signatures): the body.
-fn raw_body(port: u16, path: &str) -> String {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nconnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! A small HTTP/1.1 server on loopback for the tests: GET and HEAD with single byte ranges,
-//! ETag / Last-Modified / If-Match, a count of the body bytes it sends, and injected faults.
+//! ETag / Last-Modified / If-Match, a count of the body bytes it sends, and injected faults;
+//! and ([`moto`]) the `moto_server` of the `s3://` and `gs://` tests.
 
 #![allow(dead_code)]
+
+pub mod moto;
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Write};
