@@ -161,7 +161,8 @@ impl StoreOptions {
         Self::default()
     }
     /// A builder option by the key `object_store` gives it (`aws_endpoint`, `aws_region`,
-    /// `aws_access_key_id`, `google_service_account`, `azure_storage_account_name`,
+    /// `aws_access_key_id`, `google_service_account`, `google_base_url` and
+    /// `google_bearer_token` for another GCS endpoint, `azure_storage_account_name`,
     /// `allow_http`, ...); options in code win over the environment.
     pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.options.push((key.into(), value.into()));
