@@ -85,7 +85,7 @@ pub fn run(access: &crate::Access, path: &Path) -> Result<String, Failure> {
     if file.fits_hdus().is_some() {
         return Err(format!("{name}: ASDF in FITS is read only").into());
     }
-    let standard = file.standard_version().to_string();
+    let standard = file.standard_version();
     let text = match file.layout().tree {
         Some((start, end)) => {
             let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
@@ -165,13 +165,17 @@ pub fn run(access: &crate::Access, path: &Path) -> Result<String, Failure> {
 }
 
 /// Parses, validates and writes the edited tree; the error as text otherwise.
-fn check_and_write(path: &Path, text: &str, standard: &str) -> Result<UpdateKind, String> {
+fn check_and_write(
+    path: &Path,
+    text: &str,
+    standard: &StandardVersion,
+) -> Result<UpdateKind, String> {
     let doc = yaml::parse(text.as_bytes(), &YamlLimits::default())
         .map_err(|e| format!("the edited tree does not parse: {}", crate::chain(&e)))?;
     if doc.root.as_map().is_none() {
         return Err("the edited tree is not a mapping".into());
     }
-    if let Err(errors) = asdf_core::schema::validate_tree(&doc.root, standard) {
+    if let Err(errors) = asdf_core::schema::validate_tree(&doc.root, standard.as_str()) {
         let lines = errors.lines();
         return Err(format!(
             "the edited tree is not valid ({} problem{}):\n{}",
@@ -186,7 +190,12 @@ fn check_and_write(path: &Path, text: &str, standard: &str) -> Result<UpdateKind
     );
     let mut opts = write::WriteOptions::default()
         .compression(CompressionChoice::Input)
-        .standard(StandardVersion::parse(standard).unwrap_or_default());
+        // a version this library cannot write (a later standard) is written as the default
+        .standard(
+            Some(standard.clone())
+                .filter(StandardVersion::known)
+                .unwrap_or_default(),
+        );
     if let Some(f) = feed {
         opts = opts.progress(f);
     }

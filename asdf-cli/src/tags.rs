@@ -53,7 +53,7 @@ pub fn run(
         return Ok(out);
     };
     let f = access.open(path)?;
-    let std = standard.unwrap_or(f.standard_version()).to_string();
+    let std = standard.map_or_else(|| f.standard_version().to_string(), str::to_string);
     // tag -> (first seen order, count)
     let mut seen: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut ancestors = Vec::new();

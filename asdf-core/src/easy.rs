@@ -138,6 +138,8 @@ fn as_root(node: Node) -> Result<Node> {
 
 /// The ASDF Standard version the file was written under, when we can write it; else the
 /// default.
-fn file_standard(file: &AsdfFile) -> crate::write::StandardVersion {
-    crate::write::StandardVersion::parse(file.standard_version()).unwrap_or_default()
+fn file_standard(file: &AsdfFile) -> crate::StandardVersion {
+    Some(file.standard_version())
+        .filter(crate::StandardVersion::known)
+        .unwrap_or_default()
 }

@@ -41,10 +41,11 @@
 //!   succeed returns `Result`, and the [`Error`] names the tree path and why:
 //!   [`AsdfFile::node`] (the `Result` form of [`AsdfFile::get`]), [`AsdfFile::array`],
 //!   [`AsdfFile::read_as`].
-//! - **Standard versions.** [`StandardVersion`] is the version this library writes (one
-//!   variant per version it knows; [`StandardVersion::parse`] reads the text).
-//!   [`AsdfFile::standard_version`] is the text a file states, which may name a version
-//!   this library does not know.
+//! - **Standard versions.** One type, [`StandardVersion`], for the version a file states
+//!   ([`AsdfFile::standard_version`]) and the version a writer writes
+//!   ([`WriteOptions::standard`]). A file may state a version this library does not know
+//!   (a later standard): it is kept as its text, [`StandardVersion::known`] says so, and
+//!   the writer refuses it.
 //! - **Enums that will grow** (errors, datatypes, array sources, codecs, options) are
 //!   `#[non_exhaustive]`: match them with a `_` arm.
 //! - **What is not API.** The byte-level functions the other crates of asdf-rs share (block
@@ -66,8 +67,8 @@
 //! let err = file.node("/meta/exposure").unwrap_err();
 //! assert!(err.to_string().contains("/meta/exposure"), "{err}");
 //!
-//! // the version a file states, as text, parsed into the type the writer takes
-//! assert_eq!(StandardVersion::parse(file.standard_version()), Some(StandardVersion::V1_5_0));
+//! // the version a file states, of the type the writer takes
+//! assert_eq!(file.standard_version(), StandardVersion::V1_5_0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -86,6 +87,7 @@ pub mod schema;
 pub mod serde_node;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod version;
 pub mod write;
 pub mod yaml;
 

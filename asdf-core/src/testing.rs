@@ -161,7 +161,7 @@ impl RoundTrip {
         self.plan()
             .into_iter()
             .map(|(storage, compression)| {
-                write_and_read(value, storage, compression, self.standard)
+                write_and_read(value, storage, compression, &self.standard)
             })
             .collect()
     }
@@ -175,9 +175,9 @@ impl RoundTrip {
             let setting = Setting {
                 storage,
                 compression,
-                standard: self.standard,
+                standard: self.standard.clone(),
             };
-            let back = match write_and_read(value, storage, compression, self.standard) {
+            let back = match write_and_read(value, storage, compression, &self.standard) {
                 Ok(back) => back,
                 Err(e) => panic!("assert_round_trip: {e}"),
             };
@@ -196,7 +196,7 @@ impl RoundTrip {
 }
 
 /// How a round trip wrote.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 struct Setting {
     storage: Storage,
     compression: CompressionChoice,
@@ -257,12 +257,12 @@ fn write_and_read<T: ToAsdf + FromAsdf>(
     value: &T,
     storage: Storage,
     compression: CompressionChoice,
-    standard: StandardVersion,
+    standard: &StandardVersion,
 ) -> Result<T, RoundTripError> {
     let setting = Setting {
         storage,
         compression,
-        standard,
+        standard: standard.clone(),
     };
     let fail = |step: &'static str, e: &(dyn std::error::Error + 'static)| RoundTripError {
         setting: setting.to_string(),
@@ -272,7 +272,7 @@ fn write_and_read<T: ToAsdf + FromAsdf>(
     let opts = WriteOptions::default()
         .storage(storage)
         .compression(compression)
-        .standard(standard);
+        .standard(standard.clone());
     let mut writer = Writer::new(opts);
     let node = writer
         .add_value(value)
@@ -299,7 +299,7 @@ pub fn round_trip<T: ToAsdf + FromAsdf>(value: &T) -> Result<T, RoundTripError> 
         value,
         Storage::Internal,
         CompressionChoice::None,
-        StandardVersion::default(),
+        &StandardVersion::default(),
     )
 }
 
@@ -327,7 +327,11 @@ pub fn assert_round_trip<T: ToAsdf + FromAsdf + PartialEq + Debug>(value: &T) {
 /// that cannot be converted or written gives one line saying why.
 pub fn validation_problems<T: ToAsdf + ?Sized>(value: &T) -> Vec<String> {
     let standard = StandardVersion::default();
-    let mut writer = Writer::new(WriteOptions::default().validate(false).standard(standard));
+    let mut writer = Writer::new(
+        WriteOptions::default()
+            .validate(false)
+            .standard(standard.clone()),
+    );
     let node = match writer.add_value(value) {
         Ok(n) => n,
         Err(e) => return convert_error_lines(&e),

@@ -209,7 +209,7 @@ fn typed_reads_of_each_layout() {
                 .0,
             ints
         );
-        assert_eq!(basic.standard_version(), "1.0.0");
+        assert_eq!(basic.standard_version(), asdf_core::StandardVersion::V1_0_0);
         assert_eq!(
             basic.node("/data").unwrap().tag(),
             Some("tag:stsci.edu:asdf/core/ndarray-1.0.0")

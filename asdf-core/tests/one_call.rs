@@ -132,7 +132,7 @@ fn update_at_replaces_one_place_and_keeps_the_rest_of_the_file() {
     assert_eq!(widget.get("knob").and_then(Node::as_i64), Some(11));
     let history = file.node("/history/entries/0/description").unwrap();
     assert_eq!(history.as_str(), Some("made by the test"));
-    assert_eq!(file.standard_version(), "1.5.0");
+    assert_eq!(file.standard_version(), StandardVersion::V1_5_0);
     common::dump_for_oracle("one_call_updated", &std::fs::read(&path).unwrap());
 }
 

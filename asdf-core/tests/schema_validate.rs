@@ -83,7 +83,7 @@ fn reference_files_validate_under_their_standard() {
             checked += 1;
             match AsdfFile::options().validate(true).open(&f) {
                 Ok(file) => {
-                    assert_eq!(file.standard_version(), version, "{}", f.display());
+                    assert_eq!(file.standard_version().as_str(), version, "{}", f.display());
                 }
                 Err(e) => failures.push(format!("{}: {e}", f.display())),
             }

@@ -279,7 +279,7 @@ fn zero_d_arrays_stay_in_blocks_even_inline() {
 fn standard_versions_choose_tags() {
     for v in StandardVersion::ALL {
         let a = arr1(&[1.0f32]);
-        let mut w = Writer::new(WriteOptions::default().standard(v));
+        let mut w = Writer::new(WriteOptions::default().standard(v.clone()));
         let n = w.add_array(&a);
         let bytes = w.write_to_vec(&Node::map(vec![("a", n)])).unwrap();
         dump(

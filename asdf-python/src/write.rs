@@ -58,6 +58,8 @@ fn options(
         .checksums(checksums);
     if let Some(v) = standard {
         let v = StandardVersion::parse(v)
+            .ok()
+            .filter(StandardVersion::known)
             .ok_or_else(|| PyValueError::new_err(format!("unknown ASDF Standard version {v:?}")))?;
         opts = opts.standard(v);
     }

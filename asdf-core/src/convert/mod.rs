@@ -68,8 +68,8 @@ pub trait ArraySink<'a> {
         opts: ArrayOptions,
     ) -> Node;
 
-    /// The ASDF Standard version being written (`"1.6.0"`), which selects tag versions.
-    fn standard(&self) -> &'static str;
+    /// The ASDF Standard version being written, which selects tag versions.
+    fn standard(&self) -> crate::StandardVersion;
 }
 
 /// Where array values come from on read: implemented by [`crate::AsdfFile`].
@@ -105,9 +105,12 @@ impl<'s, 'a> ToContext<'s, 'a> {
         }
     }
 
-    /// The ASDF Standard version being written (the sink's; `"1.6.0"` when detached).
-    pub fn standard(&self) -> &'static str {
-        self.sink.as_deref().map_or("1.6.0", |s| s.standard())
+    /// The ASDF Standard version being written (the sink's; the default,
+    /// [`StandardVersion::V1_6_0`](crate::StandardVersion::V1_6_0), when detached).
+    pub fn standard(&self) -> crate::StandardVersion {
+        self.sink
+            .as_deref()
+            .map_or_else(crate::StandardVersion::default, |s| s.standard())
     }
 
     /// The array options in effect (set by [`ToContext::with_options`]).

@@ -18,7 +18,7 @@ use crate::array::{self, ArraySource, DynArray, Element, NdArrayMeta};
 use crate::codec::{self, Compression};
 use crate::layout::{self, BlockHeader, Layout, LayoutLimits, ReadAt};
 use crate::yaml::{self, Document, Node, Value, YamlLimits};
-use crate::{Error, Result};
+use crate::{Error, Result, StandardVersion};
 
 mod confine;
 mod direct_read;
@@ -444,13 +444,26 @@ impl AsdfFile {
     }
 
     /// The ASDF Standard version of the file: its `#ASDF_STANDARD` line, else `1.0.0` for a
-    /// file headed `#ASDF 0.1.0` (its tags are read as 1.0.0 tags), else
-    /// [`schema::DEFAULT_STANDARD`](crate::schema::DEFAULT_STANDARD) (`1.6.0`).
-    pub fn standard_version(&self) -> &str {
-        match self.layout.header.standard_version.as_deref() {
-            Some(v) => v,
-            None if self.layout.is_legacy() => "1.0.0",
-            None => crate::schema::DEFAULT_STANDARD,
+    /// file headed `#ASDF 0.1.0` (its tags are read as 1.0.0 tags), else the default
+    /// ([`StandardVersion::V1_6_0`], as
+    /// [`schema::DEFAULT_STANDARD`](crate::schema::DEFAULT_STANDARD)). A version this
+    /// library does not know is reported as the file states it
+    /// ([`StandardVersion::known`] is `false`); a line that states no version
+    /// (`#ASDF_STANDARD draft`) is ignored, as python asdf ignores it.
+    ///
+    /// ```
+    /// use asdf_core::{AsdfFile, StandardVersion};
+    /// let bytes = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n--- {}\n...\n";
+    /// let file = AsdfFile::from_bytes(bytes.to_vec())?;
+    /// assert_eq!(file.standard_version(), StandardVersion::V1_5_0);
+    /// # Ok::<(), asdf_core::Error>(())
+    /// ```
+    pub fn standard_version(&self) -> StandardVersion {
+        let stated = self.layout.header.standard_version.as_deref();
+        match stated.map(StandardVersion::parse) {
+            Some(Ok(v)) => v,
+            _ if self.layout.is_legacy() => StandardVersion::V1_0_0,
+            _ => StandardVersion::default(),
         }
     }
 
@@ -467,7 +480,7 @@ impl AsdfFile {
     /// # Ok::<(), asdf_core::Error>(())
     /// ```
     pub fn validate(&self) -> std::result::Result<(), crate::schema::ValidationErrors> {
-        crate::schema::validate_tree(self.tree(), self.standard_version())
+        crate::schema::validate_tree(self.tree(), self.standard_version().as_str())
     }
 
     /// The HDUs of an ASDF-in-FITS file (a JWST product), in file order; `None` for an ASDF

@@ -4,6 +4,7 @@ use super::Writer;
 use crate::array::{ArrayOptions, WriteArray};
 use crate::convert::{ArraySink, ConvertError, ToAsdf, ToContext};
 use crate::yaml::Node;
+use crate::StandardVersion;
 
 impl<'a> ArraySink<'a> for Writer<'a> {
     fn add_array(&mut self, array: WriteArray<'a>, opts: ArrayOptions) -> Node {
@@ -19,8 +20,8 @@ impl<'a> ArraySink<'a> for Writer<'a> {
         Writer::add_masked_array(self, array, mask, opts)
     }
 
-    fn standard(&self) -> &'static str {
-        self.options().standard_version().as_str()
+    fn standard(&self) -> StandardVersion {
+        self.options().standard_version().clone()
     }
 }
 

@@ -43,7 +43,7 @@
 mod add_value;
 mod atomic;
 mod file_writer;
-mod nodes;
+pub(crate) mod nodes;
 mod pieces;
 mod prepare;
 mod update;
@@ -93,96 +93,7 @@ pub use crate::array::{ArrayOptions, CompressionChoice, Storage, WriteArray};
 pub use pieces::ArrayPieces;
 pub use update::{recover, update, update_with, UpdateKind, UpdateMode};
 
-/// Version of the ASDF standard a file is written for; it selects the tags.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
-pub enum StandardVersion {
-    /// 1.0.0: root `core/asdf-1.0.0`, `ndarray-1.0.0`, no extension history.
-    V1_0_0,
-    /// 1.1.0: as 1.0.0.
-    V1_1_0,
-    /// 1.2.0: root `core/asdf-1.1.0`, `ndarray-1.0.0`, `history.extensions`.
-    V1_2_0,
-    /// 1.3.0: as 1.2.0.
-    V1_3_0,
-    /// 1.4.0: as 1.2.0.
-    V1_4_0,
-    /// 1.5.0: as 1.2.0.
-    V1_5_0,
-    /// 1.6.0 (default): root `core/asdf-1.1.0`, `ndarray-1.1.0`.
-    #[default]
-    V1_6_0,
-}
-
-impl StandardVersion {
-    /// Every version, oldest first.
-    pub const ALL: [StandardVersion; 7] = [
-        StandardVersion::V1_0_0,
-        StandardVersion::V1_1_0,
-        StandardVersion::V1_2_0,
-        StandardVersion::V1_3_0,
-        StandardVersion::V1_4_0,
-        StandardVersion::V1_5_0,
-        StandardVersion::V1_6_0,
-    ];
-
-    /// `1.6.0` etc.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StandardVersion::V1_0_0 => "1.0.0",
-            StandardVersion::V1_1_0 => "1.1.0",
-            StandardVersion::V1_2_0 => "1.2.0",
-            StandardVersion::V1_3_0 => "1.3.0",
-            StandardVersion::V1_4_0 => "1.4.0",
-            StandardVersion::V1_5_0 => "1.5.0",
-            StandardVersion::V1_6_0 => "1.6.0",
-        }
-    }
-
-    /// Parses `1.6.0` etc.
-    pub fn parse(s: &str) -> Option<StandardVersion> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-
-    /// The root tag (`core/asdf-1.0.0` before 1.2.0, `core/asdf-1.1.0` after).
-    pub fn root_tag(self) -> String {
-        let v = if self < StandardVersion::V1_2_0 {
-            "1.0.0"
-        } else {
-            "1.1.0"
-        };
-        format!("{}core/asdf-{v}", nodes::ASDF)
-    }
-
-    /// The ndarray tag (`ndarray-1.1.0` from 1.6.0 on).
-    pub fn ndarray_tag(self) -> String {
-        let v = if self < StandardVersion::V1_6_0 {
-            "1.0.0"
-        } else {
-            "1.1.0"
-        };
-        format!("{}core/ndarray-{v}", nodes::ASDF)
-    }
-
-    /// Whether `history` is a mapping with `extensions` (1.2.0 on) rather than a list.
-    pub fn has_extension_history(self) -> bool {
-        self >= StandardVersion::V1_2_0
-    }
-
-    /// The core extension's URI recorded in `history.extensions`.
-    pub fn extension_uri(self) -> String {
-        format!(
-            "asdf://asdf-format.org/core/extensions/core-{}",
-            self.as_str()
-        )
-    }
-}
-
-impl std::fmt::Display for StandardVersion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::version::{ParseStandardVersionError, StandardVersion};
 
 /// Options of a [`Writer`]; start from [`WriteOptions::default`] and chain.
 #[derive(Clone, Debug, PartialEq)]
@@ -243,7 +154,9 @@ impl WriteOptions {
         self.progress = Some(progress);
         self
     }
-    /// The standard version (selects tags).
+    /// The standard version (selects tags). Only a version this library knows
+    /// ([`StandardVersion::known`]) can be written: writing with another fails with
+    /// [`WriteError::UnknownStandard`].
     pub fn standard(mut self, v: StandardVersion) -> Self {
         self.standard = v;
         self
@@ -293,8 +206,8 @@ impl WriteOptions {
         self
     }
     /// The chosen standard version.
-    pub fn standard_version(&self) -> StandardVersion {
-        self.standard
+    pub fn standard_version(&self) -> &StandardVersion {
+        &self.standard
     }
 }
 
@@ -358,6 +271,10 @@ pub enum WriteError {
     /// [`WriteOptions::validate`].
     #[error("the tree does not validate:\n{0}")]
     Invalid(crate::schema::ValidationErrors),
+    /// The standard version asked for ([`WriteOptions::standard`]) is not one this library
+    /// knows how to write ([`StandardVersion::known`]).
+    #[error("cannot write ASDF Standard {0}: the versions written are 1.0.0 to 1.6.0")]
+    UnknownStandard(StandardVersion),
 }
 
 /// The validation hook of [`WriteOptions::validate`], run on the final tree before any byte

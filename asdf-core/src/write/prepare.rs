@@ -152,6 +152,9 @@ pub(crate) fn plan<'w>(
     root: &Node,
     stem: Option<&str>,
 ) -> Result<Plan<'w>, WriteError> {
+    if !writer.opts.standard.known() {
+        return Err(WriteError::UnknownStandard(writer.opts.standard.clone()));
+    }
     let mut p = Prep {
         writer,
         source: writer.source,
@@ -189,7 +192,7 @@ pub(crate) fn plan<'w>(
 
 impl<'w> Prep<'w, '_> {
     fn root(&mut self, root: &Node) -> Result<Node, WriteError> {
-        let std = self.writer.opts.standard;
+        let std = &self.writer.opts.standard;
         let entries: &[(Node, Node)] = match root.value() {
             Value::Map(m) => m,
             Value::Null => &[],
@@ -220,7 +223,7 @@ impl<'w> Prep<'w, '_> {
     }
 
     fn history(&mut self, old: Option<&Node>) -> Result<Option<Node>, WriteError> {
-        let std = self.writer.opts.standard;
+        let std = &self.writer.opts.standard;
         let extra = &self.writer.history;
         if !std.has_extension_history() {
             // list-form history (asdf-1.0.0): keep entries, append new ones
