@@ -322,10 +322,12 @@ pub trait AsdfType: ToAsdf + FromAsdf {}
 
 impl<T: ToAsdf + FromAsdf> AsdfType for T {}
 
-/// Whether `tag` matches `pattern`, in the one pattern dialect of the crate (python asdf's
-/// `uri_match`, [`schema::uri_match`](crate::schema::uri_match)): `*` matches any run of
-/// characters but `/`, `**` any run, otherwise equal. `asdf://example.org/tags/obs-1.*`
-/// accepts `…/obs-1.0.0` and `…/obs-1.2.0`.
+/// Whether `tag` matches `pattern`, in the one pattern dialect of ASDF tags and of the
+/// crate (python asdf's `uri_match`): `*` matches any run of characters but `/`, `**` any
+/// run, otherwise equal. `asdf://example.org/tags/obs-1.*` accepts `…/obs-1.0.0` and
+/// `…/obs-1.2.0`. The same matching serves [`FromAsdf::accepts_tag`] of derived types
+/// (`tag_pattern`), the schemas' `tag` keyword and
+/// [`schema::register_tag`](crate::schema::register_tag).
 ///
 /// ```
 /// use asdf_core::convert::tag_matches;
@@ -333,9 +335,10 @@ impl<T: ToAsdf + FromAsdf> AsdfType for T {}
 /// assert!(!tag_matches("asdf://example.org/tags/obs-1.*", "asdf://example.org/tags/obs-1.2/x"));
 /// assert!(tag_matches("asdf://example.org/**", "asdf://example.org/tags/obs-1.2.0"));
 /// assert!(!tag_matches("asdf://example.org/tags/obs-1.0.0", "asdf://example.org/tags/obs-1.0"));
+/// assert!(!tag_matches("tag:stsci.edu:asdf/*", "tag:stsci.edu:asdf/core/ndarray-1.1.0"));
 /// ```
 pub fn tag_matches(pattern: &str, tag: &str) -> bool {
-    crate::schema::uri_match(pattern, tag)
+    crate::schema::tag_matches(pattern, tag)
 }
 
 /// Converts a value into a node without a writer (arrays inline), through [`ToAsdf`] (tags,

@@ -1,8 +1,9 @@
 //! The ASDF schema keywords: `tag`, `ndim`, `max_ndim`, `datatype` (with `exact_datatype`).
 //!
 //! Semantics follow python asdf 6.0.0:
-//! - `tag`: the node's tag matches the pattern ([`uri_match`]: `*` any run of characters
-//!   but `/`, `**` any run). An untagged node has its YAML core tag
+//! - `tag`: the node's tag matches the pattern
+//!   ([`tag_matches`](crate::convert::tag_matches): `*` any run of characters but `/`, `**`
+//!   any run). An untagged node has its YAML core tag
 //!   (`tag:yaml.org,2002:str`, `…:map`, …).
 //! - `ndim`, `max_ndim`, `datatype` apply only to `core/ndarray-*` nodes (python registers
 //!   them for that tag pattern only); on other nodes they always pass. The dimension count is
@@ -23,20 +24,15 @@ use crate::yaml::{Integer, Node, Value};
 /// Prefix of the ndarray tags the array keywords apply to (`tag:stsci.edu:asdf/core/ndarray-*`).
 const NDARRAY_TAG_PREFIX: &str = "tag:stsci.edu:asdf/core/ndarray-";
 
-/// Whether `uri` matches `pattern`: `*` matches any run of characters except `/`, `**` any
-/// run; without `*` the two must be equal.
-///
-/// ```
-/// use asdf_core::schema::uri_match;
-/// assert!(uri_match("tag:stsci.edu:asdf/core/ndarray-1.*", "tag:stsci.edu:asdf/core/ndarray-1.1.0"));
-/// assert!(!uri_match("tag:stsci.edu:asdf/*", "tag:stsci.edu:asdf/core/ndarray-1.1.0"));
-/// assert!(uri_match("tag:stsci.edu:asdf/**", "tag:stsci.edu:asdf/core/ndarray-1.1.0"));
-/// ```
-pub fn uri_match(pattern: &str, uri: &str) -> bool {
+/// Whether `tag` matches `pattern`: `*` matches any run of characters except `/`, `**` any
+/// run; without `*` the two must be equal. Public as
+/// [`convert::tag_matches`](crate::convert::tag_matches), the one name of this pattern
+/// dialect; it lives here because the schema layer, below `convert`, uses it too.
+pub(crate) fn tag_matches(pattern: &str, tag: &str) -> bool {
     if !pattern.contains('*') {
-        return pattern == uri;
+        return pattern == tag;
     }
-    glob(pattern.as_bytes(), uri.as_bytes())
+    glob(pattern.as_bytes(), tag.as_bytes())
 }
 
 /// Iterative glob matching with backtracking to the last star (linear-ish, no recursion).
@@ -127,7 +123,7 @@ pub struct TagKeyword {
 impl<'i> Keyword<'i, AsdfJson> for TagKeyword {
     fn validate(&self, instance: NodeRef<'i>) -> Result<(), ValidationError<'i>> {
         let tag = effective_tag(instance.node());
-        if uri_match(&self.pattern, &tag) {
+        if tag_matches(&self.pattern, &tag) {
             Ok(())
         } else {
             Err(custom(format!("expected {}, found {}", self.pattern, tag)))
@@ -135,8 +131,8 @@ impl<'i> Keyword<'i, AsdfJson> for TagKeyword {
     }
     fn is_valid(&self, instance: NodeRef<'i>) -> bool {
         match instance.node().tag() {
-            Some(t) => uri_match(&self.pattern, t),
-            None => uri_match(&self.pattern, &effective_tag(instance.node())),
+            Some(t) => tag_matches(&self.pattern, t),
+            None => tag_matches(&self.pattern, &effective_tag(instance.node())),
         }
     }
 }
@@ -700,17 +696,47 @@ mod tests {
     use super::*;
 
     #[test]
-    fn uri_match_wildcards() {
-        assert!(uri_match("a/b-1.*", "a/b-1.2.0"));
-        assert!(!uri_match("a/*", "a/b/c"));
-        assert!(uri_match("a/**", "a/b/c"));
-        assert!(uri_match("**", "anything/at/all"));
-        assert!(uri_match("a*c", "ac"));
-        assert!(!uri_match("a.c", "abc"));
-        assert!(uri_match("exact", "exact"));
-        assert!(!uri_match("exact", "exactly"));
-        assert!(uri_match("*-1.0.0", "x-1.0.0"));
-        assert!(!uri_match("*-1.0.0", "a/x-1.0.0"));
+    fn tag_pattern_wildcards() {
+        assert!(tag_matches("a/b-1.*", "a/b-1.2.0"));
+        assert!(!tag_matches("a/*", "a/b/c"));
+        assert!(tag_matches("a/**", "a/b/c"));
+        assert!(tag_matches("**", "anything/at/all"));
+        assert!(tag_matches("a*c", "ac"));
+        assert!(!tag_matches("a.c", "abc"));
+        assert!(tag_matches("exact", "exact"));
+        assert!(!tag_matches("exact", "exactly"));
+        assert!(tag_matches("*-1.0.0", "x-1.0.0"));
+        assert!(!tag_matches("*-1.0.0", "a/x-1.0.0"));
+    }
+
+    #[test]
+    fn tag_patterns_match_as_python_asdf_uri_match() {
+        // (pattern, tag, asdf.util.uri_match(pattern, tag)) from python asdf 6.0.0
+        let cases = [
+            ("*", "", true),
+            ("**", "", true),
+            ("a*", "a/", false),
+            ("a**", "a/", true),
+            ("***", "a/b", true),
+            ("*/*", "a/b", true),
+            ("*/*", "a/b/c", false),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "ax/bc", false),
+            ("a.c", "abc", false),
+            ("a+*", "aax", false),
+            ("a+*", "a+x", true),
+            ("(a)*", "(a)x", true),
+            ("tag:[x]*", "tag:[x]y", true),
+            ("x-1.*", "x-1.2.0", true),
+            ("x-1.*", "x-1.2/0", false),
+            ("a**z", "a/b/c/z", true),
+            ("a*z", "a/z", false),
+            ("\u{e9}*", "\u{e9}\u{fc}", true),
+            ("", "", true),
+        ];
+        for (pattern, tag, want) in cases {
+            assert_eq!(tag_matches(pattern, tag), want, "{pattern:?} {tag:?}");
+        }
     }
 
     #[test]

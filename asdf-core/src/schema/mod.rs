@@ -6,7 +6,8 @@
 //! see each node's tag:
 //!
 //! - `tag`: the node's tag matches a pattern (`*` within a segment, `**` across; see
-//!   [`uri_match`]); untagged nodes have their YAML core tag (`tag:yaml.org,2002:map`, …).
+//!   [`convert::tag_matches`](crate::convert::tag_matches)); untagged nodes have their YAML
+//!   core tag (`tag:yaml.org,2002:map`, …).
 //! - `ndim`, `max_ndim`: dimensions of a `core/ndarray-*` node (its `shape`, else its inline
 //!   data).
 //! - `datatype` (with `exact_datatype`): the node's datatype equals the schema's, or (unless
@@ -63,7 +64,8 @@ pub use check::{check_schemas, SchemaCheck, SchemaProblem};
 pub use defaults::{fill_defaults, fills_defaults, FILL_DEFAULTS_MAX};
 pub use hints::apply_style_hints;
 pub(crate) use hints::apply_style_hints_except;
-pub use keywords::{can_cast_scalar, effective_tag, uri_match};
+pub(crate) use keywords::tag_matches;
+pub use keywords::{can_cast_scalar, effective_tag};
 
 use crate::yaml::Node;
 
@@ -233,7 +235,8 @@ pub fn register_schema_file(path: impl AsRef<Path>) -> Result<String, SchemaErro
     Ok(uri)
 }
 
-/// Makes nodes whose tag matches `tag_pattern` (see [`uri_match`]) validate against the
+/// Makes nodes whose tag matches `tag_pattern` (see
+/// [`convert::tag_matches`](crate::convert::tag_matches)) validate against the
 /// schema `schema_uri` too, process-wide, in [`validate_tree`].
 pub fn register_tag(tag_pattern: &str, schema_uri: &str) {
     registry::register_tag(tag_pattern, schema_uri)

@@ -129,7 +129,7 @@ pub(crate) fn user_schemas_for_tag(tag: &str) -> Vec<String> {
     read()
         .tags
         .iter()
-        .filter(|(p, _)| keywords::uri_match(p, tag))
+        .filter(|(p, _)| keywords::tag_matches(p, tag))
         .map(|(_, u)| u.clone())
         .collect()
 }
