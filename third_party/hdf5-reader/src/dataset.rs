@@ -1536,7 +1536,9 @@ impl Dataset {
                 return if dst.is_empty() {
                     Ok(())
                 } else {
-                    Err(Error::InvalidData("rows of this dataset hold no bytes".into()))
+                    Err(Error::InvalidData(
+                        "rows of this dataset hold no bytes".into(),
+                    ))
                 };
             }
             if dst.len() % row_bytes != 0 {
@@ -1557,11 +1559,8 @@ impl Dataset {
             if rows == 0 {
                 return Ok(());
             }
-            let byte_start = checked_mul_usize(
-                checked_usize(start, "first row")?,
-                row_bytes,
-                "band offset",
-            )?;
+            let byte_start =
+                checked_mul_usize(checked_usize(start, "first row")?, row_bytes, "band offset")?;
             match &self.layout {
                 DataLayout::Compact { data } => {
                     self.validate_allocated_raw_data_len("compact", data.len())?;
@@ -1583,7 +1582,8 @@ impl Dataset {
                         "contiguous",
                         checked_usize(*size, "contiguous dataset size")?,
                     )?;
-                    let raw = self.read_contiguous_logical_range(*address, byte_start, dst.len())?;
+                    let raw =
+                        self.read_contiguous_logical_range(*address, byte_start, dst.len())?;
                     if raw.len() != dst.len() {
                         return Err(Error::InvalidData("contiguous data too short".into()));
                     }
@@ -1711,7 +1711,8 @@ impl Dataset {
                     e.offsets.iter().enumerate().all(|(d, &o)| {
                         let c = u64::from(chunk_dims.get(d).copied().unwrap_or(1).max(1));
                         let i = o / c;
-                        first.get(d).map_or(true, |&f| i >= f) && last.get(d).map_or(true, |&l| i <= l)
+                        first.get(d).map_or(true, |&f| i >= f)
+                            && last.get(d).map_or(true, |&l| i <= l)
                     })
                 })
                 .cloned()

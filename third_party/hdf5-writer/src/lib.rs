@@ -1645,12 +1645,8 @@ fn encode_hdf5_head(plan: &Hdf5WritePlan, options: WriteOptions) -> Result<Encod
     }
 
     let mut prepared = prepare_datasets(plan, options)?;
-    let groups = plan_group_hierarchy(
-        &prepared,
-        &plan.group_attributes,
-        &plan.groups,
-        &plan.links,
-    )?;
+    let groups =
+        plan_group_hierarchy(&prepared, &plan.group_attributes, &plan.groups, &plan.links)?;
     let placeholder_group_addresses = vec![0; groups.paths.len()];
     let placeholder_dataset_addresses = vec![0; prepared.len()];
     let placeholder_targets =
@@ -1967,7 +1963,10 @@ fn prepare_datasets(
         // asdf-rs patch: a dataset keeps the byte order its datatype declares (its raw bytes
         // are written as given, in that order); the writer's byte order is the default for
         // the typed constructors only.
-        let _ = (datatype_numeric_order(&dataset.datatype), options.byte_order);
+        let _ = (
+            datatype_numeric_order(&dataset.datatype),
+            options.byte_order,
+        );
         let expected = expected_data_len(&dataset.shape, element_size)?;
         let (storage_data, chunk_index) = if let Some(values) = &dataset.vlen_string_values {
             if dataset.fill_value.is_some() {
