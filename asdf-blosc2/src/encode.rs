@@ -5,6 +5,7 @@ use crate::chunk::{BLOSCLZ, EXTENDED_HEADER, LZ4, ZLIB, ZSTD};
 use crate::error::Error;
 use crate::filters;
 use crate::frame::B2nd;
+use crate::progress::{Progress, Tally};
 
 /// A codec to compress with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -675,6 +676,48 @@ pub fn b2nd_frame(
     p: &CParams,
     vlmeta: &[(String, Vec<u8>)],
 ) -> Result<Vec<u8>, Error> {
+    encode_b2nd(nd, data, p, vlmeta, None)
+}
+
+/// As [`b2nd_frame`], telling `progress` how far it has come: `(done, total)` in bytes of
+/// `data` taken into chunks, once per chunk encoded (on the calling thread).
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use asdf_blosc2::{b2nd_frame_with_progress, B2nd, CParams, Progress};
+/// let nd = B2nd {
+///     shape: vec![10, 4],
+///     chunkshape: vec![4, 4],
+///     blockshape: vec![2, 4],
+///     dtype: "|u1".into(),
+/// };
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let s = seen.clone();
+/// let progress = Progress::new(move |done, total| s.lock().unwrap().push((done, total)));
+/// let p = CParams { typesize: 1, ..CParams::default() };
+/// b2nd_frame_with_progress(&nd, &[1u8; 40], &p, &[], &progress)?;
+/// // chunks of 4 rows of 4 bytes: 16, 16, then the last 2 rows
+/// assert_eq!(*seen.lock().unwrap(), [(16, 40), (32, 40), (40, 40)]);
+/// # Ok::<(), asdf_blosc2::Error>(())
+/// ```
+pub fn b2nd_frame_with_progress(
+    nd: &B2nd,
+    data: &[u8],
+    p: &CParams,
+    vlmeta: &[(String, Vec<u8>)],
+    progress: &Progress,
+) -> Result<Vec<u8>, Error> {
+    encode_b2nd(nd, data, p, vlmeta, Some(progress))
+}
+
+fn encode_b2nd(
+    nd: &B2nd,
+    data: &[u8],
+    p: &CParams,
+    vlmeta: &[(String, Vec<u8>)],
+    progress: Option<&Progress>,
+) -> Result<Vec<u8>, Error> {
+    let tally = Tally::new(progress, data.len() as u64);
     let ndim = nd.shape.len();
     let item = p.typesize.max(1);
     let count: u64 = nd.shape.iter().product();
@@ -708,6 +751,7 @@ pub fn b2nd_frame(
     w.vlmetalayers = vlmeta.to_vec();
     if ndim == 0 {
         w.append(data)?;
+        tally.finish();
         return w.finish();
     }
     if count == 0 {
@@ -721,6 +765,7 @@ pub fn b2nd_frame(
     let last = ndim - 1;
     for _ in 0..nchunks.iter().product::<u64>() {
         buf.fill(0);
+        let mut taken = 0u64;
         let mut bi = vec![0u64; ndim];
         for b in 0..blocks_per_chunk {
             let base = b * block_items * item as u64;
@@ -748,6 +793,7 @@ pub fn b2nd_frame(
                     let from = (flat * item as u64) as usize;
                     let len = (n * item as u64) as usize;
                     buf[to..to + len].copy_from_slice(&data[from..from + len]);
+                    taken += len as u64;
                 }
                 for d in (0..last).rev() {
                     ei[d] += 1;
@@ -766,6 +812,7 @@ pub fn b2nd_frame(
             }
         }
         w.append(&buf)?;
+        tally.add(taken);
         for d in (0..ndim).rev() {
             ci[d] += 1;
             if ci[d] < nchunks[d] {
@@ -774,6 +821,7 @@ pub fn b2nd_frame(
             ci[d] = 0;
         }
     }
+    tally.finish();
     w.finish()
 }
 

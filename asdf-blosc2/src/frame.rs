@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use crate::chunk::{self, ChunkHeader};
 use crate::error::{slice, Error};
+use crate::progress::{Progress, Tally};
 
 /// Smallest frame header (everything before the metalayers).
 const HEADER_MIN: usize = 87;
@@ -106,6 +107,9 @@ pub struct Frame<'a> {
     pub metalayers: Vec<(String, Vec<u8>)>,
     /// Variable-length metalayers of the trailer: (name, decoded msgpack content).
     pub vlmetalayers: Vec<(String, Vec<u8>)>,
+    /// Told how far [`Frame::decode_all`], [`Frame::b2nd_array`] and [`Frame::b2nd_rows`]
+    /// have come.
+    progress: Option<Progress>,
 }
 
 fn be_u16(b: &[u8]) -> usize {
@@ -419,7 +423,37 @@ impl<'a> Frame<'a> {
             offsets,
             metalayers,
             vlmetalayers,
+            progress: None,
         })
+    }
+
+    /// Reports to `progress` how far [`Frame::decode_all`], [`Frame::b2nd_array`] and
+    /// [`Frame::b2nd_rows`] have come: `(done, total)` in bytes of their output, once per
+    /// chunk decoded (see [`Progress`]).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use asdf_blosc2::{CParams, Frame, FrameWriter, Progress};
+    /// let mut w = FrameWriter::new(1000, CParams::default());
+    /// for piece in vec![7u8; 2500].chunks(1000) {
+    ///     w.append(piece)?;
+    /// }
+    /// let bytes = w.finish()?;
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let s = seen.clone();
+    /// let progress = Progress::new(move |done, total| s.lock().unwrap().push((done, total)));
+    /// let frame = Frame::parse(&bytes)?.with_progress(progress);
+    /// assert_eq!(frame.decode_all()?, vec![7u8; 2500]);
+    /// // one report per chunk, in the order the chunks were done (on several threads)
+    /// let seen = seen.lock().unwrap();
+    /// assert_eq!(seen.len(), 3);
+    /// assert!(seen.windows(2).all(|w| w[0].0 < w[1].0));
+    /// assert_eq!(seen.last(), Some(&(2500, 2500)));
+    /// # Ok::<(), asdf_blosc2::Error>(())
+    /// ```
+    pub fn with_progress(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// The decoded size of chunk `i`.
@@ -551,23 +585,26 @@ impl<'a> Frame<'a> {
 
     /// All chunks, decoded and concatenated (in parallel, chunks on rayon's threads).
     pub fn decode_all(&self) -> Result<Vec<u8>, Error> {
+        let tally = Tally::new(self.progress.as_ref(), self.nbytes);
         if self.chunksize == 0 {
             let mut all = Vec::new();
             let mut one = Vec::new();
             for i in 0..self.nchunks {
                 self.chunk_into(i, &mut one)?;
                 all.extend_from_slice(&one);
+                tally.add(one.len() as u64);
             }
+            tally.finish();
             return Ok(all);
         }
         let mut all = zeroed(self.nbytes)?;
         let chunk = |buf: &mut Vec<u8>, (i, dst): (usize, &mut [u8])| {
             // a stored chunk of the expected size decodes in place
-            if self.chunk_direct(i, dst)? {
-                return Ok(());
+            if !self.chunk_direct(i, dst)? {
+                self.chunk_into(i, buf)?;
+                dst.copy_from_slice(buf);
             }
-            self.chunk_into(i, buf)?;
-            dst.copy_from_slice(buf);
+            tally.add(dst.len() as u64);
             Ok::<(), Error>(())
         };
         if rayon::current_num_threads() > 1 {
@@ -581,6 +618,7 @@ impl<'a> Frame<'a> {
                 chunk(&mut buf, c)?;
             }
         }
+        tally.finish();
         Ok(all)
     }
 
@@ -762,10 +800,12 @@ impl Frame<'_> {
         let row_bytes = all.checked_div(nrows).unwrap_or(0);
         let total = ((r1 - r0) * row_bytes) as usize;
         let mut out = zeroed(total as u64)?;
+        let tally = Tally::new(self.progress.as_ref(), total as u64);
         if total == 0 || ndim == 0 {
             if ndim == 0 && total > 0 {
                 let c = self.chunk(0)?;
                 out.copy_from_slice(slice(&c, 0, total as u64, "0-d array")?);
+                tally.finish();
             }
             return Ok(out);
         }
@@ -822,6 +862,7 @@ impl Frame<'_> {
             let piece = |buf: &mut Vec<u8>, (c, skip, dst): (usize, u64, &mut [u8])| {
                 // a whole chunk that is exactly these rows: no copy
                 if skip == 0 && self.chunk_direct(c, dst)? {
+                    tally.add(dst.len() as u64);
                     return Ok(());
                 }
                 self.chunk_into(c, buf)?;
@@ -835,6 +876,7 @@ impl Frame<'_> {
                         )
                     })?;
                 dst.copy_from_slice(got);
+                tally.add(dst.len() as u64);
                 Ok::<(), Error>(())
             };
             if rayon::current_num_threads() > 1 {
@@ -851,6 +893,7 @@ impl Frame<'_> {
                     piece(&mut buf, p)?;
                 }
             }
+            tally.finish();
             return Ok(out);
         }
         let mut buf = Vec::new();
@@ -881,6 +924,7 @@ impl Frame<'_> {
                 ));
             }
             // walk every block of this chunk, and every row (last dimension) of each block
+            let mut copied = 0u64;
             let mut bi = vec![0u64; ndim];
             for b in 0..blocks_per_chunk {
                 let base = b * block_items * item as u64;
@@ -913,6 +957,7 @@ impl Frame<'_> {
                         let to = (flat * item as u64) as usize;
                         let len = (n * item as u64) as usize;
                         out[to..to + len].copy_from_slice(&buf[from..from + len]);
+                        copied += len as u64;
                     }
                     // next row: increment ei over dims 0..ndim-1 (last dim is the row)
                     for d in (0..ndim - 1).rev() {
@@ -931,6 +976,7 @@ impl Frame<'_> {
                     bi[d] = 0;
                 }
             }
+            tally.add(copied);
             for d in (0..ndim).rev() {
                 ci[d] += 1;
                 if ci[d] < nchunks[d] {
@@ -939,6 +985,7 @@ impl Frame<'_> {
                 ci[d] = 0;
             }
         }
+        tally.finish();
         Ok(out)
     }
 }

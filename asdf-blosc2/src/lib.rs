@@ -16,8 +16,12 @@ mod error;
 mod filters;
 pub mod frame;
 mod lz4hc;
+mod progress;
 mod shuffle;
 
-pub use encode::{b2nd_frame, encode_chunk, CParams, Codec, Filter, FrameWriter};
+pub use encode::{
+    b2nd_frame, b2nd_frame_with_progress, encode_chunk, CParams, Codec, Filter, FrameWriter,
+};
 pub use error::Error;
 pub use frame::{B2nd, Frame, Meta};
+pub use progress::Progress;

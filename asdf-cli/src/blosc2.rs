@@ -80,6 +80,15 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
         Frame::parse(&bytes)
     }
     .map_err(|e| at(&e))?;
+    // one bar: bytes decoded, then bytes of the blocks written
+    let (bar, feed) = crate::progress::Progress::fed(
+        frame.cbytes.max(crate::progress::largest(&[input])),
+        format!("decoding {}", input.display()),
+    );
+    let frame = match &feed {
+        Some(feed) => frame.with_progress(blosc2_progress(feed)),
+        None => frame,
+    };
     let (dtype, shape, data) = match frame.b2nd() {
         Some(nd) => {
             let nd = nd.map_err(|e| at(&e))?;
@@ -121,7 +130,12 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
     };
     let array = WriteArray::from_bytes(dtype, shape, data.into())
         .ok_or_else(|| at(&"decoded bytes do not fill the array's shape"))?;
-    let mut w = Writer::new(WriteOptions::new());
+    bar.message(format!("writing {}", output.display()));
+    let mut opts = WriteOptions::new();
+    if let Some(feed) = feed {
+        opts = opts.progress(feed);
+    }
+    let mut w = Writer::new(opts);
     let node = w.add_array_with(
         array,
         ArrayOptions {
@@ -154,6 +168,13 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
         output.display(),
         summary.len
     ))
+}
+
+/// The library's progress reports (`asdf_core::Progress`, which draws a bar) for Blosc2's
+/// encoder and decoder.
+fn blosc2_progress(feed: &asdf_core::Progress) -> asdf_blosc2::Progress {
+    let feed = feed.clone();
+    asdf_blosc2::Progress::new(move |done, total| feed.report(done, total))
 }
 
 /// The JSON pointers of every ndarray in `node`.
@@ -222,9 +243,12 @@ fn msgpack(m: &Meta) -> Vec<u8> {
     out
 }
 
-/// Writes `bytes` to `path` through a temporary file beside it, synced, then renamed.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
+/// Writes `path` through a temporary file beside it, synced, then renamed: `write` fills
+/// the temporary file.
+pub(crate) fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -237,7 +261,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        write(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
@@ -281,9 +305,20 @@ pub fn from_asdf(
             }
         }
     };
+    // one bar: reading the array (no reports: it stays at 0), then bytes encoded
+    let (bar, feed) = crate::progress::Progress::fed(
+        crate::progress::largest(&[input]),
+        format!("reading {path} of {}", input.display()),
+    );
     let a = file
         .dyn_array(&path)
         .map_err(|e| at(&format!("{path}: {}", crate::chain(&e))))?;
+    bar.message(format!("encoding {}", output.display()));
+    let report = |done: u64, total: u64| {
+        if let Some(feed) = &feed {
+            feed.report(done, total);
+        }
+    };
     let codec = match codec.unwrap_or("zstd") {
         "zstd" => Codec::Zstd,
         "lz4" => Codec::Lz4,
@@ -343,18 +378,30 @@ pub fn from_asdf(
             blockshape,
             dtype: a.dtype.to_numpy_str(),
         };
-        let mut frame = asdf_blosc2::b2nd_frame(&nd, &a.data, &p, &vl).map_err(|e| at(&e))?;
+        let mut frame = match &feed {
+            Some(feed) => {
+                let progress = blosc2_progress(feed);
+                asdf_blosc2::b2nd_frame_with_progress(&nd, &a.data, &p, &vl, &progress)
+            }
+            None => asdf_blosc2::b2nd_frame(&nd, &a.data, &p, &vl),
+        }
+        .map_err(|e| at(&e))?;
         if !fixed.is_empty() {
-            // fixed metalayers besides b2nd: rewrite with them
+            // fixed metalayers besides b2nd: rewrite with them (each chunk decoded and
+            // encoded again)
+            bar.message(format!("adding the metalayers to {}", output.display()));
             let f = Frame::parse(&frame).map_err(|e| at(&e))?;
             let mut w = asdf_blosc2::FrameWriter::new(f.chunksize.max(1), p);
             w.metalayers = f.metalayers.clone();
             w.metalayers
                 .extend(fixed.into_iter().filter(|(n, _)| n != "b2nd"));
             w.vlmetalayers = vl;
+            let mut done = 0;
             for i in 0..f.nchunks {
-                w.append(&f.chunk(i).map_err(|e| at(&e))?)
-                    .map_err(|e| at(&e))?;
+                let chunk = f.chunk(i).map_err(|e| at(&e))?;
+                w.append(&chunk).map_err(|e| at(&e))?;
+                done += chunk.len() as u64;
+                report(done, f.nbytes);
             }
             frame = w.finish().map_err(|e| at(&e))?;
         }
@@ -364,12 +411,19 @@ pub fn from_asdf(
         let mut w = asdf_blosc2::FrameWriter::new(chunk, p);
         w.vlmetalayers = vl;
         w.metalayers = fixed;
+        let mut done = 0;
         for piece in a.data.chunks(chunk) {
             w.append(piece).map_err(|e| at(&e))?;
+            done += piece.len() as u64;
+            report(done, a.data.len() as u64);
         }
         w.finish().map_err(|e| at(&e))?
     };
-    write_atomic(output, &bytes).map_err(|e| format!("{}: {e}", output.display()))?;
+    bar.message(format!("writing {}", output.display()));
+    write_atomic(output, |f| {
+        crate::extract::write_reporting(f, &[&bytes], bytes.len() as u64, feed.as_ref())
+    })
+    .map_err(|e| format!("{}: {e}", output.display()))?;
     Ok(format!(
         "wrote {} ({} bytes, array {path})\n",
         output.display(),

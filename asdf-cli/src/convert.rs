@@ -142,16 +142,8 @@ pub fn convert(
         ));
     }
     let codec = compress.as_deref();
-    let _p = match (Format::of(input), Format::of(output)) {
-        // ASDF to ASDF shows its own progress (run); HDF5 draws its own bar (hdf5.rs)
-        (Format::Asdf | Format::Fits, Format::Asdf) | (Format::Hdf5, _) | (_, Format::Hdf5) => {
-            crate::progress::Progress::spinner(0, "")
-        }
-        _ => crate::progress::Progress::spinner(
-            crate::progress::largest(&[input]),
-            format!("converting {} to {}", input.display(), output.display()),
-        ),
-    };
+    // each conversion draws its own bar of bytes: ASDF to ASDF (run), Blosc2 (blosc2.rs),
+    // HDF5 (hdf5.rs)
     match (Format::of(input), Format::of(output)) {
         (Format::Asdf, Format::Asdf) => {
             if array.is_some() {

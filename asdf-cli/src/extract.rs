@@ -33,10 +33,6 @@ pub fn run(
         ));
     }
     let file = access.open(input)?;
-    let _p = crate::progress::Progress::spinner(
-        crate::progress::largest(&[input]),
-        format!("extracting {at} to {}", output.display()),
-    );
     let segs = parse_path(at);
     let here = pointer(&segs);
     let node = lookup(file.tree(), &segs)
@@ -49,18 +45,26 @@ pub fn run(
                 input.display()
             ));
         }
+        // a bar of the bytes written (reading the array comes first, at 0)
+        let (bar, feed) = crate::progress::Progress::fed(
+            crate::progress::largest(&[input]),
+            format!("reading {here} of {}", input.display()),
+        );
         let arr = file
             .dyn_array_of(&node, &here)
             .map_err(|e| format!("{}: {}", input.display(), crate::chain(&e)))?;
-        let bytes = npy(&arr.dtype.to_numpy_str(), &arr.shape, &arr.data);
-        crate::blosc2::write_atomic(output, &bytes)
-            .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
+        bar.message(format!("writing {}", output.display()));
+        let header = npy_header(&arr.dtype.to_numpy_str(), &arr.shape);
+        let total = (header.len() + arr.data.len()) as u64;
+        crate::blosc2::write_atomic(output, |f| {
+            write_reporting(f, &[&header, &arr.data], total, feed.as_ref())
+        })
+        .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
         return Ok(format!(
-            "wrote {} ({} {:?}, {} bytes)\n",
+            "wrote {} ({} {:?}, {total} bytes)\n",
             output.display(),
             arr.dtype.name(),
             arr.shape,
-            bytes.len()
         ));
     }
     // an ASDF file whose root is the subtree (a mapping), else a mapping holding it
@@ -100,8 +104,33 @@ pub fn run(
     ))
 }
 
-/// A numpy `.npy` file (format 1.0, or 2.0 for a header over 64 KiB).
-pub fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
+/// Bytes written between two progress reports.
+const REPORT_EVERY: usize = 8 << 20;
+
+/// Writes `parts` one after the other to `w`, telling `progress` the bytes written of
+/// `total` every [`REPORT_EVERY`] bytes and at the end.
+pub fn write_reporting(
+    w: &mut impl std::io::Write,
+    parts: &[&[u8]],
+    total: u64,
+    progress: Option<&asdf_core::Progress>,
+) -> std::io::Result<()> {
+    let mut done = 0u64;
+    for part in parts {
+        for piece in part.chunks(REPORT_EVERY) {
+            w.write_all(piece)?;
+            done += piece.len() as u64;
+            if let Some(p) = progress {
+                p.report(done, total);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The header of a numpy `.npy` file (format 1.0, or 2.0 for a header over 64 KiB): the
+/// data follows it.
+pub fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape = match dims.len() {
         1 => format!("({},)", dims[0]),
@@ -120,7 +149,7 @@ pub fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
         header.push(' ');
     }
     header.push('\n');
-    let mut out = Vec::with_capacity(total + data.len());
+    let mut out = Vec::with_capacity(total);
     out.extend_from_slice(b"\x93NUMPY");
     if v1 {
         out.extend_from_slice(&[1, 0]);
@@ -130,15 +159,40 @@ pub fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
     }
     out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
     out
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn writing_reports_bytes_written_up_to_the_total() {
+        let header = super::npy_header("<u1", &[17 << 20]);
+        let data: Vec<u8> = (0..17u32 << 20).map(|i| i as u8).collect();
+        let total = (header.len() + data.len()) as u64;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let progress = asdf_core::Progress::new(move |d, t| s.lock().unwrap().push((d, t)));
+        let mut out = Vec::new();
+        super::write_reporting(&mut out, &[&header, &data], total, Some(&progress)).unwrap();
+        assert_eq!(out.len() as u64, total);
+        assert_eq!(&out[..header.len()], &header[..]);
+        assert!(out[header.len()..] == data[..]);
+        let h = header.len() as u64;
+        let mib = 1u64 << 20;
+        // the header, then the data in pieces of 8 MiB
+        let want: Vec<(u64, u64)> = [h, h + 8 * mib, h + 16 * mib, h + 17 * mib]
+            .into_iter()
+            .map(|d| (d, total))
+            .collect();
+        assert_eq!(*seen.lock().unwrap(), want);
+    }
+
     #[test]
     fn npy_header_is_aligned() {
-        let b = super::npy("<f8", &[3], &[0; 24]);
+        let mut b = super::npy_header("<f8", &[3]);
+        b.extend_from_slice(&[0; 24]);
         assert_eq!(&b[..8], b"\x93NUMPY\x01\x00");
         let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
         assert_eq!((10 + hlen) % 64, 0);

@@ -393,12 +393,15 @@ fn main() -> ExitCode {
         Command::Canonical { file } => access
             .open(&file)
             .and_then(|f| {
-                let _p = progress::Progress::spinner(
+                let (_bar, feed) = progress::Progress::fed(
                     progress::largest(&[&file]),
                     format!("hashing the arrays of {}", file.display()),
                 );
-                let json = asdf_core::canonical::to_json(&f)
-                    .map_err(|e| format!("{}: {}", file.display(), chain(&e)));
+                let json = match &feed {
+                    Some(feed) => asdf_core::canonical::to_json_with_progress(&f, feed),
+                    None => asdf_core::canonical::to_json(&f),
+                }
+                .map_err(|e| format!("{}: {}", file.display(), chain(&e)));
                 exit_soon(f);
                 json
             })

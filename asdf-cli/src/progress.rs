@@ -1,16 +1,18 @@
 //! Progress on standard error for work on large files: shown only when the file is at
 //! least [`MIN_BYTES`], standard error is a terminal and `--quiet` was not given.
 //!
-//! Writing blocks and verifying checksums report their progress from inside the library
-//! (`asdf_core::Progress`): `convert`, `defragment`, `edit`, `extract` to ASDF and
-//! `validate` draw a bar of bytes from those reports ([`Progress::fed`]). `diff` advances a
-//! bar array by array; HDF5 conversion draws its own; the rest (reading whole arrays, the
-//! canonical form) show a spinner with the step and the time elapsed.
+//! Every display is a bar of bytes. Writing blocks, verifying checksums, hashing arrays
+//! for the canonical form and Blosc2's chunk encoder and decoder report their progress
+//! from inside the libraries (`asdf_core::Progress`, `asdf_blosc2::Progress`): `canonical`,
+//! `convert`, `defragment`, `edit`, `extract` and `validate` draw a bar from those reports
+//! ([`Progress::fed`]); `extract` to `.npy` and the Blosc2 conversions count the bytes
+//! they write themselves. `diff` advances a bar array by array; HDF5 conversion draws its
+//! own. Reading one whole array from an ASDF block (before `extract` to `.npy` or a
+//! conversion to Blosc2 writes it) reports nothing: its bar waits at 0 meanwhile.
 
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -50,22 +52,6 @@ pub struct Progress(Option<ProgressBar>);
 impl Progress {
     fn show(bytes: u64) -> bool {
         wanted(bytes, std::io::stderr().is_terminal(), quiet())
-    }
-
-    /// A spinner saying `what` (with the time elapsed) while work on files of `bytes`
-    /// bytes runs.
-    pub fn spinner(bytes: u64, what: impl Into<String>) -> Progress {
-        if !Self::show(bytes) {
-            return Progress(None);
-        }
-        let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        pb.set_style(
-            ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        pb.set_message(what.into());
-        pb.enable_steady_tick(Duration::from_millis(120));
-        Progress(Some(pb))
     }
 
     /// A bar of `total` units (bytes) for work on files of `bytes` bytes.

@@ -9,9 +9,12 @@
 
 use std::fmt::Write;
 
-use crate::array::DType;
+use std::cell::RefCell;
+
+use crate::array::{DType, NdArrayMeta};
+use crate::progress::Ticker;
 use crate::yaml::{self, Node, Value, YAML_TAG_PREFIX};
-use crate::{AsdfFile, Result};
+use crate::{AsdfFile, Progress, Result};
 
 /// The format identifier.
 pub const FORMAT_ID: &str = "asdf-canonical/1";
@@ -19,12 +22,48 @@ pub const FORMAT_ID: &str = "asdf-canonical/1";
 /// The canonical JSON text of an opened file. Reads every array (and so every block the
 /// tree uses).
 pub fn to_json(file: &AsdfFile) -> Result<String> {
+    render(file, None)
+}
+
+/// As [`to_json`], telling `progress` how far it has come: `(done, total)` in bytes of
+/// array data (each array's element count times its item size), as each array is read
+/// and hashed, from the calling thread. The total is counted from the arrays' descriptors
+/// before any is read; the last report is `(total, total)`.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use asdf_core::Progress;
+/// let mut w = asdf_core::Writer::new(asdf_core::WriteOptions::default());
+/// let a = ndarray::Array1::<f64>::zeros(100);
+/// let b = ndarray::Array2::<u8>::zeros((4, 5));
+/// let root = asdf_core::tree!({"a": w.add_array(&a), "b": w.add_array(&b)});
+/// let file = asdf_core::AsdfFile::from_bytes(w.write_to_vec(&root)?)?;
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let s = seen.clone();
+/// let progress = Progress::new(move |done, total| s.lock().unwrap().push((done, total)));
+/// let json = asdf_core::canonical::to_json_with_progress(&file, &progress)?;
+/// assert_eq!(json, asdf_core::canonical::to_json(&file)?);
+/// assert_eq!(*seen.lock().unwrap(), [(800, 820), (820, 820)]); // 800 bytes, then 20
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn to_json_with_progress(file: &AsdfFile, progress: &Progress) -> Result<String> {
+    render(file, Some(progress))
+}
+
+fn render(file: &AsdfFile, progress: Option<&Progress>) -> Result<String> {
+    let total = match progress {
+        Some(_) => array_bytes(file.tree()),
+        None => 0,
+    };
+    let ticker = RefCell::new(Ticker::new(progress, total));
     let mut tree = String::new();
     let mut w = Writer {
         file,
         out: &mut tree,
+        ticker: &ticker,
     };
     w.node(file.tree(), &mut String::new(), 1)?;
+    ticker.borrow_mut().set(total);
     let h = file.header();
     let mut out = String::with_capacity(tree.len() + 128);
     out.push_str("{\n \"format\": ");
@@ -37,6 +76,27 @@ pub fn to_json(file: &AsdfFile) -> Result<String> {
     out.push_str(&tree);
     out.push_str("\n}\n");
     Ok(out)
+}
+
+/// Bytes of the data of the arrays in `root`, from their descriptors (arrays whose shape or
+/// datatype is not stated, streamed ones, count 0).
+fn array_bytes(root: &Node) -> u64 {
+    let mut total = 0u64;
+    root.walk_lazy(&mut |_, n| {
+        if n.is_ndarray() {
+            let Ok(meta) = NdArrayMeta::from_node(n, "") else {
+                return;
+            };
+            let items = meta
+                .fixed_shape()
+                .and_then(|s| s.iter().try_fold(1u64, |a, &d| a.checked_mul(d)));
+            let size = meta.dtype.as_ref().map(|d| d.itemsize() as u64);
+            if let Some(bytes) = items.zip(size).and_then(|(n, s)| n.checked_mul(s)) {
+                total = total.saturating_add(bytes);
+            }
+        }
+    });
+    total
 }
 
 /// Opens `path` and returns its canonical JSON text.
@@ -118,9 +178,11 @@ fn push_float(out: &mut String, f: f64) {
     }
 }
 
-struct Writer<'a> {
+struct Writer<'a, 'p> {
     file: &'a AsdfFile,
     out: &'a mut String,
+    /// Bytes of array data hashed, for [`to_json_with_progress`].
+    ticker: &'a RefCell<Ticker<'p>>,
 }
 
 fn indent(out: &mut String, level: usize) {
@@ -130,7 +192,7 @@ fn indent(out: &mut String, level: usize) {
     }
 }
 
-impl Writer<'_> {
+impl Writer<'_, '_> {
     /// Writes an object from already-rendered `(key, value)` pairs, sorted by key.
     fn object(&mut self, mut entries: Vec<(String, String)>, level: usize) {
         if entries.is_empty() {
@@ -175,6 +237,7 @@ impl Writer<'_> {
         let mut w = Writer {
             file: self.file,
             out: &mut s,
+            ticker: self.ticker,
         };
         w.node(node, &mut path.to_string(), level)?;
         Ok(s)
@@ -329,6 +392,7 @@ impl Writer<'_> {
                 Writer {
                     file: self.file,
                     out: &mut p,
+                    ticker: self.ticker,
                 }
                 .array(vec![k, v], level + 2);
                 p
@@ -338,6 +402,7 @@ impl Writer<'_> {
         Writer {
             file: self.file,
             out: &mut list,
+            ticker: self.ticker,
         }
         .array(items, level + 1);
         self.object(vec![("$map".to_string(), list)], level);
@@ -356,6 +421,7 @@ impl Writer<'_> {
                     Writer {
                         file: self.file,
                         out: &mut p,
+                        ticker: self.ticker,
                     }
                     .array(vec![key, val], level + 2);
                     items.push(p);
@@ -366,6 +432,7 @@ impl Writer<'_> {
         Writer {
             file: self.file,
             out: &mut list,
+            ticker: self.ticker,
         }
         .array(items, level + 1);
         if omap {
@@ -387,6 +454,7 @@ impl Writer<'_> {
         Writer {
             file: self.file,
             out: &mut list,
+            ticker: self.ticker,
         }
         .array(keys.into_iter().map(|k| k.1).collect(), level + 1);
         self.object(vec![("$set".to_string(), list)], level);
@@ -395,12 +463,12 @@ impl Writer<'_> {
 
     fn ndarray(&mut self, node: &Node, path: &str, level: usize) -> Result<()> {
         let arr = self.file.dyn_array_of(node, path)?;
+        let sha256 = arr.canonical_sha256_hex();
+        let bytes = (arr.element_count() as u64).saturating_mul(arr.dtype.itemsize() as u64);
+        self.ticker.borrow_mut().add(bytes);
         let mut fields = vec![
             ("dtype".to_string(), dtype_json(&arr.dtype)),
-            (
-                "sha256".to_string(),
-                json_string(&arr.canonical_sha256_hex()),
-            ),
+            ("sha256".to_string(), json_string(&sha256)),
         ];
         let mut shape = String::from("[");
         for (i, d) in arr.shape.iter().enumerate() {
@@ -419,6 +487,7 @@ impl Writer<'_> {
         Writer {
             file: self.file,
             out: &mut inner,
+            ticker: self.ticker,
         }
         .object(fields, level + 1);
         self.object(vec![("$ndarray".to_string(), inner)], level);
@@ -469,6 +538,32 @@ fn push_pointer_segment(path: &mut String, key: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_counts_every_array_hashed_up_to_the_total() {
+        use std::sync::{Arc, Mutex};
+        let data = ndarray::Array1::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let mask = ndarray::Array1::from_vec(vec![false, true, false, false, true, false]);
+        let shared = ndarray::Array1::<u16>::from_elem(10, 7);
+        let mut w = crate::Writer::new(crate::WriteOptions::default());
+        let masked = w.add_masked_array(&data, &mask, Default::default());
+        let one = w.add_array(&shared);
+        // the same array twice (a YAML alias): hashed twice, counted twice
+        let root = crate::tree!({"m": masked, "s": {"x": one.clone(), "y": one}});
+        let file = AsdfFile::from_bytes(w.write_to_vec(&root).unwrap()).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let progress = Progress::new(move |done, total| s.lock().unwrap().push((done, total)));
+        let json = to_json_with_progress(&file, &progress).unwrap();
+        assert_eq!(json, to_json(&file).unwrap());
+        // 6 f32, a mask of 6 bools, 2 x 10 u16
+        let total = 6 * 4 + 6 + 2 * 10 * 2;
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
+        assert!(seen.iter().all(|&(_, t)| t == total), "{seen:?}");
+        assert_eq!(seen.last(), Some(&(total, total)));
+    }
 
     #[test]
     fn strings_escape_like_python_json() {
