@@ -26,8 +26,8 @@ pub fn to_json(file: &AsdfFile) -> Result<String> {
 }
 
 /// As [`to_json`], telling `progress` how far it has come: `(done, total)` in bytes of
-/// array data (each array's element count times its item size), as each array is read
-/// and hashed, from the calling thread. The total is counted from the arrays' descriptors
+/// array data (each array's element count times its item size), every 64 KiB or so as
+/// each array is hashed once read, from the calling thread. The total is counted from the arrays' descriptors
 /// before any is read; the last report is `(total, total)`.
 ///
 /// ```
@@ -463,9 +463,15 @@ impl Writer<'_, '_> {
 
     fn ndarray(&mut self, node: &Node, path: &str, level: usize) -> Result<()> {
         let arr = self.file.dyn_array_of(node, path)?;
-        let sha256 = arr.canonical_sha256_hex();
+        // reported as the hashing goes, then the whole array once hashed
+        let before = self.ticker.borrow().done();
+        let sha256 = arr.canonical_sha256_hex_counted(|n| {
+            self.ticker
+                .borrow_mut()
+                .set(before.saturating_add(n as u64));
+        });
         let bytes = (arr.element_count() as u64).saturating_mul(arr.dtype.itemsize() as u64);
-        self.ticker.borrow_mut().add(bytes);
+        self.ticker.borrow_mut().set(before.saturating_add(bytes));
         let mut fields = vec![
             ("dtype".to_string(), dtype_json(&arr.dtype)),
             ("sha256".to_string(), json_string(&sha256)),
@@ -563,6 +569,29 @@ mod tests {
         assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
         assert!(seen.iter().all(|&(_, t)| t == total), "{seen:?}");
         assert_eq!(seen.last(), Some(&(total, total)));
+    }
+
+    #[test]
+    fn progress_moves_within_a_large_array() {
+        use std::sync::{Arc, Mutex};
+        // hashed 64 KiB at a time
+        let big = ndarray::Array1::<f64>::from_shape_fn(100_000, |i| i as f64);
+        let small = ndarray::Array1::<u8>::from_elem(16, 1);
+        let mut w = crate::Writer::new(crate::WriteOptions::default());
+        let root = crate::tree!({"a": w.add_array(&big), "b": w.add_array(&small)});
+        let file = AsdfFile::from_bytes(w.write_to_vec(&root).unwrap()).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let progress = Progress::new(move |done, total| s.lock().unwrap().push((done, total)));
+        to_json_with_progress(&file, &progress).unwrap();
+        let total = 800_000 + 16;
+        let seen = seen.lock().unwrap();
+        let done: Vec<u64> = seen.iter().map(|&(d, _)| d).collect();
+        // 800,000 bytes in pieces of 64 KiB: 12 whole ones and the rest; then the small one
+        let mut want: Vec<u64> = (1..=12).map(|k| k * 65_536).collect();
+        want.extend([800_000, total]);
+        assert_eq!(done, want);
+        assert!(seen.iter().all(|&(_, t)| t == total));
     }
 
     #[test]

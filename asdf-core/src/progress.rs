@@ -73,8 +73,9 @@ impl<'p> Ticker<'p> {
 
     /// `done` bytes are done in all (never moves back).
     pub(crate) fn set(&mut self, done: u64) {
+        let done = done.min(self.total);
         if done > self.done {
-            self.done = done.min(self.total);
+            self.done = done;
             if let Some(p) = self.progress {
                 p.report(self.done, self.total);
             }

@@ -247,6 +247,12 @@ const CHUNK: usize = 1 << 16;
 impl DynArray {
     /// Feeds the canonical serialization to `sink` in chunks of at most about 64 KiB.
     pub fn canonical_chunks(&self, mut sink: impl FnMut(&[u8])) {
+        self.canonical_chunks_counted(|c, _| sink(c));
+    }
+
+    /// As [`canonical_chunks`](Self::canonical_chunks), telling `sink` with each chunk how
+    /// many bytes of `data` the chunks so far came from.
+    fn canonical_chunks_counted(&self, mut sink: impl FnMut(&[u8], usize)) {
         let mut ops = Vec::new();
         plan(&self.dtype, &mut ops);
         let item = self.dtype.itemsize();
@@ -254,23 +260,29 @@ impl DynArray {
         match ops.as_slice() {
             [] => {}
             [Op::Raw(_)] => {
+                let mut read = 0;
                 for c in data.chunks(CHUNK) {
-                    sink(c);
+                    read += c.len();
+                    sink(c, read);
                 }
             }
             [op] if !matches!(op, Op::Repeat { .. }) => {
                 // flat scalar ops work on any whole number of elements at once
                 let step = (CHUNK / item.max(1)).max(1) * item.max(1);
                 let mut buf = Vec::with_capacity(step);
+                let mut read = 0;
                 for c in data.chunks(step) {
                     buf.clear();
                     apply(op, c, &mut buf);
-                    sink(&buf);
+                    read += c.len();
+                    sink(&buf, read);
                 }
             }
             _ => {
                 let mut buf = Vec::with_capacity(CHUNK + item.min(CHUNK));
+                let mut read = 0;
                 for elem in data.chunks_exact(item.max(1)) {
+                    read += elem.len();
                     let mut rest = elem;
                     for o in &ops {
                         let n = o.src_len().min(rest.len());
@@ -279,12 +291,12 @@ impl DynArray {
                         rest = tail;
                     }
                     if buf.len() >= CHUNK {
-                        sink(&buf);
+                        sink(&buf, read);
                         buf.clear();
                     }
                 }
                 if !buf.is_empty() {
-                    sink(&buf);
+                    sink(&buf, read);
                 }
             }
         }
@@ -300,8 +312,17 @@ impl DynArray {
     /// Lowercase hex SHA-256 of [`canonical_bytes`](Self::canonical_bytes), computed
     /// streaming.
     pub fn canonical_sha256_hex(&self) -> String {
+        self.canonical_sha256_hex_counted(|_| {})
+    }
+
+    /// As [`canonical_sha256_hex`](Self::canonical_sha256_hex), telling `hashed` how many
+    /// bytes of `data` are hashed so far, every 64 KiB or so.
+    pub(crate) fn canonical_sha256_hex_counted(&self, mut hashed: impl FnMut(usize)) -> String {
         let mut h = Sha256::new();
-        self.canonical_chunks(|c| h.update(c));
+        self.canonical_chunks_counted(|c, read| {
+            h.update(c);
+            hashed(read);
+        });
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 }
