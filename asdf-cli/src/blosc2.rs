@@ -305,14 +305,16 @@ pub fn from_asdf(
             }
         }
     };
-    // one bar: reading the array (no reports: it stays at 0), then bytes encoded
+    // one bar: the bytes of the array read (or decoded), then the bytes encoded
     let (bar, feed) = crate::progress::Progress::fed(
         crate::progress::largest(&[input]),
         format!("reading {path} of {}", input.display()),
     );
-    let a = file
-        .dyn_array(&path)
-        .map_err(|e| at(&format!("{path}: {}", crate::chain(&e))))?;
+    let a = match &feed {
+        Some(p) => file.dyn_array_with_progress(&path, p),
+        None => file.dyn_array(&path),
+    }
+    .map_err(|e| at(&format!("{path}: {}", crate::chain(&e))))?;
     bar.message(format!("encoding {}", output.display()));
     let report = |done: u64, total: u64| {
         if let Some(feed) = &feed {

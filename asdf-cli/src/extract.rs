@@ -45,14 +45,16 @@ pub fn run(
                 input.display()
             ));
         }
-        // a bar of the bytes written (reading the array comes first, at 0)
+        // one bar: the bytes of the array read (or decoded), then the bytes written
         let (bar, feed) = crate::progress::Progress::fed(
             crate::progress::largest(&[input]),
             format!("reading {here} of {}", input.display()),
         );
-        let arr = file
-            .dyn_array_of(&node, &here)
-            .map_err(|e| format!("{}: {}", input.display(), crate::chain(&e)))?;
+        let arr = match &feed {
+            Some(p) => file.dyn_array_of_with_progress(&node, &here, p),
+            None => file.dyn_array_of(&node, &here),
+        }
+        .map_err(|e| format!("{}: {}", input.display(), crate::chain(&e)))?;
         bar.message(format!("writing {}", output.display()));
         let header = npy_header(&arr.dtype.to_numpy_str(), &arr.shape);
         let total = (header.len() + arr.data.len()) as u64;

@@ -8,7 +8,9 @@
 //! ([`Progress::fed`]); `extract` to `.npy` and the Blosc2 conversions count the bytes
 //! they write themselves. `diff` advances a bar array by array; HDF5 conversion draws its
 //! own. Reading one whole array from an ASDF block (before `extract` to `.npy` or a
-//! conversion to Blosc2 writes it) reports nothing: its bar waits at 0 meanwhile.
+//! conversion to Blosc2 writes it) reports through `AsdfFile::dyn_array_with_progress`:
+//! bytes read, or decoded (zlib, zstd, lz4f, blsc; the codecs that decode on several
+//! threads report once, at the end).
 
 use std::io::IsTerminal;
 use std::path::Path;

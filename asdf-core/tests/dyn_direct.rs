@@ -14,7 +14,7 @@ use std::process::{Command, ExitCode};
 use asdf_core::array::{ByteOrder, DType, DynArray, Field, ScalarType};
 use asdf_core::codec::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
-use asdf_core::{AsdfFile, Node};
+use asdf_core::{AsdfFile, Node, Progress};
 use common::Scratch;
 
 /// One check: a summary, or what went wrong.
@@ -34,9 +34,10 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let dir = Scratch::new("dyn-direct");
-    let checks: [(&str, Check); 3] = [
+    let checks: [(&str, Check); 4] = [
         ("same values on every path", same_values),
         ("checksum verified on the direct path", checksum_verified),
+        ("progress reported as the array is read", progress_reported),
         ("one copy in memory", one_copy),
     ];
     let mut failed = false;
@@ -261,6 +262,76 @@ fn checksum_verified(dir: &Path) -> Result<String, String> {
         return Err("an unverified read does not see the changed byte".into());
     }
     Ok("Error::Checksum".into())
+}
+
+/// `dyn_array_with_progress` on a 40 MiB float64 array, plain (with and without checksum
+/// verification) and compressed: the same array as `dyn_array`; reports that never go back
+/// and end at the bytes read or decoded; several reports where the read is metered (plain
+/// reads every 32 MiB, zlib and zstd every 8 MiB decoded), one at the end for lz4 (decoded
+/// on several threads at once).
+fn progress_reported(dir: &Path) -> Result<String, String> {
+    const N: usize = 5 << 20;
+    let a = DynArray {
+        dtype: scalar(ScalarType::Float64, ByteOrder::Little),
+        shape: vec![N],
+        data: (0..N)
+            .flat_map(|i| ((i % 1000) as f64).to_le_bytes())
+            .collect(),
+    };
+    let bytes = (N * 8) as u64;
+    let mut summary = Vec::new();
+    let cases = [
+        (None, false, 2),
+        (None, true, 2),
+        (Some(Compression::Zlib), false, 5),
+        (Some(Compression::Zstd), true, 5),
+        (Some(Compression::Lz4), false, 1),
+    ];
+    for (codec, verify, at_least) in cases {
+        let choice = codec.map_or(CompressionChoice::None, CompressionChoice::Codec);
+        let mut w = Writer::new(WriteOptions::default().compression(choice));
+        let n = w.add_array(&a);
+        let path = dir.join(format!("progress-{codec:?}.asdf"));
+        w.write_to_path(&Node::map(vec![("a", n)]), &path)
+            .map_err(|e| e.to_string())?;
+        let f = AsdfFile::options()
+            .verify_checksums(verify)
+            .open(&path)
+            .map_err(|e| e.to_string())?;
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let progress = Progress::new(move |d, t| s.lock().unwrap().push((d, t)));
+        let got = f
+            .dyn_array_with_progress("/a", &progress)
+            .map_err(|e| e.to_string())?;
+        let case = format!("{codec:?} verify {verify}");
+        same(&case, &got, &a)?;
+        let seen = seen.lock().unwrap().clone();
+        // what is read: the stored block when it is hashed, else the array's bytes (or
+        // the bytes decoded)
+        let total = if verify && codec.is_none() {
+            f.blocks()[0].used_size
+        } else {
+            bytes
+        };
+        if seen.last() != Some(&(total, total)) {
+            return Err(format!(
+                "{case}: last report {:?}, {total} expected",
+                seen.last()
+            ));
+        }
+        if seen.windows(2).any(|w| w[1].0 < w[0].0 || w[1].1 != total) {
+            return Err(format!("{case}: reports go back or change total: {seen:?}"));
+        }
+        if seen.len() < at_least || (at_least == 1 && seen.len() != 1) {
+            return Err(format!(
+                "{case}: {} reports, {at_least} expected: {seen:?}",
+                seen.len()
+            ));
+        }
+        summary.push(format!("{case}: {}", seen.len()));
+    }
+    Ok(summary.join(", "))
 }
 
 /// Peak resident set of this process, in bytes: `VmHWM` of /proc/self/status, the high-water

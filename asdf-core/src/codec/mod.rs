@@ -304,10 +304,24 @@ fn corrupt(c: Compression, e: &std::io::Error) -> CodecError {
 }
 
 /// Fill `out` from `r`, then make sure `r` has nothing more.
-fn read_exact_into<R: Read>(c: Compression, mut r: R, out: &mut [u8]) -> Result<(), CodecError> {
-    let mut filled = 0;
+fn read_exact_into<R: Read>(c: Compression, r: R, out: &mut [u8]) -> Result<(), CodecError> {
+    read_exact_reporting(c, r, out, &mut |_| ())
+}
+
+/// Fills `out` from the decoder `r` and checks that nothing follows, telling `report` the
+/// bytes filled so far every [`REPORT_EVERY`] bytes and at the end.
+fn read_exact_reporting<R: Read>(
+    c: Compression,
+    mut r: R,
+    out: &mut [u8],
+    report: &mut dyn FnMut(u64),
+) -> Result<(), CodecError> {
+    let (mut filled, mut told) = (0, 0);
     while filled < out.len() {
-        let slot = out.get_mut(filled..).unwrap_or_default();
+        // at most REPORT_EVERY bytes a call, so that a decoder that fills all it is given
+        // still reports as it goes
+        let end = filled.saturating_add(REPORT_EVERY).min(out.len());
+        let slot = out.get_mut(filled..end).unwrap_or_default();
         match r.read(slot) {
             Ok(0) => {
                 return Err(CodecError::SizeMismatch {
@@ -315,12 +329,47 @@ fn read_exact_into<R: Read>(c: Compression, mut r: R, out: &mut [u8]) -> Result<
                     actual: filled as u64,
                 })
             }
-            Ok(n) => filled += n,
+            Ok(n) => {
+                filled += n;
+                if filled - told >= REPORT_EVERY || filled == out.len() {
+                    report(filled as u64);
+                    told = filled;
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(corrupt(c, &e)),
         }
     }
     check_end(c, r, out.len() as u64)
+}
+
+/// How often [`decode_into_reporting`] reports, in bytes decoded.
+const REPORT_EVERY: usize = 8 << 20;
+
+/// As [`decode_into`], telling `report` how many bytes are decoded so far: every 8 MiB for
+/// the codecs that decode in order on one thread anyway (zlib, zstd, lz4f, blsc), through
+/// their streaming decoders; once, at the end, for those that decode pieces on several
+/// threads at once (bzp2, lz4, bls2, bsc2), whose speed a stream would cost.
+pub(crate) fn decode_into_reporting(
+    c: Compression,
+    stored: &[u8],
+    out: &mut [u8],
+    report: &mut dyn FnMut(u64),
+) -> Result<(), CodecError> {
+    let streamed = match c {
+        Compression::Zlib | Compression::Zstd | Compression::Lz4f | Compression::Blsc => {
+            stream::decoder_at(c, stored, out.len() as u64)
+        }
+        _ => None,
+    };
+    match streamed {
+        Some(r) => read_exact_reporting(c, r, out, report),
+        None => {
+            decode_into(c, stored, out)?;
+            report(out.len() as u64);
+            Ok(())
+        }
+    }
 }
 
 fn check_end<R: Read>(c: Compression, mut r: R, expected: u64) -> Result<(), CodecError> {

@@ -13,7 +13,7 @@ use crate::checksum::Md5;
 use crate::codec::{self, Compression};
 use crate::layout::{BlockHeader, LayoutError, ReadAt};
 use crate::yaml::Node;
-use crate::{Error, Result};
+use crate::{Error, Progress, Result};
 
 /// Where the elements lie in the block, when they can be read directly.
 pub(super) struct Plan {
@@ -201,6 +201,47 @@ fn at(offset: u64, done: usize) -> std::io::Result<u64> {
     })
 }
 
+/// A source that reports the bytes read through it (`(done, total)`), at least every
+/// [`PIECE`] bytes: a larger read is split into pieces of that size. Reads on several
+/// threads report one at a time, so `done` never goes back.
+struct Metered<'a> {
+    inner: &'a dyn ReadAt,
+    done: std::sync::Mutex<u64>,
+    total: u64,
+    progress: &'a Progress,
+}
+
+impl<'a> Metered<'a> {
+    fn new(inner: &'a dyn ReadAt, total: u64, progress: &'a Progress) -> Self {
+        Metered {
+            inner,
+            done: std::sync::Mutex::new(0),
+            total,
+            progress,
+        }
+    }
+}
+
+impl ReadAt for Metered<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let mut at_piece = 0usize;
+        for piece in buf.chunks_mut(PIECE) {
+            self.inner.read_exact_at(piece, at(offset, at_piece)?)?;
+            at_piece += piece.len();
+            // a poisoned lock (a report that panicked) only stops the reports
+            if let Ok(mut done) = self.done.lock() {
+                *done += piece.len() as u64;
+                self.progress.report(*done, self.total);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Which blocks are read straight into an array's allocation, and the reads themselves.
 impl super::AsdfFile {
     /// The block of a block-backed array that can be read straight into the array's own
@@ -255,7 +296,7 @@ impl super::AsdfFile {
             return Ok(None);
         };
         let Some(out) =
-            self.read_direct::<T>(h, compression, verify, plan.byte_offset, plan.len)?
+            self.read_direct::<T>(h, compression, verify, plan.byte_offset, plan.len, None)?
         else {
             return Ok(None);
         };
@@ -272,7 +313,12 @@ impl super::AsdfFile {
     /// C-contiguous array, read straight into its own allocation like [`Self::fast_owned`]:
     /// a remote 1 GiB block is then fetched into the array's memory once, rather than into
     /// the block cache and copied out of it.
-    pub(super) fn fast_dyn(&self, meta: &NdArrayMeta, path: &str) -> Result<Option<DynArray>> {
+    pub(super) fn fast_dyn(
+        &self,
+        meta: &NdArrayMeta,
+        path: &str,
+        progress: Option<&Progress>,
+    ) -> Result<Option<DynArray>> {
         let Some((h, compression, verify)) = self.direct_block(meta, path)? else {
             return Ok(None);
         };
@@ -289,7 +335,9 @@ impl super::AsdfFile {
         if !l.contiguous || total == 0 {
             return Ok(None);
         }
-        let Some(data) = self.read_direct::<u8>(h, compression, verify, l.start, total)? else {
+        let Some(data) =
+            self.read_direct::<u8>(h, compression, verify, l.start, total, progress)?
+        else {
             return Ok(None);
         };
         Ok(Some(DynArray {
@@ -297,6 +345,52 @@ impl super::AsdfFile {
             shape: l.shape,
             data,
         }))
+    }
+
+    /// As [`AsdfFile::dyn_array`](super::AsdfFile::dyn_array), telling `progress` how far
+    /// the read has come, as `(done, total)` in bytes: of the block read from the source
+    /// (every 32 MiB, from every thread that reads), or decoded (every 8 MiB for zlib, zstd,
+    /// lz4f and blsc blocks; once at the end for the codecs that decode on several threads:
+    /// bzp2, lz4, bls2, bsc2), ending at `(total, total)`. Arrays that are not read straight
+    /// into their memory (views with strides, inline data, memory-mapped files, legacy
+    /// encodings) report once, at the end. For progress bars on large arrays.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use asdf_core::{AsdfFile, Node, Progress, Writer, WriteOptions};
+    /// let data: Vec<f64> = (0..1000).map(f64::from).collect();
+    /// let mut w = Writer::new(WriteOptions::default());
+    /// let n = w.add_array(ndarray::arr1(&data));
+    /// let f = AsdfFile::from_bytes(w.write_to_vec(&Node::map(vec![("a", n)]))?)?;
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let s = seen.clone();
+    /// let a = f.dyn_array_with_progress("/a", &Progress::new(move |d, t| s.lock().unwrap().push((d, t))))?;
+    /// assert_eq!(a.data.len(), 8000);
+    /// assert_eq!(seen.lock().unwrap().last(), Some(&(8000, 8000)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dyn_array_with_progress(&self, path: &str, progress: &Progress) -> Result<DynArray> {
+        let node = self.ndarray_node(path)?.clone();
+        self.dyn_array_of_with_progress(&node, path, progress)
+    }
+
+    /// As [`AsdfFile::dyn_array_of`](super::AsdfFile::dyn_array_of) (any ndarray node of
+    /// this file's tree), reporting as
+    /// [`dyn_array_with_progress`](super::AsdfFile::dyn_array_with_progress) does.
+    pub fn dyn_array_of_with_progress(
+        &self,
+        node: &Node,
+        path: &str,
+        progress: &Progress,
+    ) -> Result<DynArray> {
+        let meta = NdArrayMeta::from_node(node, path)?;
+        if let Some(a) = self.fast_dyn(&meta, path, Some(progress))? {
+            return Ok(a);
+        }
+        let a = self.dyn_array_of(node, path)?;
+        let n = a.data.len() as u64;
+        progress.report(n, n);
+        Ok(a)
     }
 
     /// `len` elements of `T` at byte `byte_offset` of block `h`'s data, read (or decoded,
@@ -310,16 +404,26 @@ impl super::AsdfFile {
         verify: bool,
         byte_offset: u64,
         len: usize,
+        progress: Option<&Progress>,
     ) -> Result<Option<Vec<T>>> {
         let elements =
             |n: usize| zeroed_vec::<T>(n).ok_or_else(|| self.limit("array elements", n as u64));
+        // With a progress report, reads go through a meter (the bytes of the block read so
+        // far, against all that is to be read: the whole stored block when it is hashed, the
+        // array's bytes when not).
+        let body = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        let to_read = if verify { h.used_size } else { body };
+        let metered = progress.map(|p| Metered::new(&*self.source, to_read, p));
+        let source: &dyn ReadAt = match &metered {
+            Some(m) => m,
+            None => &*self.source,
+        };
         let out: Vec<T> = match compression {
             None if verify => {
                 // The whole stored block is hashed: the bytes before and after the array
                 // straight from the source, the array's own bytes as they are read into its
                 // allocation (one pass over them, hashed on this thread while another reads).
                 let range = self.stored_range(h)?;
-                let body = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
                 let Some(tail) = h
                     .used_size
                     .checked_sub(byte_offset)
@@ -331,12 +435,12 @@ impl super::AsdfFile {
                 let io = |at: u64| move |e: std::io::Error| LayoutError::io(at, &e);
                 let mut out = elements(len)?;
                 let mut hasher = Md5::new();
-                verify::hash_range(&*self.source, start, byte_offset, &mut hasher, &mut |_| ())
+                verify::hash_range(source, start, byte_offset, &mut hasher, &mut |_| ())
                     .map_err(io(start))?;
                 let at = start + byte_offset;
                 let bytes = as_bytes_mut(&mut out);
-                verify::read_hashing(&*self.source, bytes, at, &mut hasher).map_err(io(at))?;
-                verify::hash_range(&*self.source, at + body, tail, &mut hasher, &mut |_| ())
+                verify::read_hashing(source, bytes, at, &mut hasher).map_err(io(at))?;
+                verify::hash_range(source, at + body, tail, &mut hasher, &mut |_| ())
                     .map_err(io(at + body))?;
                 self.expect_md5(h, hasher.finalize(), None)?;
                 out
@@ -347,7 +451,7 @@ impl super::AsdfFile {
                     .checked_add(byte_offset)
                     .ok_or_else(|| self.limit("array offset", byte_offset))?;
                 let mut out = elements(len)?;
-                read_elements(&*self.source, &mut out, start)
+                read_elements(source, &mut out, start)
                     .map_err(|e| Error::io(self.path.as_deref(), e))?;
                 out
             }
@@ -365,7 +469,18 @@ impl super::AsdfFile {
                     || verify.then(|| Md5::digest(stored.as_slice())),
                     || {
                         let bytes = as_bytes_mut(&mut out);
-                        codec::decode_into(c, stored.as_slice(), bytes)
+                        match progress {
+                            None => codec::decode_into(c, stored.as_slice(), bytes),
+                            Some(p) => {
+                                let total = bytes.len() as u64;
+                                codec::decode_into_reporting(
+                                    c,
+                                    stored.as_slice(),
+                                    bytes,
+                                    &mut |done| p.report(done, total),
+                                )
+                            }
+                        }
                     },
                 );
                 decoded.map_err(|source| Error::Codec {

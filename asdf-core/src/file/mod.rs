@@ -1024,7 +1024,7 @@ impl AsdfFile {
     /// The dynamic array of any ndarray node of this file's tree (`path` is used in errors).
     pub fn dyn_array_of(&self, node: &Node, path: &str) -> Result<DynArray> {
         let meta = NdArrayMeta::from_node(node, path)?;
-        if let Some(a) = self.fast_dyn(&meta, path)? {
+        if let Some(a) = self.fast_dyn(&meta, path, None)? {
             return Ok(a);
         }
         match &meta.source {
