@@ -307,6 +307,16 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// One block of a chunk, filtered and compressed.
+enum Packed {
+    /// All zeros after the filters: stored as a zero length.
+    Zeros,
+    /// Compressed, smaller than the filtered block.
+    Compressed(Vec<u8>),
+    /// The filtered block as it is (compression did not make it smaller).
+    Stored(Vec<u8>),
+}
+
 /// Compresses `data` into one Blosc2 chunk (at most 2 GiB of input).
 pub fn encode_chunk(data: &[u8], p: &CParams) -> Result<Vec<u8>, Error> {
     let too_big = || Error::TooLarge {
@@ -360,33 +370,47 @@ pub fn encode_chunk(data: &[u8], p: &CParams) -> Result<Vec<u8>, Error> {
     let nblocks = nbytes.div_ceil(blocksize);
     let mut out = header.to_vec();
     out.resize(EXTENDED_HEADER + 4 * nblocks, 0);
-    let mut buf = vec![0u8; blocksize];
-    let mut tmp = vec![0u8; blocksize];
-    for (j, block) in data.chunks(blocksize).enumerate() {
+    let first = &data[..blocksize.min(nbytes)];
+    // Each block is filtered and compressed on its own: on rayon's threads when there are
+    // several of both, and put together in order (the bytes do not depend on the threads).
+    let one = |(buf, tmp): &mut (Vec<u8>, Vec<u8>), (j, block): (usize, &[u8])| {
+        let b = &mut buf[..block.len()];
+        forward(p, ts, block, first, j == 0, b, tmp);
+        if b.iter().all(|&x| x == 0) {
+            return Ok(Packed::Zeros);
+        }
+        let c = compress(p.codec, p.level, b)?;
+        Ok(if c.len() < b.len() {
+            Packed::Compressed(c)
+        } else {
+            Packed::Stored(b.to_vec())
+        })
+    };
+    let scratch = || (vec![0u8; blocksize], vec![0u8; blocksize]);
+    let packed: Vec<Packed> = if nblocks > 1 && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        data.par_chunks(blocksize)
+            .enumerate()
+            .map_init(scratch, one)
+            .collect::<Result<_, Error>>()?
+    } else {
+        let mut s = scratch();
+        let mut packed = Vec::with_capacity(nblocks);
+        for jb in data.chunks(blocksize).enumerate() {
+            packed.push(one(&mut s, jb)?);
+        }
+        packed
+    };
+    for (j, block) in packed.iter().enumerate() {
         let start = out.len();
         out[EXTENDED_HEADER + 4 * j..EXTENDED_HEADER + 4 * j + 4]
             .copy_from_slice(&(start as i32).to_le_bytes());
-        let b = &mut buf[..block.len()];
-        forward(
-            p,
-            ts,
-            block,
-            &data[..blocksize.min(nbytes)],
-            j == 0,
-            b,
-            &mut tmp,
-        );
-        if b.iter().all(|&x| x == 0) {
-            out.extend_from_slice(&0i32.to_le_bytes());
-            continue;
-        }
-        let c = compress(p.codec, p.level, b)?;
-        if c.len() < b.len() {
-            out.extend_from_slice(&(c.len() as i32).to_le_bytes());
-            out.extend_from_slice(&c);
-        } else {
-            out.extend_from_slice(&(b.len() as i32).to_le_bytes());
-            out.extend_from_slice(b);
+        match block {
+            Packed::Zeros => out.extend_from_slice(&0i32.to_le_bytes()),
+            Packed::Compressed(b) | Packed::Stored(b) => {
+                out.extend_from_slice(&(b.len() as i32).to_le_bytes());
+                out.extend_from_slice(b);
+            }
         }
         if out.len() >= nbytes + EXTENDED_HEADER {
             break;
@@ -828,6 +852,51 @@ fn encode_b2nd(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Blocks compressed on several threads give the same chunk, byte for byte, as on one:
+    /// zero blocks, compressible ones, incompressible ones (stored), for each codec, with
+    /// shuffle; and a chunk that does not compress at all is stored whole either way.
+    #[test]
+    fn blocks_on_many_threads_give_the_same_chunk_as_on_one() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut noise = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        };
+        let mut data = vec![0u8; 64 << 10];
+        data.extend((0..(256u32 << 10)).map(|i| (i / 8 % 251) as u8));
+        data.extend((0..(64 << 10)).map(|_| noise()));
+        let random: Vec<u8> = (0..(200 << 10)).map(|_| noise()).collect();
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
+        let (one, three) = (pool(1), pool(3));
+        for codec in [
+            Codec::Blosclz,
+            Codec::Lz4,
+            Codec::Lz4hc,
+            Codec::Zlib,
+            Codec::Zstd,
+        ] {
+            for input in [&data, &random] {
+                let p = CParams {
+                    codec,
+                    typesize: 8,
+                    blocksize: 16 << 10,
+                    ..CParams::default()
+                };
+                let a = one.install(|| encode_chunk(input, &p)).unwrap();
+                let b = three.install(|| encode_chunk(input, &p)).unwrap();
+                assert_eq!(a, b, "{codec:?}, {} bytes", input.len());
+                assert_eq!(crate::chunk::decode(&a, input.len()).unwrap(), *input);
+            }
+        }
+    }
 
     fn params(filters: [(Filter, u8); 6], typesize: usize) -> CParams {
         CParams {
