@@ -21,6 +21,8 @@
 //! fake-gcs-server).
 
 mod support;
+#[path = "support/uploads.rs"]
+mod uploads;
 
 use std::time::Duration;
 
@@ -177,38 +179,15 @@ fn gs_a_write_that_fails_midway_aborts_its_upload_and_leaves_the_old_object() {
     // A file whose array comes in pieces of 1 MiB; the 21st piece fails, once two parts of
     // 8 MiB have been sent (a part is sent as soon as it is full).
     let mut w = Writer::new(WriteOptions::default());
-    let dtype = asdf_core::array::DType::scalar(
-        asdf_core::array::ScalarType::UInt8,
-        asdf_core::array::ByteOrder::Little,
-    );
-    let mut n = 0;
-    let node = w.add_array_pieces(dtype.clone(), &[64 << 20], Default::default(), move || {
-        n += 1;
-        if n > 20 {
-            return Err(std::io::Error::other("the source of the pieces failed"));
-        }
-        Ok(Some(vec![n as u8; 1 << 20]))
-    });
+    let node = uploads::failing_array(&mut w, 20);
     let err = asdf_store::write_to_url(&w, &tree!({"big": node}), url, &o).unwrap_err();
-    assert!(
-        matches!(err, StoreError::Write(_)) && err.to_string().contains("pieces failed"),
-        "{err:?}"
-    );
+    uploads::assert_source_failed(&err);
     // The upload is gone (the GCS client's DELETE ?uploadId=) and the object is the old one.
-    let uploads = raw_body(moto.port, "/abort?uploads");
-    assert!(uploads.contains("ListMultipartUploadsResult"), "{uploads}");
-    assert!(!uploads.contains("<Upload>"), "{uploads}");
-    let reader = asdf_store::StoreReader::open(url, &o).unwrap();
-    assert_eq!(reader.meta().size, old.len() as u64);
-    let mut got = vec![0u8; old.len()];
-    reader.read_at(&mut got, 0).unwrap();
-    assert_eq!(got, old);
+    uploads::assert_no_upload_and_old_object(moto.port, "abort", url, &o, &old);
 
     // A failed first write leaves no object at all.
     let mut w = Writer::new(WriteOptions::default());
-    let node = w.add_array_pieces(dtype, &[16 << 20], Default::default(), || {
-        Err(std::io::Error::other("the source of the pieces failed"))
-    });
+    let node = uploads::failing_array(&mut w, 0);
     let err =
         asdf_store::write_to_url(&w, &tree!({"big": node}), "gs://abort/new.asdf", &o).unwrap_err();
     assert!(matches!(err, StoreError::Write(_)), "{err:?}");

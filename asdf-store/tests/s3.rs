@@ -5,13 +5,15 @@
 //! another `moto_server` program.
 
 mod support;
+#[path = "support/uploads.rs"]
+mod uploads;
 
 use std::time::Duration;
 
 use asdf_core::tree;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_store::{StoreError, StoreOptions};
-use support::moto::{raw, raw_body, start_moto};
+use support::moto::{raw, start_moto};
 
 fn opts(port: u16) -> StoreOptions {
     StoreOptions::new()
@@ -105,30 +107,9 @@ fn s3_a_write_that_fails_midway_aborts_its_upload_and_leaves_the_old_object() {
     // A file whose array comes in pieces of 1 MiB; the 41st piece fails, once parts of
     // 8 MiB have been sent (a part is sent as soon as it is full).
     let mut w = Writer::new(WriteOptions::default());
-    let dtype = asdf_core::array::DType::scalar(
-        asdf_core::array::ScalarType::UInt8,
-        asdf_core::array::ByteOrder::Little,
-    );
-    let mut n = 0;
-    let node = w.add_array_pieces(dtype, &[64 << 20], Default::default(), move || {
-        n += 1;
-        if n > 40 {
-            return Err(std::io::Error::other("the source of the pieces failed"));
-        }
-        Ok(Some(vec![n as u8; 1 << 20]))
-    });
+    let node = uploads::failing_array(&mut w, 40);
     let err = asdf_store::write_to_url(&w, &tree!({"big": node}), url, &o).unwrap_err();
-    assert!(
-        matches!(err, StoreError::Write(_)) && err.to_string().contains("pieces failed"),
-        "{err:?}"
-    );
+    uploads::assert_source_failed(&err);
     // The upload is gone and the object is the old one.
-    let uploads = raw_body(moto.port, "/abort?uploads");
-    assert!(uploads.contains("ListMultipartUploadsResult"), "{uploads}");
-    assert!(!uploads.contains("<Upload>"), "{uploads}");
-    let reader = asdf_store::StoreReader::open(url, &o).unwrap();
-    let mut got = vec![0u8; old.len()];
-    assert_eq!(reader.meta().size, old.len() as u64);
-    reader.read_at(&mut got, 0).unwrap();
-    assert_eq!(got, old);
+    uploads::assert_no_upload_and_old_object(moto.port, "abort", url, &o, &old);
 }
