@@ -197,15 +197,6 @@ fn gs_a_write_that_fails_midway_aborts_its_upload_and_leaves_the_old_object() {
     assert!(!uploads.contains("<Upload>"), "{uploads}");
 }
 
-/// A file whose array `/a` lives in the external file `source`.
-fn referring(source: &str) -> Vec<u8> {
-    format!(
-        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
-         a: !core/ndarray-1.0.0 {{source: {source}, datatype: float64, byteorder: little, shape: [3]}}\n...\n"
-    )
-    .into_bytes()
-}
-
 #[test]
 fn gs_relative_references_resolve_in_the_same_bucket_under_the_prefix() {
     let moto = start_moto();
@@ -218,14 +209,22 @@ fn gs_relative_references_resolve_in_the_same_bucket_under_the_prefix() {
         w.write_to_vec(&tree!({"a": n})).unwrap()
     };
     let store = gcs_client(moto.port, "refs");
-    plain_put(&store, "run/main.asdf", referring("ext.asdf"));
-    plain_put(&store, "run/sub.asdf", referring("deeper/ext.asdf"));
-    plain_put(&store, "run/up.asdf", referring("../secret.asdf"));
-    plain_put(&store, "run/abs.asdf", referring("\"file:///etc/passwd\""));
+    plain_put(&store, "run/main.asdf", support::referring("ext.asdf"));
+    plain_put(
+        &store,
+        "run/sub.asdf",
+        support::referring("deeper/ext.asdf"),
+    );
+    plain_put(&store, "run/up.asdf", support::referring("../secret.asdf"));
+    plain_put(
+        &store,
+        "run/abs.asdf",
+        support::referring("\"file:///etc/passwd\""),
+    );
     plain_put(
         &store,
         "run/other.asdf",
-        referring("\"s3://refs/run/ext.asdf\""),
+        support::referring("\"s3://refs/run/ext.asdf\""),
     );
     plain_put(&store, "run/ext.asdf", ext.clone());
     plain_put(&store, "run/deeper/ext.asdf", ext.clone());

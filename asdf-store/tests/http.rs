@@ -262,15 +262,6 @@ fn reads_past_the_end_are_typed_errors() {
     ));
 }
 
-/// A file whose array `/a` lives in the external file `source`.
-fn referring(source: &str) -> Vec<u8> {
-    format!(
-        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
-         a: !core/ndarray-1.0.0 {{source: {source}, datatype: float64, byteorder: little, shape: [3]}}\n...\n"
-    )
-    .into_bytes()
-}
-
 #[test]
 fn relative_references_resolve_in_the_same_store_under_the_prefix() {
     let ext = {
@@ -280,12 +271,18 @@ fn relative_references_resolve_in_the_same_store_under_the_prefix() {
         w.write_to_vec(&tree!({"a": n})).unwrap()
     };
     let server = Server::start();
-    server.put("d/run/main.asdf", Arc::new(referring("ext.asdf")));
-    server.put("d/run/sub.asdf", Arc::new(referring("deeper/ext.asdf")));
-    server.put("d/run/up.asdf", Arc::new(referring("../secret.asdf")));
+    server.put("d/run/main.asdf", Arc::new(support::referring("ext.asdf")));
+    server.put(
+        "d/run/sub.asdf",
+        Arc::new(support::referring("deeper/ext.asdf")),
+    );
+    server.put(
+        "d/run/up.asdf",
+        Arc::new(support::referring("../secret.asdf")),
+    );
     server.put(
         "d/run/abs.asdf",
-        Arc::new(referring("\"file:///etc/passwd\"")),
+        Arc::new(support::referring("\"file:///etc/passwd\"")),
     );
     server.put("d/run/ext.asdf", Arc::new(ext.clone()));
     server.put("d/run/deeper/ext.asdf", Arc::new(ext.clone()));

@@ -316,3 +316,12 @@ fn answer(
     }
     limit == len
 }
+
+/// A file whose array `/a` lives in the external file `source`.
+pub fn referring(source: &str) -> Vec<u8> {
+    format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         a: !core/ndarray-1.0.0 {{source: {source}, datatype: float64, byteorder: little, shape: [3]}}\n...\n"
+    )
+    .into_bytes()
+}
