@@ -387,7 +387,7 @@ impl super::AsdfFile {
         if let Some(a) = self.fast_dyn(&meta, path, Some(progress))? {
             return Ok(a);
         }
-        let a = self.dyn_array_of(node, path)?;
+        let a = self.bound_dyn(&meta, path)?;
         let n = a.data.len() as u64;
         progress.report(n, n);
         Ok(a)

@@ -1027,12 +1027,18 @@ impl AsdfFile {
         if let Some(a) = self.fast_dyn(&meta, path, None)? {
             return Ok(a);
         }
+        self.bound_dyn(&meta, path)
+    }
+
+    /// The dynamic array of `meta` through the general path: inline data, or the block
+    /// (decoded once into the cache) or external file bound with offset and strides.
+    fn bound_dyn(&self, meta: &NdArrayMeta, path: &str) -> Result<DynArray> {
         match &meta.source {
-            ArraySource::Inline(_) => Ok(array::from_inline(&meta, path)?),
+            ArraySource::Inline(_) => Ok(array::from_inline(meta, path)?),
             ArraySource::Block(src) => {
                 let idx = self.block_index(*src, path)?;
                 let data = self.block_data(idx)?;
-                Ok(array::from_block(&meta, data, path)?)
+                Ok(array::from_block(meta, data, path)?)
             }
             ArraySource::Uri(uri) if uri.starts_with("fits:") => {
                 let err = |error| Error::Fits {
@@ -1052,7 +1058,7 @@ impl AsdfFile {
                     file: ext.path().map(Path::to_path_buf).unwrap_or_default(),
                     source: Box::new(e),
                 })?;
-                Ok(array::from_block(&meta, data, path)?)
+                Ok(array::from_block(meta, data, path)?)
             }
         }
     }
