@@ -53,6 +53,21 @@ pub trait ReadAt: Send + Sync {
     }
     /// Fill `buf` from `offset`; an error if fewer bytes are available.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+
+    /// Fill each request's buffer from its offset: `(offset, buf)` as in
+    /// [`read_exact_at`](Self::read_exact_at); an error if any range is not wholly available.
+    ///
+    /// Callers (the region reader of [`AsdfFile`](crate::AsdfFile)) have already merged
+    /// neighbouring ranges, so an implementation fetches each request as given, in any order
+    /// and possibly in parallel (a remote source sends them as concurrent range requests).
+    /// The default reads them one after the other with `read_exact_at`, which suits local
+    /// files, byte buffers and memory maps.
+    fn read_ranges_at(&self, reqs: &mut [(u64, &mut [u8])]) -> io::Result<()> {
+        for (offset, buf) in reqs.iter_mut() {
+            self.read_exact_at(buf, *offset)?;
+        }
+        Ok(())
+    }
 }
 
 /// Limits that protect [`read_layout`] against hostile or corrupt files.

@@ -92,6 +92,10 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         (**self).read_exact_at(buf, offset)
     }
+
+    fn read_ranges_at(&self, reqs: &mut [(u64, &mut [u8])]) -> io::Result<()> {
+        (**self).read_ranges_at(reqs)
+    }
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for &T {
@@ -101,6 +105,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         (**self).read_exact_at(buf, offset)
+    }
+
+    fn read_ranges_at(&self, reqs: &mut [(u64, &mut [u8])]) -> io::Result<()> {
+        (**self).read_ranges_at(reqs)
     }
 }
 
