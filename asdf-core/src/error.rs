@@ -104,6 +104,23 @@ pub enum Error {
         /// The JSON-pointer path asked for.
         path: String,
     },
+    /// A selection of part of an array does not fit it (or cannot be parsed).
+    #[error("{path}: {source}")]
+    Selection {
+        /// Tree path of the array.
+        path: String,
+        /// What is wrong with the selection.
+        source: crate::array::SelectionError,
+    },
+    /// The file holds something this operation does not handle.
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// What is not supported.
+        what: String,
+    },
+    /// A check inside the library failed: a bug, reported instead of a panic.
+    #[error("internal error (please report): {0}")]
+    Internal(String),
     /// The node at this path is not an ndarray.
     #[error("{path}: not an ndarray (tag {tag:?})")]
     NotAnArray {

@@ -91,6 +91,7 @@ mod version;
 pub mod write;
 pub mod yaml;
 
+pub use array::{SelItem, Selection};
 /// `#[derive(AsdfType)]`: implements [`ToAsdf`] and [`FromAsdf`] for a struct or enum.
 #[cfg(feature = "derive")]
 pub use asdf_derive::AsdfType;

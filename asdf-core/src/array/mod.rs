@@ -33,6 +33,7 @@ pub(crate) mod inline;
 mod meta;
 mod owned;
 mod placement;
+pub mod selection;
 pub(crate) mod to_node;
 mod value_hash;
 
@@ -48,6 +49,7 @@ pub(crate) use inline::{from_inline, inline_null_mask};
 pub use meta::{ArraySource, Dim, NdArrayMeta};
 pub use owned::WriteArray;
 pub use placement::{ArrayOptions, CompressionChoice, Storage};
+pub use selection::{AxisRange, SelItem, Selection, SelectionError};
 pub(crate) use to_node::inline_node;
 
 /// Errors of the array layer. Each error of a descriptor or its data names the tree path of

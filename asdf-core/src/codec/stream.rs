@@ -525,6 +525,35 @@ mod b2 {
             Ok((h, raw, kind))
         }
 
+        /// Moves past the first `n` decoded bytes before anything is read: whole blocks
+        /// before them are neither read nor decoded. Returns how many bytes were skipped
+        /// (at most `n`; the caller reads and drops the rest).
+        pub(super) fn skip(&mut self, n: u64) -> io::Result<u64> {
+            if self.state.is_none() {
+                self.state = Some(self.open()?);
+            }
+            let Some((h, _, kind)) = &self.state else {
+                return Ok(0);
+            };
+            if self.done != 0 || self.at != self.out.len() {
+                return Ok(0);
+            }
+            let n = n.min(h.nbytes as u64);
+            let skipped = match kind {
+                Kind::Blocks { nblocks, .. } => {
+                    let bs = (h.blocksize as u64).max(1);
+                    let k = (n / bs).min(*nblocks);
+                    self.next = k;
+                    k * bs
+                }
+                Kind::Raw => n,
+                Kind::Repeat(p) if !p.is_empty() => n / p.len() as u64 * p.len() as u64,
+                Kind::Repeat(_) | Kind::Whole => 0,
+            };
+            self.done = skipped;
+            Ok(skipped)
+        }
+
         fn next_piece(&mut self) -> io::Result<bool> {
             if self.state.is_none() {
                 self.state = Some(self.open()?);
@@ -772,6 +801,45 @@ mod b2 {
             })
         }
 
+        /// As [`Chunk::skip`]: whole chunks before byte `n` are neither read nor decoded,
+        /// nor the blocks of the chunk that holds it before it.
+        pub(super) fn skip(&mut self, n: u64) -> io::Result<u64> {
+            if self.next != 0 || self.chunk.is_some() || self.special.is_some() {
+                return Ok(0);
+            }
+            let Some(mut s) = self.stored.take() else {
+                return Ok(0);
+            };
+            if self.meta.is_none() {
+                match Self::parse(&mut s, self.data_size) {
+                    Ok(m) => self.meta = Some(m),
+                    Err(e) => {
+                        self.stored = Some(s);
+                        return Err(e);
+                    }
+                }
+            }
+            self.stored = Some(s);
+            let Some(m) = &self.meta else {
+                return Ok(0);
+            };
+            if m.chunksize == 0 {
+                return Ok(0);
+            }
+            let k = (n / m.chunksize).min(m.nchunks as u64);
+            self.next = k as usize;
+            let mut skipped = k * m.chunksize;
+            if skipped < n && self.next_chunk()? {
+                let rest = n - skipped;
+                if let Some(sp) = &mut self.special {
+                    skipped += sp.skip(rest)?;
+                } else if let Some(ch) = &mut self.chunk {
+                    skipped += ch.skip(rest)?;
+                }
+            }
+            Ok(skipped)
+        }
+
         /// Starts chunk `next`; false after the last.
         fn next_chunk(&mut self) -> io::Result<bool> {
             // the stored bytes come back from the chunk that had them
@@ -851,6 +919,87 @@ mod b2 {
         }
     }
 
+    /// The chunks of a `bsc2` frame (see [`super::FramePiece`]), from its header and
+    /// offsets index read by position; chunk data is not read (but for the headers of the
+    /// chunks of a frame whose chunks vary in size).
+    pub(crate) fn frame_pieces<S: StoredAt>(
+        mut s: S,
+        data_size: u64,
+    ) -> io::Result<Vec<super::FramePiece>> {
+        let m = FrameReader::<S>::parse(&mut s, data_size)?;
+        let end = m.header_len + m.cbytes;
+        let mut starts: Vec<u64> = m.offsets[..m.nchunks]
+            .iter()
+            .filter(|&&o| o >= 0)
+            .map(|&o| m.header_len + o as u64)
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        let mut out = Vec::with_capacity(m.nchunks);
+        let mut at_decoded = 0u64;
+        for (i, &off) in m.offsets[..m.nchunks].iter().enumerate() {
+            let want = if m.chunksize > 0 {
+                (m.nbytes - (i as u64 * m.chunksize).min(m.nbytes)).min(m.chunksize)
+            } else {
+                0
+            };
+            if off < 0 {
+                let pattern = match (off as u64 >> 56) & 7 {
+                    1 | 4 => vec![0],
+                    2 if m.typesize == 4 => vec![0, 0, 0xc0, 0x7f],
+                    2 if m.typesize == 8 => vec![0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+                    k => return Err(err(C, format!("chunk {i}: special value kind {k}"))),
+                };
+                if m.chunksize == 0 {
+                    return Err(err(
+                        C,
+                        format!("chunk {i}: special chunk in a frame of varying chunks"),
+                    ));
+                }
+                out.push(super::FramePiece {
+                    decoded: at_decoded..at_decoded + want,
+                    stored: None,
+                    pattern: Some(pattern),
+                });
+                at_decoded += want;
+                continue;
+            }
+            let at = m.header_len + off as u64;
+            if at >= end {
+                return Err(err(C, format!("chunk {i} starts outside the chunks")));
+            }
+            let next = starts
+                .get(starts.partition_point(|&x| x <= at))
+                .copied()
+                .unwrap_or(end)
+                .min(end);
+            let len = if m.chunksize > 0 {
+                want
+            } else {
+                let mut raw = [0u8; 16];
+                s.read_stored_at(at, &mut raw)?;
+                u64::from(le32(&raw, 4))
+            };
+            let decoded_end = at_decoded
+                .checked_add(len)
+                .filter(|&e| e <= data_size)
+                .ok_or_else(|| err(C, format!("chunk {i} ends past the frame's bytes")))?;
+            out.push(super::FramePiece {
+                decoded: at_decoded..decoded_end,
+                stored: Some(at..next),
+                pattern: None,
+            });
+            at_decoded = decoded_end;
+        }
+        if at_decoded != data_size {
+            return Err(err(
+                C,
+                format!("chunks of {at_decoded} bytes where {data_size} are due"),
+            ));
+        }
+        Ok(out)
+    }
+
     /// A 32-byte header of a special chunk of `n` bytes (for the special runs of a frame).
     fn synthetic_header(n: u64, typesize: usize) -> [u8; 32] {
         let mut h = [0u8; 32];
@@ -884,6 +1033,81 @@ mod b2 {
             }
         }
     }
+}
+
+/// One chunk of a `bsc2` frame: the decoded bytes it yields, and where it is stored
+/// (offsets in the stored bytes; the end is the next chunk's start, or the end of the
+/// chunks) or, for a special chunk, the bytes it repeats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FramePiece {
+    pub decoded: std::ops::Range<u64>,
+    pub stored: Option<std::ops::Range<u64>>,
+    pub pattern: Option<Vec<u8>>,
+}
+
+/// The chunks of a `bsc2` frame of `data_size` decoded bytes.
+#[cfg(feature = "blosc2")]
+pub(crate) fn frame_pieces<S: StoredAt>(stored: S, data_size: u64) -> io::Result<Vec<FramePiece>> {
+    b2::frame_pieces(stored, data_size)
+}
+
+/// The chunks of a `bsc2` frame (built without the `blosc2` feature: an error).
+#[cfg(not(feature = "blosc2"))]
+pub(crate) fn frame_pieces<S: StoredAt>(_: S, _: u64) -> io::Result<Vec<FramePiece>> {
+    Err(invalid(
+        Compression::Bsc2,
+        "built without the `blosc2` feature".into(),
+    ))
+}
+
+/// Decoded bytes `lo..hi` of a block of `data_size` bytes whose stored bytes `stored`
+/// gives by position, decoding no further than `hi`. `bls2` and `bsc2` skip the chunks and
+/// internal blocks before `lo` without reading them; the other codecs decode from the start
+/// (the stream codecs cannot start elsewhere) and drop what comes before `lo`. The caller
+/// checks `hi - lo` against its limits first.
+pub(crate) fn decoded_window<'r, S: StoredAt + 'r>(
+    c: Compression,
+    stored: S,
+    data_size: u64,
+    window: std::ops::Range<u64>,
+) -> io::Result<Vec<u8>> {
+    let (lo, hi) = (window.start, window.end.min(data_size));
+    if lo >= hi {
+        return Ok(Vec::new());
+    }
+    let unavailable = || invalid(c, "not available in this build".into());
+    let (mut reader, skipped): (Box<dyn Read + Send + 'r>, u64) = match c {
+        #[cfg(feature = "blosc2")]
+        Compression::Bls2 => {
+            let len = stored.stored_len();
+            let mut ch = b2::Chunk::new(stored, 0, len, data_size);
+            let s = ch.skip(lo)?;
+            (Box::new(ch), s)
+        }
+        #[cfg(feature = "blosc2")]
+        Compression::Bsc2 => {
+            let mut f = b2::FrameReader::new(stored, data_size);
+            let s = f.skip(lo)?;
+            (Box::new(f), s)
+        }
+        _ => (decoder_at(c, stored, data_size).ok_or_else(unavailable)?, 0),
+    };
+    let drop = lo - skipped.min(lo);
+    let dropped = io::copy(&mut (&mut reader).take(drop), &mut io::sink())?;
+    let short = || invalid(c, format!("the block ends before decoded byte {hi}"));
+    if dropped != drop {
+        return Err(short());
+    }
+    let n = usize::try_from(hi - lo).map_err(|_| invalid(c, "window too large".into()))?;
+    let mut out = vec![0u8; n];
+    reader.read_exact(&mut out).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            short()
+        } else {
+            e
+        }
+    })?;
+    Ok(out)
 }
 
 fn invalid(c: Compression, message: String) -> io::Error {

@@ -166,11 +166,16 @@ impl<T: Element + MaskValue, D: Dimension> FromAsdf for Masked<T, D> {
 
 /// Whether a mask array's elements are nonzero (numpy's `astype(bool)`).
 fn nonzero(a: &DynArray, ctx: &FromContext<'_>) -> Result<ArrayD<bool>, ConvertError> {
+    nonzero_kind(a).map_err(|k| ctx.error(k))
+}
+
+/// [`nonzero`] without a conversion context (for the file layer's masked regions).
+pub(crate) fn nonzero_kind(a: &DynArray) -> Result<ArrayD<bool>, ConvertErrorKind> {
     let ty = match &a.dtype {
         DType::Scalar { ty, .. } => *ty,
         DType::Record(_) => ScalarType::Ascii(0),
     };
-    let err = |e: array::ArrayError| ctx.error(ConvertErrorKind::Array(Box::new(e.into())));
+    let err = |e: array::ArrayError| ConvertErrorKind::Array(Box::new(e.into()));
     Ok(match ty {
         ScalarType::Bool8 => a.to_array::<bool>().map_err(err)?,
         ScalarType::Float16 => a
@@ -193,17 +198,14 @@ fn nonzero(a: &DynArray, ctx: &FromContext<'_>) -> Result<ArrayD<bool>, ConvertE
                 .chunks_exact(size)
                 .map(|c| c.iter().any(|&b| b != 0))
                 .collect();
-            ArrayD::from_shape_vec(IxDyn(&a.shape), v).map_err(|_| {
-                ctx.error(ConvertErrorKind::Custom(
-                    "the mask's shape and data differ".into(),
-                ))
-            })?
+            ArrayD::from_shape_vec(IxDyn(&a.shape), v)
+                .map_err(|_| ConvertErrorKind::Custom("the mask's shape and data differ".into()))?
         }
         _ => {
-            return Err(ctx.error(ConvertErrorKind::Expected {
+            return Err(ConvertErrorKind::Expected {
                 expected: "a mask of booleans, integers or floats".into(),
                 found: format!("a mask of {}", a.dtype.name()),
-            }))
+            })
         }
     })
 }

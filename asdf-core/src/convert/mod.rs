@@ -27,6 +27,7 @@ use crate::yaml::Node;
 pub use error::{ConvertError, ConvertErrorKind};
 pub use impls::describe;
 pub use lazy::LazyArray;
+pub(crate) use masked::nonzero_kind;
 pub use masked::{ArrayItem, MaskValue, Masked};
 
 /// One step of a tree path: a mapping key or a sequence index.

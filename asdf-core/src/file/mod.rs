@@ -20,6 +20,7 @@ use crate::layout::{self, BlockHeader, Layout, LayoutLimits, ReadAt};
 use crate::yaml::{self, Document, Node, Value, YamlLimits};
 use crate::{Error, Result, StandardVersion};
 
+pub(crate) mod blocks;
 mod confine;
 mod direct_read;
 mod fits;
@@ -27,6 +28,7 @@ mod journal;
 pub(crate) mod legacy;
 mod read_as;
 mod refs;
+mod region;
 mod verify;
 
 pub use journal::journal_path;
@@ -318,6 +320,8 @@ pub struct AsdfFile {
     all_headers: OnceLock<(Vec<BlockHeader>, Option<layout::LayoutError>)>,
     doc: Document,
     blocks: Vec<OnceLock<BlockBytes>>,
+    /// Each block's pieces, indexed when first asked for (`blocks.rs`).
+    pieces: Vec<OnceLock<std::sync::Arc<[blocks::BlockPiece]>>>,
     external: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
     confinement: Confinement,
     options: OpenOptions,
@@ -415,6 +419,7 @@ impl AsdfFile {
             .as_ref()
             .map_or(layout.blocks.len(), layout::blocks::LazyBlocks::len);
         let blocks = (0..count).map(|_| OnceLock::new()).collect();
+        let pieces = (0..count).map(|_| OnceLock::new()).collect();
         let confinement = Confinement::new(&options.external, &base_dir);
         let file = AsdfFile {
             path,
@@ -426,6 +431,7 @@ impl AsdfFile {
             all_headers: OnceLock::new(),
             doc,
             blocks,
+            pieces,
             external: Mutex::new(HashMap::new()),
             confinement,
             options,
