@@ -99,15 +99,23 @@ struct BlockCache {
 }
 
 impl BlockCache {
-    fn get(&mut self, offset: u64, len: usize) -> Option<Arc<Vec<u8>>> {
-        let i = self
-            .entries
-            .iter()
-            .position(|(o, b)| *o == offset && b.len() == len)?;
+    /// Copies `offset..offset + buf.len()` into `buf` from an entry that holds all of it (a
+    /// region of a block read before); whether one did.
+    fn copy_covered(&mut self, buf: &mut [u8], offset: u64) -> bool {
+        let found = self.entries.iter().position(|(o, b)| {
+            offset >= *o && (offset - *o).saturating_add(buf.len() as u64) <= b.len() as u64
+        });
+        let Some(i) = found else {
+            return false;
+        };
         let e = self.entries.remove(i);
-        let data = e.1.clone();
+        let copied = usize::try_from(offset - e.0)
+            .ok()
+            .and_then(|a| e.1.get(a..a.checked_add(buf.len())?))
+            .map(|src| buf.copy_from_slice(src))
+            .is_some();
         self.entries.push(e);
-        Some(data)
+        copied
     }
 
     fn put(&mut self, offset: u64, data: Arc<Vec<u8>>, cap: usize) {
@@ -366,6 +374,105 @@ impl StoreReader {
         Ok(())
     }
 
+    /// Copies `offset..offset + buf.len()` from what is cached (a block read before, or pages
+    /// that hold all of it); whether it was there. Sends nothing.
+    fn read_cached(&self, buf: &mut [u8], offset: u64) -> bool {
+        let covered = self
+            .blocks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .copy_covered(buf, offset);
+        if covered || buf.len() > SMALL {
+            return covered;
+        }
+        let end = offset + buf.len() as u64;
+        let (first, last) = (offset / PAGE, (end - 1) / PAGE);
+        let pages: Option<Vec<Bytes>> = {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            (first..=last).map(|p| cache.get(p)).collect()
+        };
+        let Some(pages) = pages else {
+            return false;
+        };
+        let mut out = 0usize;
+        let mut pos = offset;
+        for (p, page) in (first..=last).zip(pages) {
+            let in_page = usize::try_from(pos - p * PAGE).unwrap_or(usize::MAX);
+            let take = (buf.len() - out).min(page.len().saturating_sub(in_page));
+            let (Some(dst), Some(src)) = (
+                buf.get_mut(out..out + take),
+                page.get(in_page..in_page + take),
+            ) else {
+                return false;
+            };
+            dst.copy_from_slice(src);
+            out += take;
+            pos += take as u64;
+        }
+        out == buf.len()
+    }
+
+    /// Fills each request's buffer from its offset, as
+    /// [`ReadAt::read_ranges_at`](asdf_core::layout::ReadAt::read_ranges_at) does, with the
+    /// typed error: the requests are checked against the object's size first (nothing is sent
+    /// for a bad one), then every request that the caches do not hold is fetched as given,
+    /// exactly its bytes (no page rounding), concurrently ([`StoreOptions::concurrency`] in
+    /// flight), requests larger than [`StoreOptions::part_size`] in parallel parts. Each
+    /// request is conditional on the version pinned at open and retried as other reads are.
+    /// Requests larger than 256 KiB are kept in the block cache, so a region read again (or
+    /// another region of the same lz4 sub-block) is not fetched again.
+    pub fn read_ranges(&self, reqs: &mut [(u64, &mut [u8])]) -> Result<(), StoreError> {
+        for (offset, buf) in reqs.iter() {
+            let len = buf.len() as u64;
+            if offset.checked_add(len).is_none_or(|e| e > self.meta.size) {
+                return Err(StoreError::OutOfRange {
+                    offset: *offset,
+                    len,
+                    size: self.meta.size,
+                });
+            }
+        }
+        let part = self.opts.part_size;
+        let mut fetched = vec![false; reqs.len()];
+        let mut fetches = Vec::new();
+        for ((offset, buf), fetched) in reqs.iter_mut().zip(fetched.iter_mut()) {
+            if buf.is_empty() || self.read_cached(buf, *offset) {
+                continue;
+            }
+            *fetched = true;
+            let offset = *offset;
+            // Futures do nothing until polled: at most `concurrency` requests are in flight.
+            fetches.extend(
+                buf.chunks_mut(part)
+                    .enumerate()
+                    .map(move |(i, chunk)| (chunk, offset + (i * part) as u64)),
+            );
+        }
+        if !fetches.is_empty() {
+            let futures: Vec<_> = fetches
+                .into_iter()
+                .map(|(chunk, at)| self.fetch_into(chunk, at))
+                .collect();
+            runtime::block_on(async {
+                futures::stream::iter(futures)
+                    .buffer_unordered(self.opts.concurrency)
+                    .try_collect::<()>()
+                    .await
+            })?;
+        }
+        let cap = self.opts.block_cache_bytes;
+        for ((offset, buf), _) in reqs.iter().zip(fetched).filter(|(_, f)| *f) {
+            if buf.len() > SMALL && buf.len() <= cap {
+                self.blocks.lock().unwrap_or_else(|p| p.into_inner()).put(
+                    *offset,
+                    Arc::new(buf.to_vec()),
+                    cap,
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Fills `buf` from `offset`, as [`ReadAt::read_exact_at`](asdf_core::layout::ReadAt)
     /// does, with the typed error.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), StoreError> {
@@ -385,8 +492,7 @@ impl StoreReader {
         }
         let cap = self.opts.block_cache_bytes;
         let lock = || self.blocks.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(hit) = lock().get(offset, buf.len()) {
-            buf.copy_from_slice(&hit);
+        if lock().copy_covered(buf, offset) {
             return Ok(());
         }
         self.read_large(buf, offset)?;
@@ -408,9 +514,20 @@ impl asdf_core::layout::ReadAt for StoreReader {
     }
 
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.read_at(buf, offset).map_err(|e| match e {
-            StoreError::OutOfRange { .. } => io::Error::new(io::ErrorKind::UnexpectedEof, e),
-            e => io::Error::other(e),
-        })
+        self.read_at(buf, offset).map_err(to_io)
+    }
+
+    /// Concurrent range requests: see [`StoreReader::read_ranges`].
+    fn read_ranges_at(&self, reqs: &mut [(u64, &mut [u8])]) -> io::Result<()> {
+        self.read_ranges(reqs).map_err(to_io)
+    }
+}
+
+/// A store error as the `io::Error` of [`ReadAt`](asdf_core::layout::ReadAt): a read past
+/// the end is `UnexpectedEof`.
+fn to_io(e: StoreError) -> io::Error {
+    match e {
+        StoreError::OutOfRange { .. } => io::Error::new(io::ErrorKind::UnexpectedEof, e),
+        e => io::Error::other(e),
     }
 }

@@ -366,3 +366,144 @@ fn one_array_of_ten_thousand_blocks_costs_its_block_plus_at_most_256_kib() {
     assert_eq!(file.blocks()[5000].used_size, 800);
     assert!(more <= 800 + (256 << 10), "one array sent {more} bytes");
 }
+
+/// An object of `len` bytes whose byte at `i` is a hash of `i` (every range distinct).
+fn patterned(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect()
+}
+
+#[test]
+fn read_ranges_fetches_exactly_the_ranges_concurrently() {
+    let bytes = patterned(32 << 20);
+    let server = Server::start();
+    server.put("r.bin", Arc::new(bytes.clone()));
+    let o = opts().concurrency(8).part_size(1 << 20);
+    let reader = StoreReader::open(&server.url("r.bin"), &o).unwrap();
+    server.reset_counts();
+    let before = reader.stats();
+    // 200 rows of 1 KiB, 64 KiB apart (none in the first page, which open fetched), one range
+    // straddling two pages, an empty one and one of 5 MiB (five parts of 1 MiB).
+    let mut want: Vec<(u64, usize)> = (0..200u64).map(|r| ((r + 4) << 16, 1024)).collect();
+    want.push(((300 << 16) - 100, 300));
+    want.push((1 << 20, 0));
+    want.push((20 << 20, 5 << 20));
+    let mut bufs: Vec<Vec<u8>> = want.iter().map(|&(_, n)| vec![0u8; n]).collect();
+    let mut reqs: Vec<(u64, &mut [u8])> = want
+        .iter()
+        .zip(bufs.iter_mut())
+        .map(|(&(o, _), b)| (o, b.as_mut_slice()))
+        .collect();
+    reader.read_ranges_at(&mut reqs).unwrap();
+    for (&(o, n), b) in want.iter().zip(&bufs) {
+        let o = o as usize;
+        assert!(b[..] == bytes[o..o + n], "range at {o}");
+    }
+    let total: u64 = want.iter().map(|&(_, n)| n as u64).sum();
+    assert_eq!(server.sent(), total, "exactly the bytes asked for");
+    assert_eq!(server.gets(), 200 + 1 + 5);
+    let after = reader.stats();
+    assert_eq!(after.bytes - before.bytes, total);
+    assert_eq!(after.requests - before.requests, 206);
+
+    // The large range is cached: a region of it again sends nothing.
+    let mut again = vec![0u8; 4096];
+    reader
+        .read_ranges_at(&mut [((22 << 20) + 7, again.as_mut_slice())])
+        .unwrap();
+    assert!(again[..] == bytes[(22 << 20) + 7..(22 << 20) + 7 + 4096]);
+    assert_eq!(server.sent(), total);
+}
+
+#[test]
+fn read_ranges_are_served_from_cached_pages_and_blocks_without_a_request() {
+    let bytes = patterned(4 << 20);
+    let server = Server::start();
+    server.put("r.bin", Arc::new(bytes.clone()));
+    let reader = StoreReader::open(&server.url("r.bin"), &opts()).unwrap();
+    // The first page came with the open; a whole read of 2 MiB at 1 MiB is kept.
+    let mut whole = vec![0u8; 2 << 20];
+    reader.read_at(&mut whole, 1 << 20).unwrap();
+    server.reset_counts();
+    let (mut a, mut b) = (vec![0u8; 100], vec![0u8; 300 << 10]);
+    reader
+        .read_ranges_at(&mut [(10, a.as_mut_slice()), ((1 << 20) + 5, b.as_mut_slice())])
+        .unwrap();
+    assert!(a[..] == bytes[10..110]);
+    assert!(b[..] == bytes[(1 << 20) + 5..(1 << 20) + 5 + (300 << 10)]);
+    assert_eq!((server.gets(), server.sent()), (0, 0));
+}
+
+#[test]
+fn read_ranges_check_every_range_before_sending_anything() {
+    let bytes = patterned(1 << 20);
+    let server = Server::start();
+    server.put("r.bin", Arc::new(bytes));
+    let reader = StoreReader::open(&server.url("r.bin"), &opts()).unwrap();
+    server.reset_counts();
+    let (mut a, mut b) = (vec![0u8; 10], vec![0u8; 10]);
+    let err = reader
+        .read_ranges(&mut [
+            (1 << 19, a.as_mut_slice()),
+            ((1 << 20) - 5, b.as_mut_slice()),
+        ])
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::OutOfRange { offset, len: 10, .. } if offset == (1 << 20) - 5),
+        "{err:?}"
+    );
+    let e = reader
+        .read_ranges_at(&mut [(u64::MAX - 2, b.as_mut_slice())])
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+    assert_eq!(server.gets(), 0);
+}
+
+#[test]
+fn read_ranges_retry_faults_and_fail_on_a_replaced_object() {
+    let bytes = patterned(2 << 20);
+    let server = Server::start();
+    server.put("r.bin", Arc::new(bytes.clone()));
+    let reader = StoreReader::open(&server.url("r.bin"), &opts().concurrency(2)).unwrap();
+    server.fault(Fault::Status500);
+    server.fault(Fault::Reset);
+    server.fault(Fault::Truncate(10));
+    let mut bufs = [[0u8; 500]; 6];
+    let mut reqs: Vec<(u64, &mut [u8])> = bufs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, b)| (((i as u64) + 2) * 200_000, b.as_mut_slice()))
+        .collect();
+    reader.read_ranges_at(&mut reqs).unwrap();
+    for (i, b) in bufs.iter().enumerate() {
+        let o = (i + 2) * 200_000;
+        assert!(b[..] == bytes[o..o + 500], "range {i}");
+    }
+
+    // More faults than retries: a typed error, not a hang.
+    for _ in 0..10 {
+        server.fault(Fault::Status500);
+    }
+    let mut b = [0u8; 64];
+    let err = reader
+        .read_ranges(&mut [(1_500_000, b.as_mut_slice())])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Store { .. }), "{err:?}");
+
+    // Replaced since the open, by a server that honours If-Match and one that does not.
+    let other: Arc<dyn ReadAt> = Arc::new(patterned(2 << 20).into_iter().rev().collect::<Vec<_>>());
+    for fault in [
+        Fault::Replace(other.clone()),
+        Fault::ReplaceIgnoringIfMatch(other),
+    ] {
+        let server = Server::start();
+        server.put("r.bin", Arc::new(bytes.clone()));
+        let reader = StoreReader::open(&server.url("r.bin"), &opts()).unwrap();
+        server.fault(fault);
+        let err = reader
+            .read_ranges(&mut [(1_000_000, b.as_mut_slice())])
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Changed { .. }), "{err:?}");
+    }
+}
