@@ -8,9 +8,10 @@
 //!
 //! [`AsdfFile::read_spans`] gives byte ranges of a block's *decoded* bytes:
 //! - from the cache, or the memory map of an uncompressed block, when there is one;
-//! - uncompressed: the ranges themselves, neighbours closer than [`MERGE_GAP`] merged into
-//!   one request, all requests handed to the source at once ([`ReadAt::read_ranges_at`],
-//!   which a remote source fetches in parallel);
+//! - uncompressed: the ranges themselves, neighbours closer than the source's
+//!   [`ReadAt::merge_gap`] merged into one request (ranges alone read straight into the
+//!   result), all requests handed to the source at once ([`ReadAt::read_ranges_at`], which a
+//!   remote source fetches in parallel);
 //! - `lz4` and `bsc2`: only the pieces that hold the ranges, decoded in parallel;
 //! - the others: decoded as a stream up to the last byte asked for (`bls2` skipping the
 //!   internal blocks before the first), never the whole block in memory when the ranges
@@ -31,10 +32,6 @@ use super::AsdfFile;
 use crate::codec::{self, Compression};
 use crate::error::{Error, Result};
 use crate::layout::{self, BlockHeader, ReadAt};
-
-/// Requests closer than this merge into one read (what a gap costs in extra bytes is
-/// less than a request costs, locally and remotely).
-pub(crate) const MERGE_GAP: u64 = 64 << 10;
 
 /// Largest number of pieces indexed for one block (an `lz4` block of 1 TiB in python's 4 MiB
 /// sub-blocks has 262,144).
@@ -303,9 +300,19 @@ impl AsdfFile {
         Ok(())
     }
 
-    /// Uncompressed: merged requests, all at once.
+    /// Uncompressed: merged requests, all at once; a request of one span is read straight
+    /// into its place in `out`.
     fn read_raw_spans(&self, h: &BlockHeader, spans: &[Range<u64>], out: &mut [u8]) -> Result<()> {
         let base = self.stored_range(h)?.start as u64;
+        let gap = self.source.merge_gap();
+        // each span's place in `out`
+        let mut slots: Vec<Option<&mut [u8]>> = Vec::with_capacity(spans.len());
+        let mut rest = out;
+        for s in spans {
+            let (slot, tail) = std::mem::take(&mut rest).split_at_mut((s.end - s.start) as usize);
+            slots.push(Some(slot));
+            rest = tail;
+        }
         let mut order: Vec<usize> = (0..spans.len())
             .filter(|&i| spans[i].end > spans[i].start)
             .collect();
@@ -315,39 +322,49 @@ impl AsdfFile {
         for i in order {
             let s = &spans[i];
             match groups.last_mut() {
-                Some((g, members)) if s.start <= g.end.saturating_add(MERGE_GAP) => {
+                Some((g, members)) if s.start <= g.end.saturating_add(gap) => {
                     g.end = g.end.max(s.end);
                     members.push(i);
                 }
                 _ => groups.push((s.clone(), vec![i])),
             }
         }
-        let mut bufs: Vec<Vec<u8>> = groups
+        let mut merged: Vec<Vec<u8>> = groups
             .iter()
-            .map(|(g, _)| vec![0u8; (g.end - g.start) as usize])
+            .map(|(g, m)| {
+                if m.len() == 1 {
+                    Vec::new()
+                } else {
+                    vec![0u8; (g.end - g.start) as usize]
+                }
+            })
             .collect();
         {
-            let mut reqs: Vec<(u64, &mut [u8])> = groups
-                .iter()
-                .zip(bufs.iter_mut())
-                .map(|((g, _), b)| (base + g.start, b.as_mut_slice()))
-                .collect();
+            let mut reqs: Vec<(u64, &mut [u8])> = Vec::with_capacity(groups.len());
+            for ((g, m), buf) in groups.iter().zip(merged.iter_mut()) {
+                if m.len() == 1 {
+                    if let Some(slot) = slots[m[0]].take() {
+                        reqs.push((base + g.start, slot));
+                    }
+                } else {
+                    reqs.push((base + g.start, buf.as_mut_slice()));
+                }
+            }
             self.source
                 .read_ranges_at(&mut reqs)
                 .map_err(|e| layout::LayoutError::io(base, &e))?;
         }
-        let mut at = Vec::with_capacity(spans.len());
-        let mut pos = 0usize;
-        for s in spans {
-            at.push(pos);
-            pos += (s.end - s.start) as usize;
-        }
-        for ((g, members), buf) in groups.iter().zip(&bufs) {
+        for ((g, members), buf) in groups.iter().zip(&merged) {
+            if members.len() == 1 {
+                continue;
+            }
             for &i in members {
                 let s = &spans[i];
                 let from = (s.start - g.start) as usize;
                 let n = (s.end - s.start) as usize;
-                out[at[i]..at[i] + n].copy_from_slice(&buf[from..from + n]);
+                if let Some(slot) = slots[i].as_deref_mut() {
+                    slot.copy_from_slice(&buf[from..from + n]);
+                }
             }
         }
         Ok(())

@@ -68,6 +68,14 @@ pub trait ReadAt: Send + Sync {
         }
         Ok(())
     }
+
+    /// Two ranges less than this many bytes apart are cheaper read as one request than as
+    /// two: what a request costs, in bytes. The region reader merges neighbours closer than
+    /// this. The default, 4 KiB, suits local files (a positional read costs about as much as
+    /// copying a few KiB); a remote source, where a request costs a round trip, says more.
+    fn merge_gap(&self) -> u64 {
+        4 << 10
+    }
 }
 
 /// Limits that protect [`read_layout`] against hostile or corrupt files.

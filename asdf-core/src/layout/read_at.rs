@@ -96,6 +96,10 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
     fn read_ranges_at(&self, reqs: &mut [(u64, &mut [u8])]) -> io::Result<()> {
         (**self).read_ranges_at(reqs)
     }
+
+    fn merge_gap(&self) -> u64 {
+        (**self).merge_gap()
+    }
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for &T {
@@ -109,6 +113,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 
     fn read_ranges_at(&self, reqs: &mut [(u64, &mut [u8])]) -> io::Result<()> {
         (**self).read_ranges_at(reqs)
+    }
+
+    fn merge_gap(&self) -> u64 {
+        (**self).merge_gap()
     }
 }
 
