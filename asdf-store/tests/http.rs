@@ -507,3 +507,144 @@ fn read_ranges_retry_faults_and_fail_on_a_replaced_object() {
         assert!(matches!(err, StoreError::Changed { .. }), "{err:?}");
     }
 }
+
+/// Side of the square float32 image of the region tests: 4096 × 4096, 64 MiB, rows of
+/// 16 KiB, every value distinct (`i * N + j`, exact in float32).
+const N: usize = 4096;
+
+fn image() -> ndarray::Array2<f32> {
+    ndarray::Array2::from_shape_fn((N, N), |(i, j)| (i * N + j) as f32)
+}
+
+/// The image written as `/sci`, uncompressed or in python asdf's `lz4` framing (what our
+/// writer writes: independent lz4 blocks of 4 MiB of data, each behind a 4-byte big-endian
+/// length).
+fn image_file(a: &ndarray::Array2<f32>, lz4: bool) -> Vec<u8> {
+    let mut o = WriteOptions::default();
+    if lz4 {
+        o = o.compression(asdf_core::array::CompressionChoice::Codec(
+            asdf_core::codec::Compression::Lz4,
+        ));
+    }
+    let mut w = Writer::new(o);
+    let sci = w.add_array(a);
+    w.write_to_vec(&tree!({"sci": sci, "meta": {"telescope": "Roman"}}))
+        .unwrap()
+}
+
+/// The 256 × 256 cutout of the region tests, as a selection and as the slice it equals.
+const CUTOUT: &str = "1000:1256, 2000:2256";
+
+fn cutout_of(a: &ndarray::Array2<f32>) -> ndarray::ArrayD<f32> {
+    a.slice(ndarray::s![1000..1256, 2000..2256])
+        .to_owned()
+        .into_dyn()
+}
+
+#[test]
+fn a_region_of_an_uncompressed_image_transfers_the_head_plus_at_most_the_rows_it_spans() {
+    let a = image();
+    let bytes = image_file(&a, false);
+    let server = Server::start();
+    server.put("img.asdf", Arc::new(bytes));
+    let reader = Arc::new(StoreReader::open(&server.url("img.asdf"), &opts()).unwrap());
+    let file = asdf_store::open_reader(reader.clone(), &Default::default()).unwrap();
+    let sel: asdf_core::Selection = CUTOUT.parse().unwrap();
+    let got = file.region::<f32>("/sci", &sel).unwrap();
+    assert_eq!(got, cutout_of(&a));
+    // The head (tree, block header: 64 KiB pages) and the 256 rows the cutout spans, of
+    // which it needs 1 KiB each.
+    let head = file.blocks()[0].data_offset();
+    let rows = 256 * (N as u64) * 4;
+    let sent = server.sent();
+    eprintln!(
+        "uncompressed cutout: sent {sent} bytes in {} requests (head {head}, rows spanned {rows})",
+        reader.stats().requests
+    );
+    assert!(
+        sent <= head + (128 << 10) + rows,
+        "sent {sent} bytes: head {head}, rows spanned {rows}"
+    );
+    assert!(sent >= 256 * 1024);
+    assert_eq!(reader.stats().bytes, sent);
+    // Into a buffer of the caller's, and a strided selection too.
+    let mut buf = vec![0f32; 256 * 256];
+    let shape = file
+        .read_region_into::<f32>("/sci", &sel, &mut buf)
+        .unwrap();
+    assert_eq!(shape, vec![256, 256]);
+    assert_eq!(buf, cutout_of(&a).iter().copied().collect::<Vec<_>>());
+    let strided = file
+        .region::<f32>("/sci", &"-1:-2000:-7, 3::100".parse().unwrap())
+        .unwrap();
+    let want = a.slice(ndarray::s![-1999..;-7, 3..;100]).to_owned();
+    assert_eq!(strided, want.into_dyn());
+}
+
+/// Stored byte ranges (file offsets, length prefix included) and decoded ranges of the
+/// sub-blocks of a python-asdf `lz4` block whose data starts at `data`.
+fn lz4_sub_blocks(bytes: &[u8], data: u64, stored: u64) -> Vec<(std::ops::Range<u64>, u64)> {
+    let mut out = Vec::new();
+    let mut pos = data;
+    while pos < data + stored {
+        let p = pos as usize;
+        let n = u64::from(u32::from_be_bytes(bytes[p..p + 4].try_into().unwrap()));
+        let decoded = u64::from(u32::from_le_bytes(bytes[p + 4..p + 8].try_into().unwrap()));
+        out.push((pos..pos + 4 + n, decoded));
+        pos += 4 + n;
+    }
+    out
+}
+
+#[test]
+fn a_region_of_an_lz4_image_transfers_the_head_plus_the_sub_blocks_it_spans() {
+    let a = image();
+    let bytes = image_file(&a, true);
+    let server = Server::start();
+    server.put("img.asdf", Arc::new(bytes.clone()));
+    let reader = Arc::new(StoreReader::open(&server.url("img.asdf"), &opts()).unwrap());
+    let file = asdf_store::open_reader(reader.clone(), &Default::default()).unwrap();
+    let h = file.blocks()[0].clone();
+    let subs = lz4_sub_blocks(&bytes, h.data_offset(), h.used_size);
+    assert_eq!(subs.len(), (N * N * 4) >> 22, "4 MiB sub-blocks");
+    let sel: asdf_core::Selection = CUTOUT.parse().unwrap();
+    let got = file.region::<f32>("/sci", &sel).unwrap();
+    assert_eq!(got, cutout_of(&a));
+    // The decoded bytes the cutout spans: rows 1000..1256, which lie in two sub-blocks.
+    let (lo, hi) = ((1000 * N * 4) as u64, (1256 * N * 4) as u64);
+    let mut decoded = 0;
+    let mut spanned = 0;
+    let mut count = 0;
+    for (stored, len) in &subs {
+        if decoded < hi && decoded + len > lo {
+            spanned += stored.end - stored.start;
+            count += 1;
+        }
+        decoded += len;
+    }
+    assert_eq!(count, 2);
+    // Finding them walks the length prefixes: at most a 64 KiB page (two if it straddles)
+    // per sub-block.
+    let head = h.data_offset();
+    let walk = subs.len() as u64 * (128 << 10);
+    let sent = server.sent();
+    eprintln!(
+        "lz4 cutout: sent {sent} bytes in {} requests (head {head}, sub-blocks spanned {spanned})",
+        reader.stats().requests
+    );
+    assert!(
+        sent <= head + (128 << 10) + walk + spanned,
+        "sent {sent} bytes: head {head}, sub-blocks spanned {spanned}, {} sub-blocks",
+        subs.len()
+    );
+    assert_eq!(reader.stats().bytes, sent);
+    // The sub-block index is kept: a second cutout in the same sub-blocks sends nothing.
+    let again = file
+        .region::<f32>("/sci", &"1100:1110, 0:4096".parse().unwrap())
+        .unwrap();
+    assert_eq!(
+        again,
+        a.slice(ndarray::s![1100..1110, ..]).to_owned().into_dyn()
+    );
+    assert_eq!(server.sent(), sent);
+}
