@@ -1,4 +1,11 @@
-//! The pieces of a block, and parts of its decoded bytes read without the whole block.
+//! The block layer of [`AsdfFile`]: every read of block data starts here. A block's
+//! header is found ([`AsdfFile::block_header`], lazily for remote files), its stored bytes
+//! read (from the source or the memory map), decoded, checksum-verified when asked and
+//! cached whole ([`AsdfFile::block_data`]); checksums are verified without loading
+//! ([`AsdfFile::verify_checksums`]); and parts of a block's decoded bytes are read without
+//! the whole block ([`AsdfFile::read_spans`], for region reads), through its pieces. The
+//! direct read (`direct_read.rs`) asks this layer for the header, codec and stored range,
+//! then reads into the caller's array.
 //!
 //! A block's *pieces* are the parts of its stored bytes that decode on their own: the
 //! whole block for an uncompressed block and for the stream codecs (`zlib`, `bzp2`, `zstd`,
@@ -28,7 +35,11 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::AsdfFile;
+use memmap2::Mmap;
+
+use super::{hex, legacy, verify, AsdfFile, LegacyEncodingError};
+use crate::array::{self, ArraySource, NdArrayMeta};
+use crate::checksum::Md5;
 use crate::codec::{self, Compression};
 use crate::error::{Error, Result};
 use crate::layout::{self, BlockHeader, ReadAt};
@@ -489,4 +500,384 @@ fn copy_spans(data: &[u8], data_start: u64, spans: &[Range<u64>], out: &mut [u8]
         pos += n;
     }
     Ok(())
+}
+
+#[derive(Debug)]
+pub(crate) enum BlockBytes {
+    Owned(Vec<u8>),
+    Mapped(Arc<Mmap>, std::ops::Range<usize>),
+}
+
+impl BlockBytes {
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            BlockBytes::Owned(v) => v,
+            BlockBytes::Mapped(m, r) => &m[r.clone()],
+        }
+    }
+}
+
+/// Loading, decoding, caching and verifying whole blocks.
+impl AsdfFile {
+    pub(crate) fn block_header(&self, index: usize) -> Result<&BlockHeader> {
+        let count = self.block_count();
+        let missing = || Error::NoSuchBlock {
+            path: String::new(),
+            source_index: index as i64,
+            count,
+        };
+        match &self.lazy_headers {
+            None => self.layout.blocks.get(index).ok_or_else(missing),
+            Some(_) if index >= count => Err(missing()),
+            Some(lazy) => Ok(lazy.header(&*self.source, index)?),
+        }
+    }
+
+    /// The decoded bytes of block `index` (read, decoded and verified on first use, then
+    /// cached).
+    pub fn block_data(&self, index: usize) -> Result<&[u8]> {
+        let header = self.block_header(index)?;
+        if let Some(b) = self.blocks[index].get() {
+            return Ok(b.as_slice());
+        }
+        let bytes = self.load_block(header)?;
+        // Another thread may have won the race; either value is the same content.
+        let _ = self.blocks[index].set(bytes);
+        Ok(self.blocks[index]
+            .get()
+            .map(BlockBytes::as_slice)
+            .unwrap_or_default())
+    }
+
+    pub(crate) fn stored_range(&self, h: &BlockHeader) -> Result<std::ops::Range<usize>> {
+        let start = h.data_offset();
+        let end = start
+            .checked_add(h.used_size)
+            .filter(|&e| e <= self.source.len())
+            .ok_or(layout::LayoutError::BlockOutOfBounds {
+                index: h.index,
+                offset: h.offset,
+                end: start.saturating_add(h.used_size),
+                file_len: self.source.len(),
+            })?;
+        let s = usize::try_from(start).map_err(|_| self.limit("block offset", start))?;
+        let e = usize::try_from(end).map_err(|_| self.limit("block end", end))?;
+        Ok(s..e)
+    }
+
+    pub(crate) fn limit(&self, what: &'static str, found: u64) -> Error {
+        Error::Limit {
+            what,
+            limit: usize::MAX as u64,
+            found,
+        }
+    }
+
+    pub(crate) fn compression(&self, h: &BlockHeader) -> Result<Option<Compression>> {
+        Compression::from_label(&h.compression).map_err(|source| Error::Codec {
+            block: h.index,
+            offset: h.offset,
+            source,
+        })
+    }
+
+    pub(crate) fn load_block(&self, h: &BlockHeader) -> Result<BlockBytes> {
+        if let Some(lb) = self.layout.legacy_block(h.index) {
+            if lb.has_chain(h) || lb.encoding_name().is_some() {
+                return self.load_legacy_encoded(h, lb).map(BlockBytes::Owned);
+            }
+        }
+        let compression = self.compression(h)?;
+        if h.data_size > self.options.max_block_bytes {
+            return Err(Error::Limit {
+                what: "decoded block size",
+                limit: self.options.max_block_bytes,
+                found: h.data_size,
+            });
+        }
+        let verify = self.options.verify_checksums && h.has_checksum();
+        if compression.is_none() && verify && self.mmap.is_none() {
+            // Read into the block's buffer and hash each piece as it arrives: one pass.
+            let range = self.stored_range(h)?;
+            let mut buf = crate::mem::zeroed_bytes(range.len())
+                .ok_or_else(|| self.limit("block size", h.used_size))?;
+            let mut hasher = Md5::new();
+            let start = range.start as u64;
+            verify::read_hashing(&*self.source, &mut buf, start, &mut hasher)
+                .map_err(|e| layout::LayoutError::io(start, &e))?;
+            self.expect_md5(h, hasher.finalize(), None)?;
+            return Ok(BlockBytes::Owned(buf));
+        }
+        let stored = self.stored_bytes(h)?;
+        let Some(c) = compression else {
+            if verify {
+                self.check_md5(h, stored.as_slice(), None)?;
+            }
+            return Ok(stored);
+        };
+        // The stored bytes are hashed on another thread while they are decoded.
+        let (stored_md5, decoded) = rayon::join(
+            || verify.then(|| Md5::digest(stored.as_slice())),
+            || self.decode(h, c, stored.as_slice()),
+        );
+        let decoded = decoded?;
+        if let Some(md5) = stored_md5 {
+            self.expect_md5(h, md5, Some(&decoded))?;
+        }
+        Ok(BlockBytes::Owned(decoded))
+    }
+
+    /// A legacy block whose data is encoded: the draft's encoding chain, or the 2014
+    /// layout's encoding field (which no file we know sets: an unknown encoding).
+    pub(crate) fn load_legacy_encoded(
+        &self,
+        h: &BlockHeader,
+        lb: &layout::LegacyBlock,
+    ) -> Result<Vec<u8>> {
+        let err = |source| Error::LegacyEncoding {
+            block: h.index,
+            offset: h.offset,
+            source,
+        };
+        if !lb.has_chain(h) {
+            let name = lb.encoding_name().unwrap_or_default();
+            return Err(err(LegacyEncodingError::Unknown(name)));
+        }
+        let stored = self.stored_bytes(h)?;
+        legacy::decode_chain(
+            stored.as_slice(),
+            h.data_size,
+            self.options.max_block_bytes,
+            self.legacy_byte_order(h.index),
+        )
+        .map_err(err)
+    }
+
+    /// The byte order of the first array read from block `index` (that of the floats a
+    /// `quantize` encoding produces); little-endian when no array names the block.
+    pub(crate) fn legacy_byte_order(&self, index: usize) -> array::ByteOrder {
+        let count = self.block_count();
+        let mut order = None;
+        self.doc.root.walk_lazy(&mut |p, n| {
+            if order.is_some() || !n.is_ndarray() {
+                return;
+            }
+            if let Ok(meta) = NdArrayMeta::from_node(n, &p.pointer()) {
+                if matches!(meta.source, ArraySource::Block(_))
+                    && meta.block_index(count) == Some(index)
+                {
+                    order = Some(meta.byteorder);
+                }
+            }
+        });
+        order.unwrap_or(array::ByteOrder::Little)
+    }
+
+    /// The stored bytes of a block: a range of the map, or read into a fresh (huge-page
+    /// backed when large) buffer.
+    pub(crate) fn stored_bytes(&self, h: &BlockHeader) -> Result<BlockBytes> {
+        if let Some(map) = &self.mmap {
+            return Ok(BlockBytes::Mapped(map.clone(), self.stored_range(h)?));
+        }
+        let len =
+            usize::try_from(h.used_size).map_err(|_| self.limit("block size", h.used_size))?;
+        let mut buf =
+            crate::mem::zeroed_bytes(len).ok_or_else(|| self.limit("block size", h.used_size))?;
+        layout::read_stored_into(&*self.source, h, &mut buf)?;
+        Ok(BlockBytes::Owned(buf))
+    }
+
+    pub(crate) fn decode(&self, h: &BlockHeader, c: Compression, stored: &[u8]) -> Result<Vec<u8>> {
+        codec::decode(c, stored, h.data_size).map_err(|source| Error::Codec {
+            block: h.index,
+            offset: h.offset,
+            source,
+        })
+    }
+
+    /// Checks a block's MD5: over the stored bytes (asdf ≥ 5.3) or, for a compressed block,
+    /// over its `decoded` bytes (legacy writers).
+    pub(crate) fn check_md5(
+        &self,
+        h: &BlockHeader,
+        stored: &[u8],
+        decoded: Option<&[u8]>,
+    ) -> Result<()> {
+        self.expect_md5(h, Md5::digest(stored), decoded)
+    }
+
+    /// As [`Self::check_md5`], with the stored bytes' MD5 already computed.
+    pub(crate) fn expect_md5(
+        &self,
+        h: &BlockHeader,
+        actual: [u8; 16],
+        decoded: Option<&[u8]>,
+    ) -> Result<()> {
+        if actual == h.checksum || decoded.is_some_and(|d| Md5::digest(d) == h.checksum) {
+            return Ok(());
+        }
+        Err(self.checksum_error(h, actual))
+    }
+
+    pub(crate) fn checksum_error(&self, h: &BlockHeader, actual: [u8; 16]) -> Error {
+        Error::Checksum {
+            block: h.index,
+            offset: h.offset,
+            expected: hex(&h.checksum),
+            actual: hex(&actual),
+        }
+    }
+
+    /// Verifies the MD5 of every block that has one, in parallel. A compressed block passes
+    /// when the checksum covers either its stored or (as legacy writers did) its decoded
+    /// bytes. Reports the first mismatch in file order.
+    ///
+    /// No block is loaded: the stored bytes are hashed straight from the memory map, or
+    /// read in pieces of a few MiB while the previous piece is hashed, so memory does not
+    /// grow with the size of a block. A compressed block whose stored bytes do not match is
+    /// decoded as a stream and its decoded bytes hashed piece by piece (the Blosc formats,
+    /// which are not streams, are decoded whole).
+    pub fn verify_checksums(&self) -> Result<()> {
+        self.verify_with(None)
+    }
+
+    /// As [`AsdfFile::verify_checksums`], telling `progress` how far it has come: `(done,
+    /// total)` in stored bytes of the blocks that have a checksum, every few MiB (from the
+    /// threads doing the hashing, one report at a time).
+    pub fn verify_checksums_with_progress(&self, progress: &crate::Progress) -> Result<()> {
+        self.verify_with(Some(progress))
+    }
+
+    pub(crate) fn verify_with(&self, progress: Option<&crate::Progress>) -> Result<()> {
+        let blocks = self.try_blocks()?;
+        let total = blocks
+            .iter()
+            .filter(|h| h.has_checksum())
+            .map(|h| h.used_size)
+            .fold(0u64, u64::saturating_add);
+        let ticker = std::sync::Mutex::new(crate::progress::Ticker::new(progress, total));
+        let hashed = |n: u64| {
+            if progress.is_some() {
+                if let Ok(mut t) = ticker.lock() {
+                    t.add(n);
+                }
+            }
+        };
+        let results: Vec<Result<()>> = blocks
+            .par_iter()
+            .filter(|h| h.has_checksum())
+            .map(|h| self.verify_block(h, &hashed))
+            .collect();
+        results.into_iter().collect()
+    }
+
+    pub(crate) fn verify_block(
+        &self,
+        h: &BlockHeader,
+        hashed: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        /// Bytes of a mapped block hashed between two progress reports.
+        const REPORT_EVERY: usize = 16 << 20;
+        let range = self.stored_range(h)?;
+        let start = range.start as u64;
+        let actual = match &self.mmap {
+            Some(map) => {
+                let mut hasher = Md5::new();
+                for piece in map[range].chunks(REPORT_EVERY) {
+                    hasher.update(piece);
+                    hashed(piece.len() as u64);
+                }
+                hasher.finalize()
+            }
+            None => {
+                let mut hasher = Md5::new();
+                verify::hash_range(&*self.source, start, h.used_size, &mut hasher, &mut |n| {
+                    hashed(n)
+                })
+                .map_err(|e| layout::LayoutError::io(start, &e))?;
+                hasher.finalize()
+            }
+        };
+        if actual == h.checksum {
+            return Ok(()); // the usual case: no need to decode
+        }
+        let Some(c) = self.compression(h)? else {
+            return Err(self.checksum_error(h, actual));
+        };
+        let decoded = match self.blocks[h.index].get() {
+            Some(b) => Md5::digest(b.as_slice()),
+            None => self.decoded_md5(h, c, start)?,
+        };
+        if decoded == h.checksum {
+            Ok(())
+        } else {
+            Err(self.checksum_error(h, actual))
+        }
+    }
+
+    /// The MD5 of a block's decoded bytes, decoded as a stream where the codec is one.
+    pub(crate) fn decoded_md5(
+        &self,
+        h: &BlockHeader,
+        c: Compression,
+        start: u64,
+    ) -> Result<[u8; 16]> {
+        use std::io::Read;
+        if h.data_size > self.options.max_block_bytes {
+            return Err(Error::Limit {
+                what: "decoded block size",
+                limit: self.options.max_block_bytes,
+                found: h.data_size,
+            });
+        }
+        let reader = verify::RangeReader {
+            src: &*self.source,
+            pos: start,
+            end: start.saturating_add(h.used_size),
+        };
+        let Some(mut decoded) = codec::decoder(
+            c,
+            std::io::BufReader::with_capacity(1 << 20, reader),
+            h.data_size,
+        ) else {
+            let stored = self.stored_bytes(h)?;
+            return Ok(Md5::digest(self.decode(h, c, stored.as_slice())?));
+        };
+        let mut hasher = Md5::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match decoded.read(&mut buf) {
+                Ok(0) => return Ok(hasher.finalize()),
+                Ok(n) => hasher.update(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(Error::Codec {
+                        block: h.index,
+                        offset: h.offset,
+                        source: codec::CodecError::Corrupt {
+                            codec: c.name(),
+                            message: e.to_string(),
+                        },
+                    })
+                }
+            }
+        }
+    }
+
+    /// Resolves an ndarray `source: N` (negative counts from the end) to a block index.
+    pub(crate) fn block_index(&self, source: i64, path: &str) -> Result<usize> {
+        let count = self.block_count();
+        let idx = if source < 0 {
+            (count as i64).checked_add(source)
+        } else {
+            Some(source)
+        };
+        idx.filter(|&i| i >= 0 && (i as u64) < count as u64)
+            .map(|i| i as usize)
+            .ok_or(Error::NoSuchBlock {
+                path: path.to_string(),
+                source_index: source,
+                count,
+            })
+    }
 }

@@ -232,7 +232,7 @@ impl AsdfFile {
                 ));
             }
             for (o, v) in out.iter_mut().zip(a.iter()) {
-                *o = v.clone();
+                *o = *v;
             }
             return Ok(a.shape().to_vec());
         }
