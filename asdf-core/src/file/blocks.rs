@@ -180,7 +180,8 @@ impl AsdfFile {
     }
 
     /// Walks the length prefixes of python asdf's `lz4` framing: one 8-byte read per
-    /// sub-block.
+    /// sub-block (the sub-blocks' sizes are not known before, so the walk cannot skip), once
+    /// per block: the index is cached.
     fn lz4_pieces(&self, h: &BlockHeader, start: u64, end: u64) -> Result<Vec<BlockPiece>> {
         let bad = |at: u64, m: String| {
             self.codec_error(h, Compression::Lz4, format!("sub-block at byte {at}: {m}"))
@@ -192,8 +193,9 @@ impl AsdfFile {
                 return Err(bad(pos - start, "truncated length prefix".into()));
             }
             let mut head = [0u8; 8];
+            // an exact request (a remote source fetches these 8 bytes, not a page)
             self.source
-                .read_exact_at(&mut head, pos)
+                .read_ranges_at(&mut [(pos, &mut head[..])])
                 .map_err(|e| layout::LayoutError::io(pos, &e))?;
             let n = u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
             let len = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]]));
