@@ -10,10 +10,10 @@
 use std::sync::{Arc, OnceLock};
 
 use asdf_core::array::{ArraySource, ByteOrder, DType, Element, NdArrayMeta, ScalarType};
-use asdf_core::{AsdfFile, Node};
+use asdf_core::{AsdfFile, Node, SelItem, Selection};
 use numpy::{PyArray1, ToPyArray};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyList, PySlice, PyString, PyTuple};
 
 use crate::errors::{to_py, AsdfError};
 
@@ -75,15 +75,31 @@ impl NDArray {
     }
 
     fn read_new<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.read_part(py, None)
+    }
+
+    /// The whole array (`sel` `None`), or the part `sel` selects, read only where selected
+    /// (its mask too).
+    fn read_part<'py>(
+        &self,
+        py: Python<'py>,
+        sel: Option<&Selection>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let meta = self.meta()?;
-        let data = self.data_array(py, &meta)?;
+        let data = match sel {
+            None => self.data_array(py, &meta)?,
+            Some(sel) => self.region_array(py, sel)?,
+        };
         let np = py.import("numpy")?;
         let ma = np.getattr("ma")?;
         match &meta.mask {
             Some(mask) if mask.is_ndarray() => {
                 let pointer = self.pointer.as_ref().map(|p| format!("{p}/mask"));
                 let m = NDArray::new(self.file.clone(), self.mapped, mask.clone(), pointer);
-                let m = m.data_array(py, &m.meta()?)?;
+                let m = match sel {
+                    None => m.data_array(py, &m.meta()?)?,
+                    Some(sel) => m.region_array(py, sel)?,
+                };
                 ma.getattr("array")?.call(
                     (data,),
                     Some(&[("mask", m.call_method0("view")?)].into_py_dict(py)?),
@@ -112,12 +128,19 @@ impl NDArray {
                     let path = self.where_().to_string();
                     let nulls = asdf_core::internals::inline_null_mask(&meta, &path)
                         .map_err(|e| to_py(e.into()))?;
-                    match nulls {
-                        Some(mask) => ma.getattr("array")?.call(
+                    match (nulls, sel) {
+                        (Some(mask), None) => ma.getattr("array")?.call(
                             (data,),
                             Some(&[("mask", mask.to_pyarray(py))].into_py_dict(py)?),
                         ),
-                        None => Ok(data),
+                        (Some(mask), Some(_)) => {
+                            // inline data is in memory: select the mask as numpy does
+                            let key = selection_key(py, sel)?;
+                            let mask = mask.to_pyarray(py).into_any().get_item(key)?;
+                            ma.getattr("array")?
+                                .call((data,), Some(&[("mask", mask)].into_py_dict(py)?))
+                        }
+                        (None, _) => Ok(data),
                     }
                 }
                 _ => Ok(data),
@@ -148,13 +171,20 @@ impl NDArray {
         let dynamic = py
             .detach(move || file.dyn_array_of(&node, &path))
             .map_err(to_py)?;
-        let descr = descr(py, &dynamic.dtype)?;
-        let np_dtype = py.import("numpy")?.getattr("dtype")?.call1((descr,))?;
-        let shape = PyTuple::new(py, &dynamic.shape)?;
-        let bytes = PyArray1::<u8>::from_vec(py, dynamic.data);
-        bytes
-            .call_method1("view", (np_dtype,))?
-            .call_method1("reshape", (shape,))
+        dyn_to_numpy(py, dynamic)
+    }
+
+    /// The part `sel` selects of the data (without its mask), read only where selected,
+    /// in the file's byte order (as a whole read gives it); the GIL released meanwhile.
+    fn region_array<'py>(&self, py: Python<'py>, sel: &Selection) -> PyResult<Bound<'py, PyAny>> {
+        let file = self.file.clone();
+        let node = self.node.clone();
+        let path = self.where_().to_string();
+        let sel = sel.clone();
+        let dynamic = py
+            .detach(move || file.dyn_region_of(&node, &path, &sel))
+            .map_err(to_py)?;
+        dyn_to_numpy(py, dynamic)
     }
 
     /// Numeric scalar datatypes: a view of the map, or one read into numpy's memory.
@@ -298,12 +328,48 @@ impl NDArray {
         Ok(a)
     }
 
+    /// `a[key]`: numpy's indexing. Before the array is read, a key of integers, slices and
+    /// `...` reads only the part it selects (`a.region(key)`); once read, or for other keys
+    /// (arrays, `None`, booleans), the whole array is read and indexed.
     fn __getitem__<'py>(
         &self,
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.load(py)?.get_item(key)
+        if let Some(a) = self.data.get() {
+            return a.bind(py).get_item(key);
+        }
+        match selection_of(key)? {
+            Some(sel) => {
+                let part = self.read_part(py, Some(&sel))?;
+                // numpy gives a scalar for a full index: so do we
+                if part.getattr("ndim")?.extract::<usize>()? == 0
+                    && self.meta()?.fixed_shape().is_some_and(|s| !s.is_empty())
+                {
+                    return part.call_method1("__getitem__", (PyTuple::empty(py),));
+                }
+                Ok(part)
+            }
+            None => self.load(py)?.get_item(key),
+        }
+    }
+
+    /// The part of the array that `key` (integers, slices, `...`, or a tuple of them, as
+    /// numpy takes them; or a string in numpy's syntax, `"100:228, ::4"`) selects, read
+    /// only where selected, always as a new array (never the cached whole).
+    fn region<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let sel = if let Ok(text) = key.extract::<String>() {
+            Selection::parse(&text).map_err(|e| {
+                pyo3::exceptions::PyValueError::new_err(format!("{}: {e}", self.where_()))
+            })?
+        } else {
+            selection_of(key)?.ok_or_else(|| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "a region is selected by integers, slices and '...' (or a string of them)",
+                )
+            })?
+        };
+        self.read_part(py, Some(&sel))
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
@@ -382,3 +448,89 @@ pub(crate) fn descr<'py>(py: Python<'py>, dtype: &DType) -> PyResult<Bound<'py, 
 }
 
 use pyo3::types::IntoPyDict;
+
+/// A dynamic array as a numpy array of its datatype (in its byte order), without a copy of
+/// its bytes.
+fn dyn_to_numpy(py: Python<'_>, dynamic: asdf_core::array::DynArray) -> PyResult<Bound<'_, PyAny>> {
+    let descr = descr(py, &dynamic.dtype)?;
+    let np_dtype = py.import("numpy")?.getattr("dtype")?.call1((descr,))?;
+    let shape = PyTuple::new(py, &dynamic.shape)?;
+    let bytes = PyArray1::<u8>::from_vec(py, dynamic.data);
+    bytes
+        .call_method1("view", (np_dtype,))?
+        .call_method1("reshape", (shape,))
+}
+
+/// numpy's basic index (an int, a slice, `...`, or a tuple of them) as a [`Selection`];
+/// `None` for anything else (fancy or boolean indexing, `None`), which numpy handles.
+pub(crate) fn selection_of(key: &Bound<'_, PyAny>) -> PyResult<Option<Selection>> {
+    let py = key.py();
+    let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![key.clone()],
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for it in items {
+        if it.is(py.Ellipsis()) {
+            out.push(SelItem::Ellipsis);
+        } else if let Ok(s) = it.cast::<PySlice>() {
+            let part = |name: &str| -> PyResult<Option<Option<i64>>> {
+                let v = s.getattr(name)?;
+                if v.is_none() {
+                    return Ok(Some(None));
+                }
+                if v.is_instance_of::<PyBool>() {
+                    return Ok(None);
+                }
+                Ok(v.call_method0("__index__")
+                    .and_then(|i| i.extract::<i64>())
+                    .ok()
+                    .map(Some))
+            };
+            let (Some(start), Some(stop), Some(step)) =
+                (part("start")?, part("stop")?, part("step")?)
+            else {
+                return Ok(None);
+            };
+            if step == Some(0) {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "slice step cannot be zero",
+                ));
+            }
+            out.push(SelItem::Slice { start, stop, step });
+        } else if it.is_instance_of::<PyBool>() || it.is_none() {
+            return Ok(None);
+        } else if it.hasattr("__index__")?
+            && it
+                .getattr("shape")
+                .map_or(true, |s| s.len().is_ok_and(|n| n == 0))
+        {
+            match it
+                .call_method0("__index__")
+                .and_then(|i| i.extract::<i64>())
+            {
+                Ok(i) => out.push(SelItem::Index(i)),
+                Err(_) => return Ok(None),
+            }
+        } else {
+            return Ok(None);
+        }
+    }
+    Ok(Some(Selection::new(out)))
+}
+
+/// A [`Selection`] as the python key numpy takes (a tuple of ints, slices and `...`).
+fn selection_key<'py>(py: Python<'py>, sel: Option<&Selection>) -> PyResult<Bound<'py, PyAny>> {
+    let mut items: Vec<Bound<'py, PyAny>> = Vec::new();
+    for item in sel.map(|s| s.items.as_slice()).unwrap_or_default() {
+        items.push(match *item {
+            SelItem::Index(i) => i.into_pyobject(py)?.into_any(),
+            SelItem::Ellipsis => py.Ellipsis().into_bound(py),
+            SelItem::Slice { start, stop, step } => {
+                let builtins = py.import("builtins")?;
+                builtins.getattr("slice")?.call1((start, stop, step))?
+            }
+        });
+    }
+    Ok(PyTuple::new(py, items)?.into_any())
+}

@@ -23,7 +23,8 @@ create_exception!(
 );
 
 /// The python exception for an asdf-core error: `FileNotFoundError`/`PermissionError`/
-/// `OSError` for I/O, `ValidationError`, `ChecksumError`, else `AsdfError`. The message is
+/// `OSError` for I/O, `ValidationError`, `ChecksumError`, `IndexError` for a selection that
+/// does not fit an array (as numpy), else `AsdfError`. The message is
 /// the error and its causes on one line, as asdftool prints it.
 pub(crate) fn to_py(err: asdf_core::Error) -> PyErr {
     let message = asdf_core::display_chain(&err);
@@ -31,6 +32,8 @@ pub(crate) fn to_py(err: asdf_core::Error) -> PyErr {
         asdf_core::Error::Io { source, .. } => io_error(source.kind(), message),
         asdf_core::Error::Validation(_) => ValidationError::new_err(message),
         asdf_core::Error::Checksum { .. } => ChecksumError::new_err(message),
+        // as numpy: an index out of bounds, too many indices
+        asdf_core::Error::Selection { .. } => pyo3::exceptions::PyIndexError::new_err(message),
         _ => AsdfError::new_err(message),
     }
 }
