@@ -12,6 +12,10 @@
 //! - large reads (block data) are split into parts ([`StoreOptions::part_size`]) fetched in
 //!   parallel ([`StoreOptions::concurrency`]) straight into the caller's buffer (the array's
 //!   memory);
+//! - region reads ([`asdf_core::AsdfFile::region`]) hand all their byte ranges over at once
+//!   (ranges closer than [`StoreOptions::merge_gap`] merged): each is fetched as given,
+//!   exactly its bytes, concurrently, large ones in parallel parts
+//!   ([`StoreReader::read_ranges`]);
 //! - the object's ETag (or, without one, its last-modified time) and size are pinned when it is
 //!   opened: every range request is conditional on them and every response is checked, so an
 //!   object replaced while it is read is [`StoreError::Changed`], never a mixed file;
@@ -134,6 +138,7 @@ pub struct StoreOptions {
     timeout: Duration,
     cache_pages: usize,
     block_cache_bytes: usize,
+    merge_gap: u64,
     allow_escape: bool,
 }
 
@@ -148,6 +153,7 @@ impl Default for StoreOptions {
             timeout: Duration::from_secs(30),
             cache_pages: 64,
             block_cache_bytes: 256 << 20,
+            merge_gap: 1 << 20,
             allow_escape: false,
         }
     }
@@ -156,7 +162,7 @@ impl Default for StoreOptions {
 impl StoreOptions {
     /// Defaults: signed requests with credentials from the environment, 8 MiB parts, 8
     /// parallel requests, 3 retries, a 30 s timeout per request, a 4 MiB page cache, a
-    /// 256 MiB block cache.
+    /// 256 MiB block cache, a 1 MiB merge gap.
     pub fn new() -> Self {
         Self::default()
     }
@@ -197,6 +203,15 @@ impl StoreOptions {
     /// a block larger than this is fetched each time it is read; 0 keeps none).
     pub fn block_cache_bytes(mut self, n: usize) -> Self {
         self.block_cache_bytes = n;
+        self
+    }
+    /// Ranges of a region read ([`asdf_core::AsdfFile::region`]) less than this many bytes
+    /// apart are fetched as one request (default 1 MiB, as `object_store` coalesces ranges:
+    /// a request to an object store costs a round trip, about what a MiB takes to arrive).
+    /// 0 fetches only the bytes of the selection (a request per range), for the fewest bytes
+    /// transferred.
+    pub fn merge_gap(mut self, bytes: u64) -> Self {
+        self.merge_gap = bytes;
         self
     }
     /// Whether relative references (external array sources, `$ref`s) may leave the folder

@@ -517,6 +517,11 @@ impl asdf_core::layout::ReadAt for StoreReader {
         self.read_at(buf, offset).map_err(to_io)
     }
 
+    /// [`StoreOptions::merge_gap`].
+    fn merge_gap(&self) -> u64 {
+        self.opts.merge_gap
+    }
+
     /// Concurrent range requests: see [`StoreReader::read_ranges`].
     fn read_ranges_at(&self, reqs: &mut [(u64, &mut [u8])]) -> io::Result<()> {
         self.read_ranges(reqs).map_err(to_io)

@@ -118,6 +118,17 @@ impl Server {
         self.sent.load(Ordering::SeqCst)
     }
 
+    /// Body bytes sent, once they reach `want` (the bytes the client counted as received) or
+    /// after 2 s: the server counts a chunk after writing it, so the client may have it
+    /// before the count does.
+    pub fn sent_settled(&self, want: u64) -> u64 {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while self.sent() < want && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.sent()
+    }
+
     /// GET requests answered so far.
     pub fn gets(&self) -> u64 {
         self.gets.load(Ordering::SeqCst)
