@@ -101,6 +101,7 @@ pub use error::{display_chain, Error, Result};
 pub use file::{
     AsdfFile, ExternalOpenError, ExternalOpener, ExternalPolicy, ExternalSource, OpenOptions,
 };
+pub use file::{Manifest, ManifestOptions, Piece, PieceCodec, PieceSource, WholeBlock};
 pub use progress::Progress;
 pub use write::{StandardVersion, WriteError, WriteOptions, Writer};
 pub use yaml::{Integer, Node, Value};

@@ -25,6 +25,7 @@ mod direct_read;
 mod fits;
 mod journal;
 pub(crate) mod legacy;
+pub mod manifest;
 mod read_as;
 mod refs;
 mod region;
@@ -32,6 +33,7 @@ mod verify;
 
 pub use journal::journal_path;
 pub use legacy::LegacyEncodingError;
+pub use manifest::{Manifest, ManifestOptions, Piece, PieceCodec, PieceSource, WholeBlock};
 
 pub use confine::ExternalPolicy;
 pub use refs::RefTarget;
