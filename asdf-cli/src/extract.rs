@@ -1,19 +1,24 @@
 //! `asdftool extract FILE PATH -o OUT`: one node of the tree on its own: an array as a numpy
-//! `.npy` file, or any subtree (arrays included) as a new ASDF file.
+//! `.npy` file, or any subtree (arrays included) as a new ASDF file. With `--slice SEL` (numpy's
+//! slice syntax) only that region of an array is read and written.
 
 use std::path::Path;
 
+use asdf_core::array::{ArrayOptions, ArraySource, NdArrayMeta, SelectionError};
+use asdf_core::codec::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
-use asdf_core::Node;
+use asdf_core::{AsdfFile, Node, Selection};
 
 use crate::tree::{lookup, parse_path, pointer};
 
-/// Extracts the node at `at` (a JSON pointer, or python's `a.b[0]` form) to `output`.
+/// Extracts the node at `at` (a JSON pointer, or python's `a.b[0]` form) to `output`; with
+/// `slice`, only that region of the array at `at`.
 pub fn run(
     access: &crate::Access,
     input: &Path,
     at: &str,
     output: &Path,
+    slice: Option<&str>,
 ) -> Result<String, String> {
     let ext = output
         .extension()
@@ -26,6 +31,13 @@ pub fn run(
             output.display()
         ));
     }
+    // a selection that cannot be parsed is refused before the file is opened
+    let selection = match slice {
+        Some(text) => {
+            Some(Selection::parse(text).map_err(|e| format!("--slice {text:?}: {}", syntax(&e)))?)
+        }
+        None => None,
+    };
     if crate::convert::same_file(input, output) {
         return Err(format!(
             "{}: the output would replace the input; choose another output path",
@@ -38,6 +50,27 @@ pub fn run(
     let node = lookup(file.tree(), &segs)
         .ok_or_else(|| format!("{}: no node at {at:?}", input.display()))?
         .clone();
+    if let (Some(sel), Some(text)) = (&selection, slice) {
+        if !node.is_ndarray() {
+            return Err(format!(
+                "{}: --slice selects part of an array, and {here} is not one",
+                input.display()
+            ));
+        }
+        let region = Region {
+            file: &file,
+            input,
+            path: &here,
+            node: &node,
+            sel,
+            text,
+        };
+        return if ext == "npy" {
+            region.to_npy(output)
+        } else {
+            region.to_asdf(output, segs.last())
+        };
+    }
     if ext == "npy" {
         if !node.is_ndarray() {
             return Err(format!(
@@ -56,18 +89,7 @@ pub fn run(
         }
         .map_err(|e| format!("{}: {}", input.display(), crate::chain(&e)))?;
         bar.message(format!("writing {}", output.display()));
-        let header = npy_header(&arr.dtype.to_numpy_str(), &arr.shape);
-        let total = (header.len() + arr.data.len()) as u64;
-        crate::blosc2::write_atomic(output, |f| {
-            write_reporting(f, &[&header, &arr.data], total, feed.as_ref())
-        })
-        .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
-        return Ok(format!(
-            "wrote {} ({} {:?}, {total} bytes)\n",
-            output.display(),
-            arr.dtype.name(),
-            arr.shape,
-        ));
+        return write_npy(output, &arr, feed.as_ref());
     }
     // an ASDF file whose root is the subtree (a mapping), else a mapping holding it
     let root = if node.as_map().is_some() && !node.is_ndarray() {
@@ -78,13 +100,7 @@ pub fn run(
                 .map(|(k, v)| (crate::tree::key_text(k), v.clone())),
         )
     } else {
-        let name = segs.last().cloned().unwrap_or_else(|| "data".to_string());
-        let name = if name.parse::<i64>().is_ok() {
-            "data".to_string()
-        } else {
-            name
-        };
-        Node::map([(name, node)])
+        Node::map([(key_name(segs.last()), node)])
     };
     let (_bar, feed) = crate::progress::Progress::fed(
         crate::progress::largest(&[input]),
@@ -104,6 +120,166 @@ pub fn run(
         summary.len,
         summary.block_offsets.len()
     ))
+}
+
+/// The key an array or scalar extracted on its own sits under: the last segment of its
+/// path, or `data` for the root or a sequence item.
+fn key_name(last: Option<&String>) -> String {
+    match last {
+        Some(name) if name.parse::<i64>().is_err() => name.clone(),
+        _ => "data".to_string(),
+    }
+}
+
+/// Writes `arr` as a `.npy` file (its datatype and byte order as read), atomically.
+fn write_npy(
+    output: &Path,
+    arr: &asdf_core::array::DynArray,
+    feed: Option<&asdf_core::Progress>,
+) -> Result<String, String> {
+    let header = npy_header(&arr.dtype.to_numpy_str(), &arr.shape);
+    let total = (header.len() + arr.data.len()) as u64;
+    crate::blosc2::write_atomic(output, |f| {
+        write_reporting(f, &[&header, &arr.data], total, feed)
+    })
+    .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
+    Ok(format!(
+        "wrote {} ({} {:?}, {total} bytes)\n",
+        output.display(),
+        arr.dtype.name(),
+        arr.shape,
+    ))
+}
+
+/// A selection's syntax error without the selection text repeated (the message names it).
+fn syntax(e: &SelectionError) -> String {
+    match e {
+        SelectionError::Syntax { at, message, .. } => {
+            format!("not numpy's slice syntax at character {at}: {message}")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// One `--slice` extraction: the region `sel` of the array at `path`.
+struct Region<'a> {
+    file: &'a AsdfFile,
+    input: &'a Path,
+    /// The array's path, as shown in messages.
+    path: &'a str,
+    /// Its ndarray node.
+    node: &'a Node,
+    sel: &'a Selection,
+    /// The selection as given.
+    text: &'a str,
+}
+
+impl Region<'_> {
+    /// Reads the region of the ndarray `node` at `path` (the array itself, or its mask).
+    fn read(&self, node: &Node, path: &str) -> Result<asdf_core::array::DynArray, String> {
+        self.file
+            .dyn_region_of(node, path, self.sel)
+            .map_err(|e| match &e {
+                asdf_core::Error::Selection { source, .. } => format!(
+                    "{}: --slice {:?} does not fit {}{}: {source}",
+                    self.input.display(),
+                    self.text,
+                    self.path,
+                    self.shape_text(),
+                ),
+                _ => format!("{}: {}", self.input.display(), crate::chain(&e)),
+            })
+    }
+
+    /// ` (shape (a, b))` of the array, when its descriptor states it.
+    fn shape_text(&self) -> String {
+        let meta = NdArrayMeta::from_node(self.node, self.path).ok();
+        match meta.and_then(|m| m.shape) {
+            Some(dims) => {
+                let dims: Vec<String> = dims
+                    .iter()
+                    .map(|d| match d {
+                        asdf_core::array::Dim::Fixed(n) => n.to_string(),
+                        _ => "*".to_string(),
+                    })
+                    .collect();
+                match dims.len() {
+                    1 => format!(" (shape ({},))", dims[0]),
+                    _ => format!(" (shape ({}))", dims.join(", ")),
+                }
+            }
+            None => String::new(),
+        }
+    }
+
+    /// The region as a `.npy` file (the data only, as for a whole array: a mask is not
+    /// written).
+    fn to_npy(&self, output: &Path) -> Result<String, String> {
+        let arr = self.read(self.node, self.path)?;
+        write_npy(output, &arr, None)
+    }
+
+    /// The region as a new ASDF file: the array under its key, in a block compressed with
+    /// the codec of its block in the input (uncompressed for other sources), its mask (an
+    /// array: the same region of it; a number: kept) with it.
+    fn to_asdf(&self, output: &Path, last: Option<&String>) -> Result<String, String> {
+        let data = self.read(self.node, self.path)?;
+        let meta = NdArrayMeta::from_node(self.node, self.path)
+            .map_err(|e| format!("{}: {}", self.input.display(), crate::chain(&e)))?;
+        let opts = ArrayOptions {
+            compression: Some(self.codec(&meta)),
+            storage: None,
+        };
+        let mask = match &meta.mask {
+            Some(m) if m.is_ndarray() => {
+                Some(Mask::Array(self.read(m, &format!("{}/mask", self.path))?))
+            }
+            Some(m) => Some(Mask::Value(m.clone())),
+            None => None,
+        };
+        let mut writer = Writer::new(WriteOptions::new());
+        let array = writer.add_array_with(data, opts);
+        match mask {
+            Some(Mask::Array(m)) => {
+                let m = writer.add_array_with(m, opts);
+                writer.set_mask(&array, m);
+            }
+            Some(Mask::Value(v)) => {
+                writer.set_mask(&array, v);
+            }
+            None => {}
+        }
+        let root = Node::map([(key_name(last), array)]);
+        let summary = writer
+            .write_to_path(&root, output)
+            .map_err(|e| format!("{}: {}", output.display(), crate::chain(&e)))?;
+        Ok(format!(
+            "wrote {} ({} bytes, {} blocks)\n",
+            output.display(),
+            summary.len,
+            summary.block_offsets.len()
+        ))
+    }
+
+    /// The codec of the array's block in the input (none for inline and external data).
+    fn codec(&self, meta: &NdArrayMeta) -> CompressionChoice {
+        let ArraySource::Block(i) = meta.source else {
+            return CompressionChoice::None;
+        };
+        let blocks = self.file.blocks();
+        let idx = if i < 0 { blocks.len() as i64 + i } else { i };
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| blocks.get(i))
+            .and_then(|b| Compression::from_label(&b.compression).ok().flatten())
+            .map_or(CompressionChoice::None, CompressionChoice::Codec)
+    }
+}
+
+/// The mask of a region written to an ASDF file.
+enum Mask {
+    Array(asdf_core::array::DynArray),
+    Value(Node),
 }
 
 /// Bytes written between two progress reports.

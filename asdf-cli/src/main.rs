@@ -15,7 +15,8 @@
 //! asdftool diff A B [-i PATH]... [--rtol X] [--atol X] [--tags]
 //!                                    differences by tree path; exit 1 when they differ
 //! asdftool search FILE [PATTERN] [-t TYPE] [-v VALUE]   nodes by key, type or value
-//! asdftool extract FILE PATH -o OUT.npy|OUT.asdf         one array or subtree on its own
+//! asdftool extract FILE PATH -o OUT.npy|OUT.asdf [--slice SEL]
+//!                                    one array (or a region of it) or subtree on its own
 //! asdftool edit FILE                 the tree in $EDITOR, validated, written back safely
 //! asdftool tags [FILE]               tags used and what validates them
 //! asdftool schema TAG                a bundled schema's text
@@ -293,7 +294,8 @@ enum Command {
         value: Option<String>,
     },
     /// Write one node of the tree to its own file: an array as numpy's `.npy`, or any
-    /// subtree (its arrays included) as a new `.asdf` file. Written atomically.
+    /// subtree (its arrays included) as a new `.asdf` file. Written atomically. With
+    /// --slice, only a region of an array is read (from a file or a URL) and written.
     Extract {
         /// The input file (only read).
         input: PathBuf,
@@ -302,6 +304,16 @@ enum Command {
         /// The output file: `.npy` or `.asdf`.
         #[arg(short, long)]
         output: PathBuf,
+        /// Only this region of the array, in numpy's slice syntax: per axis an index
+        /// (`-1`: the axis is dropped) or `start:stop:step` (each optional, negative counts
+        /// from the end, a negative step walks backwards), at most one `...` for the axes
+        /// not named; axes left out are whole. `100:228, 2000:2256`, `::4, :`, `..., 0`.
+        /// Only the bytes holding the region are read where the codec allows. To .npy: the
+        /// region's data (as for a whole array, a mask is not written); to .asdf: the region
+        /// under the array's key, compressed with its block's codec, with the same region
+        /// of its mask. A selection that does not fit the array exits with status 2.
+        #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
+        slice: Option<String>,
     },
     /// Edit the tree in $VISUAL or $EDITOR (default vi). On save it is parsed and validated
     /// and written back: in place when the blocks stay and it fits (journaled), else the
@@ -490,7 +502,8 @@ fn main() -> ExitCode {
             input,
             path,
             output,
-        } => extract::run(access, &input, &path, &output).map_err(Failure::from),
+            slice,
+        } => extract::run(access, &input, &path, &output, slice.as_deref()).map_err(Failure::from),
         Command::Edit { file } => edit::run(access, &file),
         Command::Tags { file, standard } => {
             tags::run(access, file.as_deref(), standard.as_deref()).map_err(Failure::from)
