@@ -17,6 +17,8 @@
 //! asdftool search FILE [PATTERN] [-t TYPE] [-v VALUE]   nodes by key, type or value
 //! asdftool extract FILE PATH -o OUT.npy|OUT.asdf [--slice SEL]
 //!                                    one array (or a region of it) or subtree on its own
+//! asdftool manifest FILE [PATH] [--json]                each array's independently readable pieces
+//! asdftool references FILE... -o REFS.json [--stack NAME]  a kerchunk reference set (zarr)
 //! asdftool edit FILE                 the tree in $EDITOR, validated, written back safely
 //! asdftool tags [FILE]               tags used and what validates them
 //! asdftool schema TAG                a bundled schema's text
@@ -47,7 +49,9 @@ mod extract;
 mod fits;
 mod hdf5;
 mod info;
+mod manifest;
 mod progress;
+mod references;
 mod search;
 mod tags;
 mod tree;
@@ -315,6 +319,51 @@ enum Command {
         #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
         slice: Option<String>,
     },
+    /// List each array's independently readable pieces (or PATH's): the file holding each,
+    /// its byte range, codec, the decoded bytes of its block it yields and the region of the
+    /// array it holds. Uncompressed blocks are cut into slabs of whole rows; python asdf's
+    /// lz4 sub-blocks and Blosc2 chunks are pieces of their own; other codecs give the
+    /// whole block. Reads no array data.
+    Manifest {
+        /// The ASDF file.
+        file: PathBuf,
+        /// The array: a JSON pointer (`/sci`) or python's form (`frames[0].data`); default
+        /// every array.
+        path: Option<String>,
+        /// Print JSON: the file and, per array, path, datatype, numpy dtype, shape, zarr
+        /// chunk shape (or null) and pieces (source `file`, `external` with its `uri`,
+        /// `inline` or `repeat` with its `pattern`; offset, length, codec, decoded
+        /// `[start, end]`, region as `[start, end]` per axis or null).
+        #[arg(long)]
+        json: bool,
+        /// Bytes per slab of an uncompressed block (whole rows, at least one).
+        #[arg(long, value_name = "N", default_value_t = 8 << 20)]
+        slab_bytes: u64,
+    },
+    /// Write a kerchunk reference set (version 1 JSON, read by fsspec's ReferenceFileSystem)
+    /// showing the file as zarr (format 2): every array at its tree path, its chunks the
+    /// manifest's pieces where they form a regular grid, else its whole block as one chunk,
+    /// else (views with offset or strides, inline data) its bytes inlined; the tree's
+    /// scalars as attributes of their groups. Chunk references name FILE as given: give an
+    /// absolute path or a URL when they are read from elsewhere. Codecs numcodecs lacks
+    /// (lz4f, Blosc2, partial lz4 chunks) need `import asdf_rs.codecs` before zarr opens
+    /// them.
+    References {
+        /// The ASDF file (several with --stack).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The reference file to write (atomically).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Stack the arrays of the files (same paths, shapes, datatypes and chunks) along a
+        /// new first axis named NAME; the root group's attribute NAME lists the files.
+        #[arg(long, value_name = "NAME")]
+        stack: Option<String>,
+        /// Bytes per chunk of an uncompressed block at most (whole rows, a divisor of the
+        /// first axis, at least one row).
+        #[arg(long, value_name = "N", default_value_t = 8 << 20)]
+        slab_bytes: u64,
+    },
     /// Edit the tree in $VISUAL or $EDITOR (default vi). On save it is parsed and validated
     /// and written back: in place when the blocks stay and it fits (journaled), else the
     /// whole file rewritten atomically. A bad edit reopens with the error at its top; quit
@@ -387,6 +436,7 @@ fn main() -> ExitCode {
             | Command::ToYaml { .. }
             | Command::Convert { .. }
             | Command::Extract { .. }
+            | Command::References { .. }
             | Command::Edit { .. }
     );
     let access = &cli.access;
@@ -504,6 +554,20 @@ fn main() -> ExitCode {
             output,
             slice,
         } => extract::run(access, &input, &path, &output, slice.as_deref()).map_err(Failure::from),
+        Command::Manifest {
+            file,
+            path,
+            json,
+            slab_bytes,
+        } => manifest::run(access, &file, path.as_deref(), json, Some(slab_bytes))
+            .map_err(Failure::from),
+        Command::References {
+            files,
+            output,
+            stack,
+            slab_bytes,
+        } => references::run(access, &files, &output, stack.as_deref(), Some(slab_bytes))
+            .map_err(Failure::from),
         Command::Edit { file } => edit::run(access, &file),
         Command::Tags { file, standard } => {
             tags::run(access, file.as_deref(), standard.as_deref()).map_err(Failure::from)
