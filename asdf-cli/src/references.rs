@@ -324,10 +324,7 @@ fn grid(m: &Manifest, url: &str) -> Option<ZArray> {
     let chunk_bytes = chunks
         .iter()
         .try_fold(m.itemsize() as u64, |a, &n| a.checked_mul(n as u64))?;
-    let mut codecs = m.pieces.iter().filter_map(|p| match p.source {
-        PieceSource::File | PieceSource::External(_) => Some(p.codec),
-        _ => None,
-    });
+    let mut codecs = m.pieces.iter().map(|p| p.codec);
     let codec = codecs.next().unwrap_or(PieceCodec::None);
     if codecs.any(|c| c != codec) {
         return None;
