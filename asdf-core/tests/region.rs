@@ -181,6 +181,29 @@ fn the_expected_values_follow_numpy() {
 // checks
 // ---------------------------------------------------------------------------
 
+/// One file opened twice: region reads go to `part`, the whole reads that give the expected
+/// values to `whole`, so no region is served from a block a whole read put in the cache.
+struct Two {
+    part: AsdfFile,
+    whole: AsdfFile,
+}
+
+impl Two {
+    fn bytes(bytes: Vec<u8>) -> Result<Two, Error> {
+        Ok(Two {
+            part: AsdfFile::from_bytes(bytes.clone())?,
+            whole: AsdfFile::from_bytes(bytes)?,
+        })
+    }
+
+    fn open(path: impl AsRef<std::path::Path>) -> Result<Two, Error> {
+        Ok(Two {
+            part: AsdfFile::open(&path)?,
+            whole: AsdfFile::open(&path)?,
+        })
+    }
+}
+
 fn sel(text: &str) -> Selection {
     Selection::parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
 }
@@ -249,11 +272,12 @@ fn check_dyn(file: &AsdfFile, path: &str, whole: &DynArray, s: &Selection) {
 
 /// `region::<T>` and `read_region_into::<T>` equal `array::<T>` indexed as numpy would.
 #[track_caller]
-fn check_typed<T>(file: &AsdfFile, path: &str, s: &Selection)
+fn check_typed<T>(two: &Two, path: &str, s: &Selection)
 where
     T: asdf_core::array::Element + Clone + PartialEq + std::fmt::Debug + Default,
 {
-    let whole = file.array::<T>(path).unwrap();
+    let whole = two.whole.array::<T>(path).unwrap();
+    let file = &two.part;
     let Ok(plan) = numpy_plan(&s.items, whole.shape()) else {
         assert!(
             matches!(file.region::<T>(path, s), Err(Error::Selection { .. })),
@@ -642,15 +666,15 @@ fn every_codec_datatype_and_byte_order_reads_regions_as_the_whole_sliced() {
     let arrays = arrays();
     let mut rng = Rng(27);
     for c in codecs() {
-        let file = AsdfFile::from_bytes(write_arrays(&arrays, c)).unwrap();
+        let file = Two::bytes(write_arrays(&arrays, c)).unwrap();
         let label = c.map_or(*b"\0\0\0\0", |c| c.label());
-        assert!(file.blocks().iter().all(|b| b.compression == label));
+        assert!(file.part.blocks().iter().all(|b| b.compression == label));
         for (name, a) in &arrays {
             let path = format!("/{name}");
-            let whole = file.dyn_array(&path).unwrap();
+            let whole = file.whole.dyn_array(&path).unwrap();
             // the writer wrote what we gave it: the expected values rest on `a` too
             assert!(as_written(&whole, a), "{} {name}", codec_name(c));
-            check_many(&file, &path, &whole, &mut rng, 60);
+            check_many(&file.part, &path, &whole, &mut rng, 60);
         }
         // the typed reads, the caller's buffer
         let mut typed = Rng(5);
@@ -720,17 +744,17 @@ fn views_with_offsets_and_negative_strides_read_regions_as_the_whole_sliced() {
                 .unwrap_or_else(|| panic!("{name} fits the base"));
             entries.push((name.to_string(), v));
         }
-        let file = AsdfFile::from_bytes(w.write_to_vec(&Node::map(entries)).unwrap()).unwrap();
-        assert_eq!(file.blocks().len(), 1, "one shared block");
+        let file = Two::bytes(w.write_to_vec(&Node::map(entries)).unwrap()).unwrap();
+        assert_eq!(file.part.blocks().len(), 1, "one shared block");
         for (name, offset, shape, strides) in views {
             let path = format!("/{name}");
-            let whole = file.dyn_array(&path).unwrap();
+            let whole = file.whole.dyn_array(&path).unwrap();
             // the view is what numpy makes of these offset and strides
             let want: Vec<u8> = view_elements(*offset, shape, strides)
                 .flat_map(|o| base.data[o..o + 4].iter().copied())
                 .collect();
             assert_eq!(whole.data, want, "{} {name}", codec_name(c));
-            check_many(&file, &path, &whole, &mut rng, 40);
+            check_many(&file.part, &path, &whole, &mut rng, 40);
             for (_, text) in FIXED {
                 check_typed::<i32>(&file, &path, &sel(text));
             }
@@ -822,6 +846,20 @@ odd: !core/ndarray-1.1.0
   shape: [3, 4, 2]
   offset: 110
   strides: [-14, -26, 6]
+broadcast: !core/ndarray-1.1.0
+  source: 0
+  datatype: int16
+  byteorder: big
+  shape: [4, 5]
+  offset: 20
+  strides: [0, 2]
+unaligned: !core/ndarray-1.1.0
+  source: 0
+  datatype: int16
+  byteorder: big
+  shape: [19]
+  offset: 1
+  strides: [3]
 pairs: !core/ndarray-1.1.0
   source: 0
   datatype: [{name: hi, datatype: int16, byteorder: big}, {name: lo, datatype: int16, byteorder: big}]
@@ -833,6 +871,8 @@ pairs: !core/ndarray-1.1.0
         ("a", 6, &[4, 3], &[12, -2]),
         ("fortran", 0, &[5, 6], &[2, 10]),
         ("odd", 110, &[3, 4, 2], &[-14, -26, 6]),
+        ("broadcast", 20, &[4, 5], &[0, 2]),
+        ("unaligned", 1, &[19], &[3]),
     ];
     let mut rng = Rng(7);
     for c in [
@@ -841,23 +881,22 @@ pairs: !core/ndarray-1.1.0
         Some(Compression::Lz4),
         Some(Compression::Bsc2),
     ] {
-        let file = AsdfFile::from_bytes(hand_tree_over_blocks(yaml, &[("base", base.clone())], c))
-            .unwrap();
+        let file = Two::bytes(hand_tree_over_blocks(yaml, &[("base", base.clone())], c)).unwrap();
         for (name, offset, shape, strides) in views {
             let path = format!("/{name}");
-            let whole = file.dyn_array(&path).unwrap();
+            let whole = file.whole.dyn_array(&path).unwrap();
             let want: Vec<u8> = view_elements(*offset, shape, strides)
                 .flat_map(|o| base.data[o..o + 2].iter().copied())
                 .collect();
             assert_eq!(whole.data, want, "{} {name}", codec_name(c));
-            check_many(&file, &path, &whole, &mut rng, 40);
+            check_many(&file.part, &path, &whole, &mut rng, 40);
         }
-        let pairs = file.dyn_array("/pairs").unwrap();
+        let pairs = file.whole.dyn_array("/pairs").unwrap();
         let want: Vec<u8> = (0..7)
             .flat_map(|r| base.data[4 + 8 * r..8 + 8 * r].iter().copied())
             .collect();
         assert_eq!(pairs.data, want, "{} pairs", codec_name(c));
-        check_many(&file, "/pairs", &pairs, &mut rng, 30);
+        check_many(&file.part, "/pairs", &pairs, &mut rng, 30);
     }
 }
 
@@ -872,12 +911,12 @@ fn python_written_views() {
         "views_shared_base_zlib.asdf",
         "views_default.asdf",
     ] {
-        let file = AsdfFile::open(fixture(name)).unwrap();
-        let paths = ndarray_paths(file.tree());
+        let file = Two::open(fixture(name)).unwrap();
+        let paths = ndarray_paths(file.part.tree());
         assert!(paths.len() >= 3, "{name}: {paths:?}");
         for path in paths {
-            let whole = file.dyn_array(&path).unwrap();
-            check_many(&file, &path, &whole, &mut rng, 40);
+            let whole = file.whole.dyn_array(&path).unwrap();
+            check_many(&file.part, &path, &whole, &mut rng, 40);
         }
     }
 }
@@ -928,12 +967,12 @@ fn ndarray_paths(root: &Node) -> Vec<String> {
 #[test]
 fn external_blocks_read_regions_from_their_own_files() {
     // python's exploded file: a = arange(10, f8), b = arange(6, >i4).reshape(2, 3)
-    let file = AsdfFile::open(fixture("external.asdf")).unwrap();
-    assert!(file.blocks().is_empty());
+    let file = Two::open(fixture("external.asdf")).unwrap();
+    assert!(file.part.blocks().is_empty());
     let mut rng = Rng(3);
     for path in ["/a", "/b"] {
-        let whole = file.dyn_array(path).unwrap();
-        check_many(&file, path, &whole, &mut rng, 60);
+        let whole = file.whole.dyn_array(path).unwrap();
+        check_many(&file.part, path, &whole, &mut rng, 60);
     }
     check_typed::<f64>(&file, "/a", &sel("::-3"));
     check_typed::<i32>(&file, "/b", &sel("-1, ::-1"));
@@ -956,13 +995,17 @@ fn external_blocks_read_regions_from_their_own_files() {
             .collect();
         let path = dir.join(format!("ext_{}.asdf", codec_name(c)));
         w.write_to_path(&Node::map(entries), &path).unwrap();
-        let file = AsdfFile::open(&path).unwrap();
-        assert!(file.blocks().is_empty(), "{}: all external", codec_name(c));
+        let file = Two::open(&path).unwrap();
+        assert!(
+            file.part.blocks().is_empty(),
+            "{}: all external",
+            codec_name(c)
+        );
         for (name, a) in &arrays {
             let p = format!("/{name}");
-            let whole = file.dyn_array(&p).unwrap();
+            let whole = file.whole.dyn_array(&p).unwrap();
             assert!(as_written(&whole, a), "{} {name}", codec_name(c));
-            check_many(&file, &p, &whole, &mut rng, 30);
+            check_many(&file.part, &p, &whole, &mut rng, 30);
         }
     }
 }
@@ -978,11 +1021,11 @@ fn inline_arrays_read_regions() {
         .iter()
         .map(|(n, a)| (n.to_string(), w.add_array(a)))
         .collect();
-    let file = AsdfFile::from_bytes(w.write_to_vec(&Node::map(entries)).unwrap()).unwrap();
+    let file = Two::bytes(w.write_to_vec(&Node::map(entries)).unwrap()).unwrap();
     let inline: Vec<&str> = arrays
         .iter()
         .map(|(n, _)| *n)
-        .filter(|n| file.get(&format!("/{n}/source")).is_none())
+        .filter(|n| file.part.get(&format!("/{n}/source")).is_none())
         .collect();
     for n in [
         "f4_be",
@@ -998,8 +1041,8 @@ fn inline_arrays_read_regions() {
     let mut rng = Rng(13);
     for (name, _) in &arrays {
         let path = format!("/{name}");
-        let whole = file.dyn_array(&path).unwrap();
-        check_many(&file, &path, &whole, &mut rng, 30);
+        let whole = file.whole.dyn_array(&path).unwrap();
+        check_many(&file.part, &path, &whole, &mut rng, 30);
     }
     for text in FIXED.iter().map(|(_, t)| *t) {
         check_typed::<f64>(&file, "/f8_le", &sel(text));
@@ -1013,10 +1056,10 @@ fn inline_arrays_read_regions() {
         "dtypes_strings_inline.asdf",
         "dtypes_structured_inline.asdf",
     ] {
-        let file = AsdfFile::open(fixture(name)).unwrap();
-        for path in ndarray_paths(file.tree()) {
-            let whole = file.dyn_array(&path).unwrap();
-            check_many(&file, &path, &whole, &mut rng, 20);
+        let file = Two::open(fixture(name)).unwrap();
+        for path in ndarray_paths(file.part.tree()) {
+            let whole = file.whole.dyn_array(&path).unwrap();
+            check_many(&file.part, &path, &whole, &mut rng, 20);
         }
     }
 }
@@ -1024,13 +1067,13 @@ fn inline_arrays_read_regions() {
 /// `masked_region::<T>` equals the whole masked array (`read_as::<Masked<T>>`) sliced, data
 /// and mask alike.
 #[track_caller]
-fn check_masked<T>(file: &AsdfFile, path: &str, s: &Selection)
+fn check_masked<T>(two: &Two, path: &str, s: &Selection)
 where
     T: asdf_core::array::Element + asdf_core::convert::MaskValue + Clone + std::fmt::Debug,
     Masked<T>: asdf_core::convert::FromAsdf,
 {
-    let whole: Masked<T> = file.read_as(path).unwrap();
-    let got = file.masked_region::<T>(path, s);
+    let whole: Masked<T> = two.whole.read_as(path).unwrap();
+    let got = two.part.masked_region::<T>(path, s);
     match numpy_plan(&s.items, whole.data.shape()) {
         Ok(plan) => {
             let got = got.unwrap_or_else(|e| panic!("{path}[{s}]: {e}"));
@@ -1064,7 +1107,7 @@ fn masked_arrays_read_masked_regions() {
     // python's: mask arrays in blocks (m: f8 [4], m2: <i4 (2, 3), mask_all_false: <i2 [3]),
     // and inline
     for name in ["masked.asdf", "masked_inline.asdf"] {
-        let file = AsdfFile::open(fixture(name)).unwrap();
+        let file = Two::open(fixture(name)).unwrap();
         for s in selections(&[4]) {
             check_masked::<f64>(&file, "/m", &s);
         }
@@ -1078,7 +1121,7 @@ fn masked_arrays_read_masked_regions() {
         }
     }
     // numbers as masks: -999 in int32, NaN in float64 (hand-written)
-    let file = AsdfFile::open(fixture("masked_scalar.asdf")).unwrap();
+    let file = Two::open(fixture("masked_scalar.asdf")).unwrap();
     for s in selections(&[4]) {
         check_masked::<i32>(&file, "/inline_int", &s);
     }
@@ -1099,14 +1142,13 @@ fn masked_arrays_read_masked_regions() {
                 storage: None,
             },
         );
-        let file =
-            AsdfFile::from_bytes(w.write_to_vec(&asdf_core::tree!({"m": node})).unwrap()).unwrap();
+        let file = Two::bytes(w.write_to_vec(&asdf_core::tree!({"m": node})).unwrap()).unwrap();
         for s in selections(&[16, 24]) {
             check_masked::<f32>(&file, "/m", &s);
         }
         // the mask itself is an array: its regions too
-        let whole = file.dyn_array("/m/mask").unwrap();
-        check_many(&file, "/m/mask", &whole, &mut Rng(19), 20);
+        let whole = file.whole.dyn_array("/m/mask").unwrap();
+        check_many(&file.part, "/m/mask", &whole, &mut Rng(19), 20);
     }
 }
 
@@ -1138,23 +1180,23 @@ fn every_array_of_the_python_written_files() {
     files.sort();
     let mut checked = 0;
     for p in &files {
-        let Ok(file) = AsdfFile::open(p) else {
+        let Ok(file) = Two::open(p) else {
             continue;
         };
-        for path in ndarray_paths(file.tree()) {
+        for path in ndarray_paths(file.part.tree()) {
             let what = format!("{} {path}", p.display());
-            match file.dyn_array(&path) {
+            match file.whole.dyn_array(&path) {
                 Ok(whole) => {
                     let random = if whole.element_count() > 1 << 20 {
                         6
                     } else {
                         25
                     };
-                    check_many(&file, &path, &whole, &mut rng, random);
+                    check_many(&file.part, &path, &whole, &mut rng, random);
                     checked += 1;
                 }
                 Err(_) => assert!(
-                    file.dyn_region(&path, &Selection::all()).is_err(),
+                    file.part.dyn_region(&path, &Selection::all()).is_err(),
                     "{what}: unreadable whole, readable in part"
                 ),
             }
@@ -1503,4 +1545,79 @@ fn lz4_pieces(file: &AsdfFile, bytes: &[u8]) -> usize {
     }
     assert_eq!(at as u64, b.used_size);
     count
+}
+
+// ---------------------------------------------------------------------------
+// other ways of opening, several threads
+// ---------------------------------------------------------------------------
+
+/// Regions read through a memory map, and with block headers read lazily (as asdf-store
+/// opens files), equal the whole reads of a plain open.
+#[test]
+fn mapped_and_lazy_header_files_read_the_same_regions() {
+    let arrays = arrays();
+    let dir = common::Scratch::new("region-open-modes");
+    let mut rng = Rng(41);
+    for c in codecs() {
+        let path = dir.join(format!("{}.asdf", codec_name(c)));
+        std::fs::write(&path, write_arrays(&arrays, c)).unwrap();
+        for (mode, part) in [
+            ("mmap", AsdfFile::options().mmap(true).open(&path)),
+            (
+                "lazy headers",
+                AsdfFile::options().lazy_block_headers(true).open(&path),
+            ),
+            ("eager", AsdfFile::options().lazy(false).open(&path)),
+        ] {
+            let two = Two {
+                part: part.unwrap_or_else(|e| panic!("{mode}: {e}")),
+                whole: AsdfFile::open(&path).unwrap(),
+            };
+            for (name, _) in &arrays {
+                let p = format!("/{name}");
+                let whole = two.whole.dyn_array(&p).unwrap();
+                check_many(&two.part, &p, &whole, &mut rng, 8);
+            }
+            check_typed::<f32>(&two, "/f4_be", &sel("::-2, 3, 1:"));
+        }
+    }
+}
+
+/// Threads reading regions of one file at once (the first reads race to index the lz4
+/// sub-blocks and bsc2 chunks of the block) each get the right values.
+#[test]
+fn regions_read_from_several_threads_at_once() {
+    let n = 1500;
+    let img = ndarray::Array2::from_shape_fn((n, n), |(i, j)| (i * n + j) as u32).into_dyn();
+    for c in [Compression::Lz4, Compression::Bsc2, Compression::Zstd] {
+        let mut w = Writer::new(WriteOptions::default());
+        let node = w.add_array_with(
+            &img,
+            ArrayOptions {
+                compression: Some(CompressionChoice::Codec(c)),
+                storage: None,
+            },
+        );
+        let file = AsdfFile::from_bytes(w.write_to_vec(&asdf_core::tree!({"sci": node})).unwrap())
+            .unwrap();
+        std::thread::scope(|scope| {
+            for t in 0..4u64 {
+                let (file, img) = (&file, &img);
+                scope.spawn(move || {
+                    let mut rng = Rng(t * 1000 + 1);
+                    for _ in 0..12 {
+                        let s = random_selection(&mut rng, &[n, n]);
+                        let Ok(plan) = numpy_plan(&s.items, &[n, n]) else {
+                            assert!(file.region::<u32>("/sci", &s).is_err());
+                            continue;
+                        };
+                        let got = file
+                            .region::<u32>("/sci", &s)
+                            .unwrap_or_else(|e| panic!("{c:?} thread {t} [{s}]: {e}"));
+                        assert!(got == take(img, &plan), "{c:?} thread {t} [{s}]");
+                    }
+                });
+            }
+        });
+    }
 }
