@@ -22,6 +22,8 @@
 //!   blocks) and `asdf_lz4` (an `lz4` block whose last sub-block is short), which
 //!   `import asdf_rs.codecs` registers with numcodecs; they take `nbytes`, the decoded
 //!   size of a whole chunk, and pad a short last piece to it, as zarr's format 2 wants.
+//!   An uncompressed array whose first axis has no divisor that makes slabs of about the
+//!   same size has a short last slab: `asdf_pad` pads it.
 //!   An array that is its whole block but whose pieces form no grid of whole rows (`lz4`
 //!   sub-blocks or `bsc2` chunks that end inside a row) is one chunk, the whole stored
 //!   block, with the id `asdf_block` (`{"codec": "lz4", "nbytes": N}`).
@@ -118,7 +120,7 @@ pub fn run(
         None => {
             for z in &arrays {
                 count(z);
-                put_array(&mut refs, z, None)?;
+                put_array(&mut refs, z);
             }
         }
         Some(name) => {
@@ -153,7 +155,7 @@ pub fn run(
             }
             for z in &stacked {
                 count(z);
-                put_array(&mut refs, z, None)?;
+                put_array(&mut refs, z);
             }
             // the files along the new axis, in the root group's attributes
             let mut attrs: serde_json::Map<String, Json> = refs
@@ -336,6 +338,7 @@ fn grid(m: &Manifest, url: &str) -> Option<ZArray> {
     let padded = |id: &str| json!({"id": id, "nbytes": chunk_bytes});
     let compressor = match codec {
         PieceCodec::None if all_whole => Json::Null,
+        PieceCodec::None => padded("asdf_pad"),
         PieceCodec::Zlib => json!({"id": "zlib"}),
         PieceCodec::Bzp2 => json!({"id": "bz2"}),
         PieceCodec::Zstd => json!({"id": "zstd"}),
@@ -419,16 +422,11 @@ fn zarr_dtype(d: &DType) -> Json {
 }
 
 /// Adds an array's `.zarray`, `.zattrs` and chunk references.
-fn put_array(
-    refs: &mut BTreeMap<String, Json>,
-    z: &ZArray,
-    attrs: Option<Json>,
-) -> Result<(), String> {
+fn put_array(refs: &mut BTreeMap<String, Json>, z: &ZArray) {
     let at = z.tree_path.trim_start_matches('/');
     let key = |name: &str| format!("{at}/{name}");
     refs.insert(key(".zarray"), Json::String(z.zarray().to_string()));
-    let attrs = attrs.unwrap_or_else(|| json!({}));
-    refs.insert(key(".zattrs"), Json::String(attrs.to_string()));
+    refs.insert(key(".zattrs"), Json::String(json!({}).to_string()));
     for (idx, r) in &z.refs {
         let name = if idx.is_empty() {
             "0".to_string()
@@ -440,7 +438,6 @@ fn put_array(
         };
         refs.insert(key(&name), r.clone());
     }
-    Ok(())
 }
 
 /// Whether a node becomes a zarr attribute (a scalar, or a list of scalars).

@@ -35,7 +35,7 @@ import fsspec
 import numpy as np
 import zarr
 
-import asdf_rs.codecs  # noqa: F401  (registers asdf_lz4f, asdf_blosc2, asdf_lz4, asdf_block)
+import asdf_rs.codecs  # noqa: F401  (registers asdf_lz4f, asdf_blosc2, asdf_lz4, asdf_pad, asdf_block)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import testdata  # noqa: E402  (tests/testdata.py)
@@ -87,6 +87,8 @@ def tree(seed: int, rows: int = 700) -> dict:
         "large": rng.normal(size=(rows, 1024)),
         "large_odd": rng.normal(size=(rows, 1000)).astype("<f8"),
         "zeros": np.zeros((1024, 1024), dtype="<f4"),
+        # 1009 rows (a prime) of 800 bytes: uncompressed slabs of 81 rows, the last short
+        "prime": rng.normal(size=(1009, 100)),
         "zero_d": np.array(3.5 + seed),
         "empty": np.zeros((0, 3), dtype="<f4"),
         "inline": inline,
@@ -221,6 +223,7 @@ def main() -> int:
         # the pieces are referenced where they can be, not inlined
         layouts = {
             ("python-none", "f4"): (None, [75, 200], 4),
+            ("python-none", "prime"): ("asdf_pad", [81, 100], 13),
             ("python-lz4", "large"): ("asdf_lz4", [512, 1024], 2),
             ("python-lz4", "large_odd"): ("asdf_block", [700, 1000], 1),
             ("python-lz4", "f4"): ("lz4", [300, 200], 1),
@@ -238,7 +241,7 @@ def main() -> int:
             if got != (cid, chunks) or len(keys) != n or (name != "zeros" and len(linked) != n):
                 raise AssertionError(f"{stem} {name}: {got}, {len(keys)} chunks ({len(linked)} referenced)")
         print(f"ok chunk layouts of {len(layouts)} arrays")
-        want = {None, "zlib", "bz2", "lz4", "zstd", "blosc", "asdf_lz4", "asdf_lz4f", "asdf_blosc2", "asdf_block"}
+        want = {None, "zlib", "bz2", "lz4", "zstd", "blosc", "asdf_lz4", "asdf_lz4f", "asdf_blosc2", "asdf_block", "asdf_pad"}
         if not want <= seen:
             raise AssertionError(f"compressors used {seen}, expected at least {want}")
         print(f"ok compressors used: {sorted(map(str, seen))}")

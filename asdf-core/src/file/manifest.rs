@@ -45,9 +45,10 @@ pub struct ManifestOptions {
     /// Bytes of one slab of an uncompressed block (default 8 MiB): slabs are whole rows
     /// along the first axis, at least one row.
     pub slab_bytes: u64,
-    /// Cut uncompressed blocks into slabs of equal rows, a divisor of the first axis (the
-    /// largest whose slabs are at most `slab_bytes`, else one row), so that no slab is
-    /// shorter than the others (default `false`). Zarr's version 2 format wants every chunk
+    /// Cut uncompressed blocks into slabs of equal rows where the first axis allows: the
+    /// largest divisor of its length between half and all of the rows that fit in
+    /// `slab_bytes`, so that no slab is shorter than the others (default `false`); without
+    /// such a divisor, as without this option. Zarr's version 2 format wants every chunk
     /// whole, the last one included: `asdftool references` asks for this.
     pub equal_slabs: bool,
 }
@@ -486,7 +487,11 @@ fn slab_rows(n0: usize, row_bytes: u64, opts: &ManifestOptions) -> usize {
     if !opts.equal_slabs {
         return fit;
     }
-    (1..=fit).rev().find(|r| n0 % r == 0).unwrap_or(1)
+    // a divisor no smaller than half of what fits: never a flood of tiny slabs
+    (fit.div_ceil(2)..=fit)
+        .rev()
+        .find(|r| n0 % r == 0)
+        .unwrap_or(fit)
 }
 
 /// The region a C-contiguous array's bytes `decoded` (of its block; the array starts at
@@ -525,8 +530,9 @@ mod tests {
             .slab_bytes(1000)
             .equal_slabs(true);
         assert_eq!(slab_rows(12, 100, &o), 6);
-        assert_eq!(slab_rows(13, 100, &o), 1);
+        assert_eq!(slab_rows(13, 100, &o), 10); // no divisor in 5..=10: 10 rows, then 3
         assert_eq!(slab_rows(5, 100, &o), 5);
+        assert_eq!(slab_rows(1_000_003, 1, &o), 1000);
         let o = ManifestOptions::default().slab_bytes(10);
         assert_eq!(slab_rows(13, 100, &o), 1);
     }

@@ -13,6 +13,7 @@ this module, which decode through asdf-rs (``asdf_rs._decode``):
                           block)
 ``asdf_lz4``              one sub-block of python asdf's ``lz4`` framing (numcodecs'
                           ``lz4`` buffer: a 4-byte little-endian size, a raw lz4 block)
+``asdf_pad``              raw bytes (an uncompressed slab shorter than the others)
 ``asdf_block``            a whole stored block of the ASDF codec ``codec`` (``lz4`` in
                           python asdf's framing, ``bsc2``, any other label)
 ========================  ==========================================================
@@ -40,7 +41,7 @@ from numcodecs.compat import ensure_bytes, ndarray_copy
 
 from ._asdf_rs import _decode
 
-__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfLz4", "AsdfLz4f"]
+__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfLz4", "AsdfLz4f", "AsdfPad"]
 
 
 class _Decoder(Codec):
@@ -102,6 +103,15 @@ class AsdfLz4(_Decoder):
         return _decode("lz4", struct.pack(">I", len(data)) + data, size)
 
 
+class AsdfPad(_Decoder):
+    """Raw bytes, padded to ``nbytes`` (the short last slab of an uncompressed block)."""
+
+    codec_id = "asdf_pad"
+
+    def _decoded(self, data):
+        return data
+
+
 class AsdfBlock(_Decoder):
     """A whole stored block of the ASDF codec ``codec``: ``nbytes`` decoded bytes."""
 
@@ -118,5 +128,5 @@ class AsdfBlock(_Decoder):
         return _decode(self.codec, data, self.nbytes)
 
 
-for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfBlock):
+for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfPad, AsdfBlock):
     numcodecs.register_codec(_codec)
