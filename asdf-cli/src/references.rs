@@ -334,7 +334,7 @@ fn grid(m: &Manifest, url: &str) -> Option<ZArray> {
     let all_whole = m
         .pieces
         .iter()
-        .all(|p| p.decoded.end - p.decoded.start == chunk_bytes);
+        .all(|p| p.decoded.end.saturating_sub(p.decoded.start) == chunk_bytes);
     let padded = |id: &str| json!({"id": id, "nbytes": chunk_bytes});
     let compressor = match codec {
         PieceCodec::None if all_whole => Json::Null,
@@ -362,7 +362,7 @@ fn grid(m: &Manifest, url: &str) -> Option<ZArray> {
             PieceSource::External(uri) => json!([beside(url, uri), p.offset, p.length]),
             // a Blosc2 chunk of one repeated value: written as a Blosc2 chunk of its own
             PieceSource::Repeat(pattern) if codec == PieceCodec::Blosc2Chunk => {
-                let n = usize::try_from(p.decoded.end - p.decoded.start).ok()?;
+                let n = usize::try_from(p.decoded.end.saturating_sub(p.decoded.start)).ok()?;
                 let bytes: Vec<u8> = pattern.iter().copied().cycle().take(n).collect();
                 let params = asdf_blosc2::CParams {
                     typesize: m.itemsize().clamp(1, 255),

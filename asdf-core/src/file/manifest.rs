@@ -436,7 +436,10 @@ fn block_manifest(
             };
             let (offset, length) = match piece_source {
                 PieceSource::Repeat(_) => (0, 0),
-                _ => (bp.stored.start, bp.stored.end - bp.stored.start),
+                _ => (
+                    bp.stored.start,
+                    bp.stored.end.saturating_sub(bp.stored.start),
+                ),
             };
             pieces.push(Piece {
                 source: piece_source,
