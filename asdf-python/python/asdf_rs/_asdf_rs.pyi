@@ -120,3 +120,7 @@ def convert(
     standard: Optional[str] = None,
 ) -> None:
     """Rewrites an ASDF file, re-encoding its blocks as ``compression`` says (None: keep)."""
+
+def _decode(label: str, data: bytes, size: int) -> bytes:
+    """Decodes ``data`` stored with the ASDF codec ``label`` into exactly ``size`` bytes
+    (for :mod:`asdf_rs.codecs`)."""
