@@ -6,9 +6,10 @@ Usage:
 
 In a temporary folder, python asdf 6.0.0 (with asdf-compression) writes one tree of arrays
 (float32, big-endian float64 and int16, uint8, complex128, a record with a big-endian
-field, an array of 5.6 MB (python's lz4 then has a short last sub-block, Blosc2 a short last
-chunk), 4 MiB of zeros, 0-d, empty, inline, a strided view into another array's block,
-arrays in nested mappings and sequences, scalars) uncompressed and with each codec it
+field, arrays of 5.6 MB whose rows do and do not fit python's 4 MiB lz4 sub-blocks and our
+4 MiB Blosc2 chunks (short last pieces; one whole-block chunk), 1009 rows (a short last
+uncompressed slab), 4 MiB of zeros, 0-d, empty, inline, arrays in nested mappings and
+sequences, scalars) uncompressed and with each codec it
 writes (zlib, bzp2, lz4, zstd, lz4f, blsc); `asdftool defragment -c` writes the same tree
 with each of our codecs (none, zlib, bzp2, lz4, zstd, lz4f, blsc, bls2, bsc2) and
 `asdftool explode` as external block files. For each file, `asdftool references` (with
@@ -16,7 +17,10 @@ small uncompressed slabs and with the default) writes references that are opened
 `fsspec.filesystem("reference", fo=...)` and `zarr.open(..., mode="r")` after `import
 asdf_rs.codecs`; every array must equal python asdf's array at its path (values, and the
 datatype with its byte order for files python asdf wrote), and the scalars must be the
-group attributes. Then `--stack` of three files of the same shapes is compared file by
+group attributes, and chosen arrays must have the chunk layout and compressor expected. The
+same comparison runs over 20 fixtures of tests/data (views with offset and strides into
+shared blocks, Fortran order, streamed blocks, masks, external blocks, records, strings).
+Then `--stack` of three files of the same shapes is compared file by
 file, and a file whose array has another shape must fail naming that file.
 
 Prints one line per check; exits non-zero on the first failure.
