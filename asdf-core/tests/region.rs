@@ -1621,3 +1621,116 @@ fn regions_read_from_several_threads_at_once() {
         });
     }
 }
+
+// ---------------------------------------------------------------------------
+// hostile descriptors
+// ---------------------------------------------------------------------------
+
+/// A 16-byte uncompressed block (int32 1, 2, 3, 4) after the hand-written `body`, without
+/// a checksum.
+fn over_four_ints(body: &str) -> Vec<u8> {
+    let data = [1u8, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0];
+    let mut out = format!("{HEADER}{body}...\n").into_bytes();
+    out.extend_from_slice(b"\xd3BLK");
+    out.extend_from_slice(&48u16.to_be_bytes());
+    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(b"\0\0\0\0");
+    for _ in 0..3 {
+        out.extend_from_slice(&(data.len() as u64).to_be_bytes());
+    }
+    out.extend_from_slice(&[0u8; 16]);
+    out.extend_from_slice(&data);
+    out
+}
+
+/// Descriptors that claim more than their block holds fail a region read as they fail the
+/// whole read (the same message), even when the selection itself stays inside the block;
+/// nothing is allocated for what they claim.
+#[test]
+fn a_region_of_a_bad_descriptor_fails_as_the_whole_read_does() {
+    let cases = [
+        ("  shape: [1000]\n", "0:2"),
+        ("  shape: [1099511627776, 1099511627776]\n", "0:1, 0:1"),
+        ("  shape: [2]\n  strides: [4611686018427387904]\n", "0"),
+        ("  shape: [2]\n  offset: 9223372036854775807\n", "0"),
+        ("  shape: [4]\n  offset: 4\n", "0:2"),
+        ("  shape: [2, 2]\n  strides: [8, -4]\n", "0, 0"),
+    ];
+    for (extra, text) in cases {
+        let body = format!(
+            "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: int32\n  byteorder: little\n{extra}"
+        );
+        let two = Two::bytes(over_four_ints(&body)).unwrap();
+        let whole = two.whole.dyn_array("/a").expect_err(extra);
+        let part = two.part.dyn_region("/a", &sel(text)).expect_err(extra);
+        assert_eq!(part.to_string(), whole.to_string(), "{extra:?} [{text}]");
+        assert!(part.to_string().starts_with("/a: "), "{part}");
+    }
+    // and well-formed odd ones read as the whole does: a negative stride from an offset, a
+    // zero stride
+    for (extra, text, want) in [
+        (
+            "  shape: [3]\n  strides: [-4]\n  offset: 8\n",
+            "::-1",
+            vec![1i32, 2, 3],
+        ),
+        ("  shape: [4]\n  strides: [0]\n", "1:", vec![1, 1, 1]),
+    ] {
+        let body = format!(
+            "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: int32\n  byteorder: little\n{extra}"
+        );
+        let two = Two::bytes(over_four_ints(&body)).unwrap();
+        let whole = two.whole.dyn_array("/a").unwrap();
+        check_dyn(&two.part, "/a", &whole, &sel(text));
+        let got = two.part.region::<i32>("/a", &sel(text)).unwrap();
+        assert_eq!(
+            got.iter().copied().collect::<Vec<_>>(),
+            want,
+            "{extra:?} [{text}]"
+        );
+    }
+    // an empty axis beside a huge one: an empty region of the huge shape, nothing allocated
+    // for it (numpy: np.empty((0, 2**40), 'i4')[..., 5:].shape == (0, 2**40 - 5))
+    let body = "a: !core/ndarray-1.1.0\n  source: 0\n  datatype: int32\n  byteorder: little\n  shape: [0, 1099511627776]\n";
+    let file = AsdfFile::from_bytes(over_four_ints(body)).unwrap();
+    let got = file.dyn_region("/a", &sel("..., 5:")).unwrap();
+    assert_eq!((got.shape, got.data.len()), (vec![0, (1 << 40) - 5], 0));
+    let got = file.dyn_region("/a", &sel("::-1, 7")).unwrap();
+    assert_eq!((got.shape, got.data.len()), (vec![0], 0));
+}
+
+/// The checksum layouts under verification: a wrong MD5 fails a region read of its block
+/// (and only of its block); python's legacy (decoded bytes) and modern (stored bytes) MD5s
+/// of zlib blocks, and an all-zero MD5 (none written), pass.
+#[test]
+fn region_reads_follow_the_checksum_policy_of_the_layouts() {
+    let layout = |n: &str| common::data_dir("layouts").join(n);
+    let strict = |n: &str| {
+        AsdfFile::options()
+            .verify_checksums(true)
+            .open(layout(n))
+            .unwrap()
+    };
+    let f = strict("checksum_wrong.asdf");
+    assert!(matches!(
+        f.dyn_region("/a", &sel("0")),
+        Err(Error::Checksum { block: 0, .. })
+    ));
+    let b = AsdfFile::open(layout("checksum_wrong.asdf"))
+        .unwrap()
+        .dyn_array("/b")
+        .unwrap();
+    check_dyn(&f, "/b", &b, &sel("::-1"));
+    for n in [
+        "checksum_legacy_zlib.asdf",
+        "checksum_modern_zlib.asdf",
+        "checksum_zero.asdf",
+    ] {
+        let f = strict(n);
+        let plain = AsdfFile::open(layout(n)).unwrap();
+        for path in ndarray_paths(plain.tree()) {
+            let whole = plain.dyn_array(&path).unwrap();
+            check_many(&f, &path, &whole, &mut Rng(23), 10);
+        }
+    }
+}
