@@ -98,16 +98,33 @@ fn manifest_pieces_cover_the_array_once_and_decode_to_it() {
         for p in pieces {
             assert_eq!(p["source"], "file", "{name}");
             let (off, len) = (p["offset"].as_u64().unwrap(), p["length"].as_u64().unwrap());
-            assert!(off + len <= bytes.len() as u64, "{name}: piece past the end");
+            assert!(
+                off + len <= bytes.len() as u64,
+                "{name}: piece past the end"
+            );
             let region = p["region"].as_array().unwrap();
-            let (r0, r1) = (region[0][0].as_u64().unwrap(), region[0][1].as_u64().unwrap());
+            let (r0, r1) = (
+                region[0][0].as_u64().unwrap(),
+                region[0][1].as_u64().unwrap(),
+            );
             assert_eq!(region[1], serde_json::json!([0, 1024]));
             assert_eq!(r0, next_row, "{name}: pieces must follow each other");
             next_row = r1;
-            let decoded = [p["decoded"][0].as_u64().unwrap(), p["decoded"][1].as_u64().unwrap()];
-            assert_eq!(decoded, [r0 * row, r1 * row], "{name}: the block is the array");
+            let decoded = [
+                p["decoded"][0].as_u64().unwrap(),
+                p["decoded"][1].as_u64().unwrap(),
+            ];
+            assert_eq!(
+                decoded,
+                [r0 * row, r1 * row],
+                "{name}: the block is the array"
+            );
             let stored = &bytes[off as usize..(off + len) as usize];
-            let got = decode_piece(p["codec"].as_str().unwrap(), stored, decoded[1] - decoded[0]);
+            let got = decode_piece(
+                p["codec"].as_str().unwrap(),
+                stored,
+                decoded[1] - decoded[0],
+            );
             assert!(
                 got == expected[decoded[0] as usize..decoded[1] as usize],
                 "{name}: piece of rows {r0}..{r1} decodes to other bytes"
@@ -129,11 +146,19 @@ fn manifest_table_paths_and_refusals() {
     assert!(text.contains("/group/small int16"), "{text}");
     assert!(text.contains("lz4-block"), "{text}");
     // python's path form works too; a node that is no array is refused
-    let one = ok(&asdftool(&["manifest", file.to_str().unwrap(), "group.small"]));
+    let one = ok(&asdftool(&[
+        "manifest",
+        file.to_str().unwrap(),
+        "group.small",
+    ]));
     assert!(one.starts_with("/group/small"), "{one}");
     let out = asdftool(&["manifest", file.to_str().unwrap(), "/group/note"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("/group/note is not an array"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/group/note is not an array"),
+        "{}",
+        stderr(&out)
+    );
     // ASDF in FITS: a typed refusal naming the path
     let fits = asdf_test_data::require_dir("asdf-in-fits")
         .unwrap_or_else(|| panic!("tests/data/asdf-in-fits is absent"))
@@ -163,7 +188,11 @@ fn references_name_the_pieces_and_groups() {
     for (c, id, chunks) in [
         (None, Value::Null, 700),
         (Some(Compression::Lz4), serde_json::json!("asdf_lz4"), 512),
-        (Some(Compression::Bsc2), serde_json::json!("asdf_blosc2"), 512),
+        (
+            Some(Compression::Bsc2),
+            serde_json::json!("asdf_blosc2"),
+            512,
+        ),
         (Some(Compression::Zlib), serde_json::json!("zlib"), 700),
     ] {
         let name = c.map_or("none", Compression::name);
@@ -182,14 +211,24 @@ fn references_name_the_pieces_and_groups() {
         assert_eq!(z["dtype"], "<f8");
         assert_eq!(z["zarr_format"], 2);
         assert_eq!(z["fill_value"], Value::Null);
-        assert_eq!(z["compressor"].get("id").cloned().unwrap_or(Value::Null), id);
+        assert_eq!(
+            z["compressor"].get("id").cloned().unwrap_or(Value::Null),
+            id
+        );
         let n = 700usize.div_ceil(chunks);
         for i in 0..n {
             let r = refs[&format!("a/{i}.0")].as_array().unwrap();
-            assert_eq!(r[0], file.to_str().unwrap(), "{name}: the url is FILE as given");
+            assert_eq!(
+                r[0],
+                file.to_str().unwrap(),
+                "{name}: the url is FILE as given"
+            );
         }
         assert!(!refs.contains_key(&format!("a/{n}.0")));
-        assert_eq!(meta(&refs, ".zgroup"), serde_json::json!({"zarr_format": 2}));
+        assert_eq!(
+            meta(&refs, ".zgroup"),
+            serde_json::json!({"zarr_format": 2})
+        );
         assert_eq!(
             meta(&refs, "group/.zattrs"),
             serde_json::json!({"note": "hello", "n": 3})
@@ -238,7 +277,9 @@ fn stack_refuses_a_file_that_disagrees_and_writes_nothing() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(
-        e.contains(c.to_str().unwrap()) && e.contains("/a does not stack") && e.contains("compressor"),
+        e.contains(c.to_str().unwrap())
+            && e.contains("/a does not stack")
+            && e.contains("compressor"),
         "{e}"
     );
     assert!(!bad.exists());
