@@ -20,6 +20,8 @@ const COMMANDS: &[&str] = &[
     "diff",
     "search",
     "extract",
+    "manifest",
+    "references",
     "edit",
     "tags",
     "completions",
