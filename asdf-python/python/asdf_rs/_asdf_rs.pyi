@@ -51,7 +51,12 @@ class NDArray:
     def __array__(
         self, dtype: Optional[npt.DTypeLike] = None, copy: Optional[bool] = None
     ) -> npt.NDArray[Any]: ...
-    def __getitem__(self, key: Any) -> Any: ...
+    def __getitem__(self, key: Any) -> Any:
+        """numpy's indexing; before the array is read, integers, slices and `...` read only
+        the part they select."""
+    def region(self, key: Any) -> npt.NDArray[Any]:
+        """The part `key` selects (numpy's basic index, or a string such as
+        `"100:228, ::4"`), read only where selected; always a new array."""
     def __len__(self) -> int: ...
 
 class MappedData:
