@@ -1470,8 +1470,8 @@ fn a_verified_region_read_hashes_the_whole_block() {
 // large blocks in several pieces
 // ---------------------------------------------------------------------------
 
-/// A 3000 × 3000 float32 image (36 MB: nine 4 MiB `lz4` sub-blocks, nine `bsc2` chunks, a
-/// zstd stream stopped early, an uncompressed block read by ranges): regions inside one piece, across piece boundaries
+/// A 3000 × 3000 float32 image (36 MB: nine 4 MiB `lz4` sub-blocks, nine `bsc2` chunks, an
+/// uncompressed block read by ranges): regions inside one piece, across piece boundaries
 /// (row 349.5 is the first), backwards, strided, single columns and rows.
 #[test]
 fn large_multi_piece_blocks() {
@@ -1490,12 +1490,7 @@ fn large_multi_piece_blocks() {
         "348:351",
         ":",
     ];
-    for c in [
-        Some(Compression::Lz4),
-        Some(Compression::Bsc2),
-        Some(Compression::Zstd),
-        None,
-    ] {
+    for c in [Some(Compression::Lz4), Some(Compression::Bsc2), None] {
         let choice = c.map_or(CompressionChoice::None, CompressionChoice::Codec);
         let mut w = Writer::new(WriteOptions::default());
         let node = w.add_array_with(
@@ -1587,7 +1582,8 @@ fn mapped_and_lazy_header_files_read_the_same_regions() {
 /// sub-blocks and bsc2 chunks of the block) each get the right values.
 #[test]
 fn regions_read_from_several_threads_at_once() {
-    let n = 1500;
+    // 5.5 MiB: two lz4 sub-blocks, two bsc2 chunks
+    let n = 1200;
     let img = ndarray::Array2::from_shape_fn((n, n), |(i, j)| (i * n + j) as u32).into_dyn();
     for c in [Compression::Lz4, Compression::Bsc2, Compression::Zstd] {
         let mut w = Writer::new(WriteOptions::default());
@@ -1605,7 +1601,7 @@ fn regions_read_from_several_threads_at_once() {
                 let (file, img) = (&file, &img);
                 scope.spawn(move || {
                     let mut rng = Rng(t * 1000 + 1);
-                    for _ in 0..12 {
+                    for _ in 0..8 {
                         let s = random_selection(&mut rng, &[n, n]);
                         let Ok(plan) = numpy_plan(&s.items, &[n, n]) else {
                             assert!(file.region::<u32>("/sci", &s).is_err());
