@@ -16,6 +16,7 @@ mod array;
 mod codecs;
 mod errors;
 mod file;
+mod tasks;
 mod tree;
 mod write;
 
@@ -32,6 +33,7 @@ fn _asdf_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::decode, m)?)?;
+    tasks::register(m)?;
     m.add_class::<file::PyAsdfFile>()?;
     m.add_class::<array::NDArray>()?;
     m.add_class::<array::MappedData>()?;

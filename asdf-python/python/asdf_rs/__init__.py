@@ -27,6 +27,7 @@ from ._asdf_rs import (
     open,
     write,
 )
+from .dask import concatenate_dask, stack_dask, to_dask
 
 __all__ = [
     "AsdfError",
@@ -37,7 +38,10 @@ __all__ = [
     "Tagged",
     "ValidationError",
     "__version__",
+    "concatenate_dask",
     "convert",
     "open",
+    "stack_dask",
+    "to_dask",
     "write",
 ]

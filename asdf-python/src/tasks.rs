@@ -1,0 +1,211 @@
+//! What the tasks of `asdf_rs.dask` (and `asdf_rs.virtualizarr`) call in the process that
+//! runs them, a dask worker maybe: the files are opened there, once per process, and
+//! regions read with the GIL released.
+//!
+//! A task carries only a small description (the file's path or URL, the array's tree path,
+//! the region as slices, the store options); [`read_region`] opens the file on first use
+//! and keeps it in a per-process cache keyed by that description (a local file also by its
+//! identity: device, inode, size and modification time, so a file replaced under the same
+//! name is opened again), so the tasks of one array share one opened file, its block
+//! headers, piece indexes and (for URLs) its page cache.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use asdf_core::AsdfFile;
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::array::NDArray;
+use crate::errors::{io_error, to_py};
+
+/// Files kept open by one process; the oldest is closed beyond this.
+const CACHED_FILES: usize = 64;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    source: String,
+    options: Vec<(String, String)>,
+    /// Device, inode, size, modification time (ns) of a local file.
+    identity: Option<(u64, u64, u64, i128)>,
+}
+
+struct Cache {
+    files: HashMap<Key, (Arc<AsdfFile>, bool, u64)>,
+    tick: u64,
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        Mutex::new(Cache {
+            files: HashMap::new(),
+            tick: 0,
+        })
+    })
+}
+
+fn identity(path: &std::path::Path) -> std::io::Result<(u64, u64, u64, i128)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path)?;
+    Ok((
+        m.dev(),
+        m.ino(),
+        m.size(),
+        i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+    ))
+}
+
+/// The opened file for `source` (a path or URL) and store `options`, from this process's
+/// cache or opened now (without the GIL); whether it is memory-mapped.
+fn opened(
+    py: Python<'_>,
+    source: &str,
+    options: Option<HashMap<String, String>>,
+) -> PyResult<(Arc<AsdfFile>, bool)> {
+    let url = asdf_store::is_url(source);
+    let mut options: Vec<(String, String)> = options.unwrap_or_default().into_iter().collect();
+    options.sort();
+    if !url && !options.is_empty() {
+        return Err(PyValueError::new_err(
+            "storage_options apply to URLs, not to local paths",
+        ));
+    }
+    let identity = if url {
+        None
+    } else {
+        let path = PathBuf::from(source);
+        Some(identity(&path).map_err(|e| io_error(e.kind(), format!("{}: {e}", path.display())))?)
+    };
+    let key = Key {
+        source: source.to_string(),
+        options,
+        identity,
+    };
+    {
+        let mut c = cache().lock().map_err(|_| poisoned())?;
+        c.tick += 1;
+        let tick = c.tick;
+        if let Some((file, mapped, used)) = c.files.get_mut(&key) {
+            *used = tick;
+            return Ok((file.clone(), *mapped));
+        }
+    }
+    let opts = AsdfFile::options();
+    let (file, mapped) = if url {
+        let mut store = asdf_store::StoreOptions::default();
+        for (k, v) in &key.options {
+            store = store.option(k.clone(), v.clone());
+        }
+        let url = key.source.clone();
+        let file = py
+            .detach(move || asdf_store::open_url_with(&url, &store, &opts))
+            .map_err(|e| match e {
+                asdf_store::StoreError::Asdf(inner) => to_py(inner),
+                other => io_error(std::io::ErrorKind::Other, asdf_core::display_chain(&other)),
+            })?;
+        (file, false)
+    } else {
+        let path = PathBuf::from(&key.source);
+        let file = py
+            .detach(move || opts.mmap(true).open(&path))
+            .map_err(to_py)?;
+        (file, true)
+    };
+    let file = Arc::new(file);
+    let mut c = cache().lock().map_err(|_| poisoned())?;
+    c.tick += 1;
+    let tick = c.tick;
+    if c.files.len() >= CACHED_FILES {
+        if let Some(oldest) = c
+            .files
+            .iter()
+            .min_by_key(|(_, (_, _, used))| *used)
+            .map(|(k, _)| k.clone())
+        {
+            c.files.remove(&oldest);
+        }
+    }
+    // another thread may have opened it meanwhile: keep the first
+    let entry = c.files.entry(key).or_insert((file, mapped, tick));
+    Ok((entry.0.clone(), entry.1))
+}
+
+fn poisoned() -> PyErr {
+    crate::errors::AsdfError::new_err("the cache of opened files is poisoned")
+}
+
+/// The array at `array_path` (a JSON pointer, `/sci`) of the file at `source`, opened
+/// through this process's cache.
+fn array_of<'py>(
+    py: Python<'py>,
+    source: &str,
+    array_path: &str,
+    options: Option<HashMap<String, String>>,
+) -> PyResult<Bound<'py, NDArray>> {
+    let (file, mapped) = opened(py, source, options)?;
+    let node = file
+        .get(array_path)
+        .cloned()
+        .ok_or_else(|| PyKeyError::new_err(format!("{source}: no node at {array_path}")))?;
+    if !node.is_ndarray() {
+        return Err(PyValueError::new_err(format!(
+            "{source}: {array_path} is not an ndarray"
+        )));
+    }
+    Bound::new(
+        py,
+        NDArray::new(file, mapped, node, Some(array_path.to_string())),
+    )
+}
+
+/// `asdf_rs._array(source, array_path, storage_options=None)`: the `NDArray` at
+/// `array_path` of the file at `source` (a path or URL), the file opened once per process
+/// and kept.
+#[pyfunction]
+#[pyo3(name = "_array", signature = (source, array_path, storage_options = None))]
+pub fn array<'py>(
+    py: Python<'py>,
+    source: &str,
+    array_path: &str,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<Bound<'py, NDArray>> {
+    array_of(py, source, array_path, storage_options)
+}
+
+/// `asdf_rs._read_region(source, array_path, key, storage_options=None)`: the part `key`
+/// (a tuple of slices and integers, numpy's meaning) selects of the array, read only where
+/// selected with the GIL released, in the file's datatype and byte order; a
+/// `numpy.ma.MaskedArray` for a masked array.
+#[pyfunction]
+#[pyo3(name = "_read_region", signature = (source, array_path, key, storage_options = None))]
+pub fn read_region<'py>(
+    py: Python<'py>,
+    source: &str,
+    array_path: &str,
+    key: &Bound<'py, PyTuple>,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    array_of(py, source, array_path, storage_options)?.call_method1("region", (key,))
+}
+
+/// `asdf_rs._clear_cache()`: closes the files this process keeps open (the next task opens
+/// them again); the number closed.
+#[pyfunction]
+#[pyo3(name = "_clear_cache")]
+pub fn clear_cache() -> PyResult<usize> {
+    let mut c = cache().lock().map_err(|_| poisoned())?;
+    let n = c.files.len();
+    c.files.clear();
+    Ok(n)
+}
+
+/// Registers the functions of this module in the native module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(array, m)?)?;
+    m.add_function(wrap_pyfunction!(read_region, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
+    Ok(())
+}
