@@ -501,3 +501,95 @@ fn a_region_from_a_url_is_the_same_and_fetches_little() {
         );
     }
 }
+
+/// Every codec, and external blocks fetched from beside the URL: the region from the URL is
+/// the same `.npy` as from the file, and both are the whole array sliced.
+#[test]
+fn every_codec_and_external_blocks_from_a_url() {
+    let dir = scratch("url-codecs");
+    let img = ndarray::Array2::from_shape_fn((300, 200), |(i, j)| (i * 200 + j) as f64 / 7.0);
+    let mut w = Writer::new(WriteOptions::default());
+    let mut entries = Vec::new();
+    let names: Vec<String> = Compression::ALL
+        .iter()
+        .map(|c| {
+            String::from_utf8_lossy(&c.label())
+                .trim_end_matches('\0')
+                .to_string()
+        })
+        .collect();
+    for (c, name) in Compression::ALL.iter().zip(&names) {
+        let node = w.add_array_with(
+            &img,
+            ArrayOptions {
+                compression: Some(CompressionChoice::Codec(*c)),
+                storage: None,
+            },
+        );
+        entries.push((name.clone(), node));
+    }
+    let path = dir.join("codecs.asdf");
+    w.write_to_path(&asdf_core::Node::map(entries), &path)
+        .unwrap();
+    let server = support::Server::start();
+    server.put("codecs.asdf", Arc::new(std::fs::read(&path).unwrap()));
+    for name in ["external.asdf", "external0000.asdf", "external0001.asdf"] {
+        server.put(name, Arc::new(std::fs::read(fixture(name)).unwrap()));
+    }
+    let mut runs: Vec<(String, PathBuf, String, &str, DynArray)> = Vec::new();
+    let sel = "250:20:-3, 7::5";
+    let want_img = DynArray {
+        dtype: asdf_core::array::DType::scalar(
+            asdf_core::array::ScalarType::Float64,
+            asdf_core::array::ByteOrder::Little,
+        ),
+        shape: vec![300, 200],
+        data: img.iter().flat_map(|v| v.to_le_bytes()).collect(),
+    };
+    for name in &names {
+        runs.push((
+            server.url("codecs.asdf"),
+            path.clone(),
+            format!("/{name}"),
+            sel,
+            want_img.clone(),
+        ));
+    }
+    // python's exploded file: b = arange(6, >i4).reshape(2, 3) in external0001.asdf
+    let ext = AsdfFile::open(fixture("external.asdf")).unwrap();
+    runs.push((
+        server.url("external.asdf"),
+        fixture("external.asdf"),
+        "/b".to_string(),
+        "-1, ::-2",
+        ext.dyn_array("/b").unwrap(),
+    ));
+    for (k, (url, file, array, sel, whole)) in runs.iter().enumerate() {
+        let mut outs = Vec::new();
+        for input in [url.as_str(), file.to_str().unwrap()] {
+            let out = dir.join(format!("{k}-{}.npy", outs.len()));
+            ok(&asdftool(&[
+                "extract",
+                input,
+                array,
+                "--slice",
+                sel,
+                "-o",
+                out.to_str().unwrap(),
+            ]));
+            outs.push(std::fs::read(&out).unwrap());
+        }
+        assert_eq!(outs[0], outs[1], "{array}[{sel}]: URL against file");
+        let (_, _, data) = parse_npy(&outs[0]);
+        let want = if array == "/b" {
+            // b[-1, ::-2] = [5, 3]
+            expected(whole, |a| d2(a).slice(s![1, ..;-2]).to_owned().into_dyn())
+        } else {
+            // rows 250, 247, ..., 22 (numpy 250:20:-3), columns 7, 12, ..., 197
+            expected(whole, |a| {
+                d2(a).slice(s![22..251;-3, 7..;5]).to_owned().into_dyn()
+            })
+        };
+        assert!(data == want.data, "{array}[{sel}]: values");
+    }
+}
