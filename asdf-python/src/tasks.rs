@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use asdf_core::AsdfFile;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::array::NDArray;
 use crate::errors::{io_error, to_py};
@@ -191,6 +191,86 @@ pub fn read_region<'py>(
     array_of(py, source, array_path, storage_options)?.call_method1("region", (key,))
 }
 
+/// `asdf_rs._manifest(source, array_path, storage_options=None, slab_bytes=8 MiB,
+/// equal_slabs=False)`: the array's chunk manifest (`AsdfFile::manifest`) as a dict:
+/// `shape`, `dtype` (numpy's string), `whole_block` (the array's C-order bytes are its
+/// block's decoded bytes), `zarr_chunks` (the chunk shape when the pieces are a regular
+/// grid, else `None`), `block` (`None` for inline data, else `file` (`None`: this file; an
+/// external block file's URI), `offset`, `length`, `codec` (`None`: uncompressed) and
+/// `data_size`) and `pieces`, each with `file` (`None`: this file; an URI: an external block
+/// file; `"inline"`, `"repeat"`: no bytes to read), `offset`, `length`, `codec` (a
+/// `PieceCodec` name: `none`, `zlib`, `lz4-block`, `blosc2-chunk`, ...), `decoded` (a
+/// `(start, stop)` of the decoded block's bytes) and `region` (a list of `(start, stop)` per
+/// axis, or `None`). The file opened through this process's cache.
+#[pyfunction]
+#[pyo3(name = "_manifest", signature = (source, array_path, storage_options = None, slab_bytes = 8 << 20, equal_slabs = false))]
+pub fn manifest<'py>(
+    py: Python<'py>,
+    source: &str,
+    array_path: &str,
+    storage_options: Option<HashMap<String, String>>,
+    slab_bytes: u64,
+    equal_slabs: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    use asdf_core::{ManifestOptions, PieceSource};
+    let (file, _) = opened(py, source, storage_options)?;
+    let path = array_path.to_string();
+    let opts = ManifestOptions::default()
+        .slab_bytes(slab_bytes.max(1))
+        .equal_slabs(equal_slabs);
+    let m = py
+        .detach(move || file.manifest(&path, &opts))
+        .map_err(to_py)?;
+    let d = PyDict::new(py);
+    d.set_item("shape", PyTuple::new(py, &m.shape)?)?;
+    d.set_item("dtype", m.dtype.to_numpy_str())?;
+    d.set_item("whole_block", m.is_whole_block())?;
+    d.set_item("zarr_chunks", m.zarr_chunks())?;
+    let file_of = |s: &PieceSource| -> Option<String> {
+        match s {
+            PieceSource::File => None,
+            PieceSource::External(uri) => Some(uri.clone()),
+            PieceSource::Inline => Some("inline".into()),
+            PieceSource::Repeat(_) => Some("repeat".into()),
+            _ => Some("unknown".into()),
+        }
+    };
+    match &m.block {
+        None => d.set_item("block", py.None())?,
+        Some(b) => {
+            let bd = PyDict::new(py);
+            bd.set_item("file", file_of(&b.source))?;
+            bd.set_item("offset", b.offset)?;
+            bd.set_item("length", b.length)?;
+            bd.set_item("codec", b.compression.map(|c| c.name()))?;
+            bd.set_item("data_size", b.data_size)?;
+            d.set_item("block", bd)?;
+        }
+    }
+    let pieces = PyList::empty(py);
+    for p in &m.pieces {
+        let pd = PyDict::new(py);
+        pd.set_item("file", file_of(&p.source))?;
+        pd.set_item("offset", p.offset)?;
+        pd.set_item("length", p.length)?;
+        pd.set_item("codec", p.codec.name())?;
+        pd.set_item("decoded", (p.decoded.start, p.decoded.end))?;
+        match &p.region {
+            None => pd.set_item("region", py.None())?,
+            Some(r) => pd.set_item(
+                "region",
+                r.iter().map(|r| (r.start, r.end)).collect::<Vec<_>>(),
+            )?,
+        }
+        if let PieceSource::Repeat(pattern) = &p.source {
+            pd.set_item("pattern", PyBytes::new(py, pattern))?;
+        }
+        pieces.append(pd)?;
+    }
+    d.set_item("pieces", pieces)?;
+    Ok(d)
+}
+
 /// `asdf_rs._clear_cache()`: closes the files this process keeps open (the next task opens
 /// them again); the number closed.
 #[pyfunction]
@@ -206,6 +286,7 @@ pub fn clear_cache() -> PyResult<usize> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array, m)?)?;
     m.add_function(wrap_pyfunction!(read_region, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
     Ok(())
 }

@@ -19,7 +19,8 @@ sub-blocks of python asdf's ``lz4`` blocks, the chunks of a Blosc2 frame; a bloc
 codec (``zlib``, ``zstd``, ``bzp2``, ...) is one piece, read whole, so one chunk. Chunks asked
 for (``chunks=``, as dask takes them) are kept, except that along the first axis their edges
 move to the nearest edges of pieces that decode on their own (``lz4``, ``bsc2``), so that no
-piece is decoded by two tasks.
+piece is decoded by two tasks (unless the chunks asked for are less than half a piece: then
+they are kept, to bound each task's memory).
 
 Masked arrays give dask's masked arrays (chunks of ``numpy.ma.MaskedArray``); datatypes and
 byte order are the file's, as python asdf gives them.
@@ -193,7 +194,10 @@ def _chunks_for(regions, chunks):
     if regions.shape and regions.shape[0]:
         pieces = regions.piece_rows()
         if pieces is not None and pieces[1]:
-            norm = _round_to_pieces(norm, pieces[0])
+            smallest = min(b - a for a, b in zip(pieces[0], pieces[0][1:]))
+            # chunks much smaller than a piece are kept: asked for, to bound memory
+            if max(norm[0]) * 2 >= smallest:
+                norm = _round_to_pieces(norm, pieces[0])
     return norm
 
 
