@@ -1,6 +1,8 @@
 //! Reading over HTTP from a loopback server (the tests' helper): times and bytes transferred.
 //! `cargo bench -p asdfrs-store --bench remote` (ASDF_BENCH_BLOCK_MIB sets the large block's size,
-//! default 1024). Prints one line per workload; no assertions.
+//! default 1024; ASDF_BENCH_CUTOUT_SIDE the side of the cutout's float32 image, default 16384).
+//! Prints one line per workload; no timing assertions (the cutouts are checked against the image
+//! sliced).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -95,6 +97,67 @@ fn main() {
         server.sent() - opened,
         server.gets()
     );
+    drop(file);
+    server.put("many.asdf", Arc::new(Vec::new()));
+
+    cutouts(&server);
+}
+
+/// A 256 × 256 cutout of a square float32 image (16k × 16k, 1 GiB, by default), uncompressed
+/// and in python asdf's lz4 framing (our writer's: 4 MiB sub-blocks), each from a fresh open:
+/// the time and the bytes sent, with the default merge gap and with none.
+fn cutouts(server: &support::Server) {
+    let side: usize = std::env::var("ASDF_BENCH_CUTOUT_SIDE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16384);
+    // Noise-like values (an xorshift), which lz4 barely compresses, as real images.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let image = ndarray::Array2::from_shape_simple_fn((side, side), || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        100.0 + (x >> 40) as f32 / (1u64 << 24) as f32
+    });
+    let (r, c) = (side * 5 / 16, side * 7 / 16);
+    let sel: asdf_core::Selection = format!("{r}:{}, {c}:{}", r + 256, c + 256).parse().unwrap();
+    let want = image
+        .slice(ndarray::s![r..r + 256, c..c + 256])
+        .to_owned()
+        .into_dyn();
+    for codec in [None, Some(asdf_core::codec::Compression::Lz4)] {
+        let mut o = WriteOptions::default();
+        if let Some(c) = codec {
+            o = o.compression(asdf_core::array::CompressionChoice::Codec(c));
+        }
+        let mut w = Writer::new(o);
+        let sci = w.add_array(&image);
+        let bytes = w.write_to_vec(&tree!({"sci": sci})).unwrap();
+        let size = bytes.len();
+        server.put("image.asdf", Arc::new(bytes));
+        for gap in [None, Some(0)] {
+            let mut opts = StoreOptions::new();
+            if let Some(g) = gap {
+                opts = opts.merge_gap(g);
+            }
+            server.reset_counts();
+            let t = Instant::now();
+            let reader = Arc::new(StoreReader::open(&server.url("image.asdf"), &opts).unwrap());
+            let file = asdf_store::open_reader(reader.clone(), &Default::default()).unwrap();
+            let got = file.region::<f32>("/sci", &sel).unwrap();
+            let el = t.elapsed();
+            assert_eq!(got, want);
+            let stats = reader.stats();
+            println!(
+                "256x256 cutout of a {side}x{side} float32 image ({}, {size} bytes, merge gap {}): \
+                 {el:?} with the open, {} requests, {} bytes",
+                codec.map_or("uncompressed", |c| c.name()),
+                gap.map_or("default".to_string(), |g| g.to_string()),
+                stats.requests,
+                stats.bytes
+            );
+        }
+    }
 }
 
 fn count(n: &Node) -> usize {
