@@ -161,3 +161,18 @@ def test_drop_variables(files, registry):
                                             parser=AsdfParser(drop_variables=["big", "odd"]),
                                             registry=registry)
     assert "big" not in vds.data_vars and "odd" not in vds.data_vars and "f8" in vds.data_vars
+
+
+def test_codecs_are_found_by_entry_points_without_import():
+    """A reader of references or virtual datasets needs asdf-rs installed, not imported."""
+    import sys
+
+    code = (
+        "import sys, numcodecs, zarr.registry\n"
+        "assert 'asdf_rs' not in sys.modules\n"
+        "for i in ('asdf_lz4', 'asdf_lz4f', 'asdf_blosc2', 'asdf_pad'):\n"
+        "    assert numcodecs.get_codec({'id': i, 'nbytes': 8}).codec_id == i\n"
+        "    assert zarr.registry.get_codec_class('numcodecs.' + i).codec_name == 'numcodecs.' + i\n"
+        "assert numcodecs.get_codec({'id': 'asdf_block', 'codec': 'zlib', 'nbytes': 8})\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
