@@ -536,3 +536,46 @@ fn to_io(e: StoreError) -> io::Error {
         e => io::Error::other(e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_cache_serves_any_range_inside_an_entry_and_nothing_else() {
+        let mut c = BlockCache::default();
+        let data: Vec<u8> = (0..=255).collect();
+        c.put(1000, Arc::new(data.clone()), 1 << 20);
+        let mut buf = [0u8; 16];
+        assert!(c.copy_covered(&mut buf, 1000));
+        assert_eq!(buf[..], data[..16]);
+        assert!(c.copy_covered(&mut buf, 1240));
+        assert_eq!(buf[..], data[240..]);
+        // Past the end, before the start, overflowing: not served.
+        assert!(!c.copy_covered(&mut buf, 1241));
+        assert!(!c.copy_covered(&mut buf, 999));
+        assert!(!c.copy_covered(&mut buf, u64::MAX - 3));
+        let mut all = vec![0u8; 256];
+        assert!(c.copy_covered(&mut all, 1000));
+        assert_eq!(all, data);
+        assert!(c.copy_covered(&mut [], 1256));
+    }
+
+    #[test]
+    fn the_block_cache_keeps_at_most_its_capacity_oldest_out_first() {
+        let mut c = BlockCache::default();
+        for i in 0..4u64 {
+            c.put(i * 100, Arc::new(vec![i as u8; 100]), 250);
+        }
+        assert_eq!(c.bytes, 200);
+        let mut b = [0u8; 10];
+        assert!(!c.copy_covered(&mut b, 0));
+        assert!(!c.copy_covered(&mut b, 100));
+        assert!(c.copy_covered(&mut b, 200));
+        assert!(c.copy_covered(&mut b, 390));
+        assert_eq!(b, [3; 10]);
+        // Larger than the capacity: not kept.
+        c.put(1000, Arc::new(vec![0; 251]), 250);
+        assert!(!c.copy_covered(&mut b, 1000));
+    }
+}
