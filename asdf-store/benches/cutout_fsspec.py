@@ -7,8 +7,9 @@ lz4 sub-blocks) the cutout spans.
 
     # the two files, written by python asdf (the oracle venv: asdf 6.0.0 with lz4)
     .venv-oracle/bin/python asdf-store/benches/cutout_fsspec.py write DIR
-    # one cutout with python asdf: a local file or a URL (fsspec's HTTP filesystem)
-    .venv-fsspec/bin/python asdf-store/benches/cutout_fsspec.py cutout FILE|URL PATH SEL
+    # one cutout with python asdf: a local file or a URL (fsspec's HTTP filesystem);
+    # --memmap: a local file memory-mapped (an uncompressed block is then sliced in place)
+    .venv-fsspec/bin/python asdf-store/benches/cutout_fsspec.py cutout FILE|URL PATH SEL [--memmap]
     # everything: both files, local and over HTTP, both readers; raw figures
     cargo build --release -p asdfrs-store --example cutout --example serve
     .venv-fsspec/bin/python asdf-store/benches/cutout_fsspec.py compare DIR [--repeat N]
@@ -66,9 +67,10 @@ def write(folder):
         print(f"wrote {path}: {size} bytes in {time.perf_counter() - t:.1f} s")
 
 
-def cutout(src, path, sel_text):
-    """Python asdf's cutout: the array's whole block read, then sliced. Prints the seconds
-    of open and cutout, the shape and the sum."""
+def cutout(src, path, sel_text, memmap=False):
+    """Python asdf's cutout: the array's whole block read, then sliced (with `memmap`, a
+    local file's uncompressed block is mapped and sliced in place). Prints the seconds of
+    open and cutout, the shape and the sum."""
     import asdf
 
     sel = parse_sel(sel_text)
@@ -80,7 +82,7 @@ def cutout(src, path, sel_text):
     else:
         f = open(src, "rb")
     with f:
-        with asdf.open(f, lazy_load=True, memmap=False) as af:
+        with asdf.open(f, lazy_load=True, memmap=memmap) as af:
             opened = time.perf_counter() - t
             t = time.perf_counter()
             part = np.array(af[path.strip("/")][sel])
@@ -131,6 +133,9 @@ def compare(folder, repeat):
         for _ in range(repeat):
             print("python : ", end="", flush=True)
             cutout(f, PATH, SEL)
+        for _ in range(repeat):
+            print("python memmap=True: ", end="", flush=True)
+            cutout(f, PATH, SEL, memmap=True)
     server = Server(serve, files)
     try:
         for f, url in zip(files, server.urls):
@@ -161,8 +166,11 @@ def main():
     args = sys.argv[1:]
     if args[:1] == ["write"] and len(args) == 2:
         write(args[1])
-    elif args[:1] == ["cutout"] and len(args) == 4:
-        cutout(*args[1:])
+    elif args[:1] == ["cutout"] and len(args) in (4, 5):
+        memmap = args[4:] == ["--memmap"]
+        if len(args) == 5 and not memmap:
+            sys.exit(__doc__)
+        cutout(*args[1:4], memmap=memmap)
     elif args[:1] == ["compare"] and len(args) in (2, 4):
         repeat = int(args[3]) if len(args) == 4 and args[2] == "--repeat" else 1
         compare(args[1], repeat)
