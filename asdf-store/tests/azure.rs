@@ -14,6 +14,9 @@ use asdf_core::tree;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_store::{StoreError, StoreOptions};
 
+#[path = "support/regions.rs"]
+mod regions;
+
 struct Azurite {
     child: Child,
     port: u16,
@@ -164,4 +167,7 @@ fn az_write_multipart_then_read_and_failures() {
     let mut got = vec![0u8; want.len()];
     reader.read_at(&mut got, 0).unwrap();
     assert!(got == want);
+
+    // Region reads fetch only the cutout's rows, or its lz4 sub-block.
+    regions::cutouts_fetch_only_their_rows_or_sub_blocks("az://data/regions/", &o);
 }

@@ -20,6 +20,8 @@
 //! `"gcs_base_url"` and `"disable_oauth": true`, which is how `object_store`'s own tests reach
 //! fake-gcs-server).
 
+#[path = "support/regions.rs"]
+mod regions;
 mod support;
 #[path = "support/uploads.rs"]
 mod uploads;
@@ -254,4 +256,11 @@ fn gs_relative_references_resolve_in_the_same_bucket_under_the_prefix() {
             "{key}: {err:?}"
         );
     }
+}
+
+#[test]
+fn gs_region_reads_fetch_the_rows_or_the_lz4_sub_blocks_of_the_cutout() {
+    let moto = start_moto();
+    assert_eq!(raw(moto.port, "PUT", "/regions"), 200);
+    regions::cutouts_fetch_only_their_rows_or_sub_blocks("gs://regions/", &opts(moto.port));
 }

@@ -4,6 +4,8 @@
 //! server and stops it; a server that cannot start fails the test. `ASDF_MOTO_SERVER` names
 //! another `moto_server` program.
 
+#[path = "support/regions.rs"]
+mod regions;
 mod support;
 #[path = "support/uploads.rs"]
 mod uploads;
@@ -118,37 +120,5 @@ fn s3_a_write_that_fails_midway_aborts_its_upload_and_leaves_the_old_object() {
 fn s3_region_reads_fetch_the_rows_or_the_lz4_sub_blocks_of_the_cutout() {
     let moto = start_moto();
     assert_eq!(raw(moto.port, "PUT", "/regions"), 200);
-    let o = opts(moto.port);
-    // 2048 × 1024 float32: 8 MiB, rows of 4 KiB; as lz4, two sub-blocks of 4 MiB.
-    let a = ndarray::Array2::from_shape_fn((2048, 1024), |(i, j)| (i * 1024 + j) as f32);
-    let want = a.slice(ndarray::s![100..164, 10..74]).to_owned().into_dyn();
-    let sel: asdf_core::Selection = "100:164, 10:74".parse().unwrap();
-    for (name, codec) in [
-        ("raw", asdf_core::array::CompressionChoice::None),
-        (
-            "lz4",
-            asdf_core::array::CompressionChoice::Codec(asdf_core::codec::Compression::Lz4),
-        ),
-    ] {
-        let mut w = Writer::new(WriteOptions::default().compression(codec));
-        let root = tree!({"sci": w.add_array(&a)});
-        let url = format!("s3://regions/{name}.asdf");
-        asdf_store::put_url(&url, &w.write_to_vec(&root).unwrap(), &o).unwrap();
-        let reader = std::sync::Arc::new(
-            asdf_store::StoreReader::open(&url, &o.clone().merge_gap(0)).unwrap(),
-        );
-        let file = asdf_store::open_reader(reader.clone(), &Default::default()).unwrap();
-        let opened = reader.stats();
-        assert_eq!(file.region::<f32>("/sci", &sel).unwrap(), want, "{name}");
-        let s = reader.stats();
-        let (requests, bytes) = (s.requests - opened.requests, s.bytes - opened.bytes);
-        if name == "raw" {
-            // Each of the 64 rows' 256 bytes, one request each.
-            assert_eq!((requests, bytes), (64, 64 * 256), "{name}");
-        } else {
-            // The length prefixes walked (8 bytes each) and the one sub-block holding the rows.
-            assert!(requests <= 3, "{name}: {requests} requests");
-            assert!(bytes <= (4 << 20) + (1 << 16), "{name}: {bytes} bytes");
-        }
-    }
+    regions::cutouts_fetch_only_their_rows_or_sub_blocks("s3://regions/", &opts(moto.port));
 }
