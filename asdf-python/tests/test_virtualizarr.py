@@ -176,3 +176,34 @@ def test_codecs_are_found_by_entry_points_without_import():
         "assert numcodecs.get_codec({'id': 'asdf_block', 'codec': 'zlib', 'nbytes': 8})\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_several_files_written_to_icechunk_read_back(scratch, registry):
+    import icechunk
+
+    data = scratch / "data"
+    data.mkdir()
+    paths = []
+    for i in range(2):
+        p = data / f"e{i}.asdf"
+        asdf.AsdfFile(_tree(seed=4, shift=float(i))).write_to(p, all_array_compression="lz4")
+        paths.append(p)
+    names = ["f8", "big", "i2"]
+    vds = [virtualizarr.open_virtual_dataset(_url(p), parser=AsdfParser(), registry=registry)[names]
+           for p in paths]
+    combined = xr.combine_nested(vds, concat_dim="exposure", coords="minimal", compat="override")
+    prefix = data.resolve().as_uri() + "/"
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(
+        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(data.resolve()))))
+    storage = icechunk.local_filesystem_storage(str(scratch / "repo"))
+    session = icechunk.Repository.create(storage, config).writable_session("main")
+    combined.vz.to_icechunk(session.store)
+    session.commit("two ASDF files, virtual")
+    repo = icechunk.Repository.open(
+        storage, config, authorize_virtual_chunk_access=icechunk.containers_credentials({prefix: None}))
+    ds = xr.open_zarr(repo.readonly_session("main").store, zarr_format=3, consolidated=False)
+    for i, p in enumerate(paths):
+        want = _want(p)
+        for name in names:
+            np.testing.assert_array_equal(ds[name].values[i], want[name], err_msg=f"{p} {name}")
