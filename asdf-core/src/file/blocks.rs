@@ -66,6 +66,15 @@ pub(crate) enum PieceKind {
     Repeat(Vec<u8>),
 }
 
+/// Where a walk of an `lz4` block's length prefixes stopped: the sub-blocks found so far,
+/// the file offset of the next prefix and the decoded bytes before it.
+#[derive(Debug)]
+pub(crate) struct Lz4Walk {
+    pieces: Vec<BlockPiece>,
+    pos: u64,
+    decoded: u64,
+}
+
 /// One independently decodable piece of a block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct BlockPiece {
@@ -149,7 +158,7 @@ impl AsdfFile {
                 stored: start..end,
                 decoded: 0..h.used_size,
             }]),
-            Some(Compression::Lz4) => self.lz4_pieces(h, start, end),
+            Some(Compression::Lz4) => self.lz4_pieces(h, u64::MAX),
             Some(Compression::Bsc2) => {
                 let src = SourceRange {
                     src: &*self.source,
@@ -180,15 +189,23 @@ impl AsdfFile {
     }
 
     /// Walks the length prefixes of python asdf's `lz4` framing: one 8-byte read per
-    /// sub-block (the sub-blocks' sizes are not known before, so the walk cannot skip), once
-    /// per block: the index is cached.
-    fn lz4_pieces(&self, h: &BlockHeader, start: u64, end: u64) -> Result<Vec<BlockPiece>> {
+    /// sub-block (the sub-blocks' sizes are not known before, so the walk cannot skip).
+    /// The walk stops once the sub-blocks reach decoded byte `until`, and the next call
+    /// for the block resumes it (`walks`); the whole index, once walked, is cached.
+    fn lz4_pieces(&self, h: &BlockHeader, until: u64) -> Result<Vec<BlockPiece>> {
+        let range = self.stored_range(h)?;
+        let (start, end) = (range.start as u64, range.end as u64);
+        let mut walks = self.lz4_walks.lock().unwrap_or_else(|p| p.into_inner());
+        let walk = walks.entry(h.index).or_insert_with(|| Lz4Walk {
+            pieces: Vec::new(),
+            pos: start,
+            decoded: 0,
+        });
         let bad = |at: u64, m: String| {
             self.codec_error(h, Compression::Lz4, format!("sub-block at byte {at}: {m}"))
         };
-        let mut out = Vec::new();
-        let (mut pos, mut decoded) = (start, 0u64);
-        while pos < end {
+        while walk.pos < end && walk.decoded < until {
+            let pos = walk.pos;
             if end - pos < 8 {
                 return Err(bad(pos - start, "truncated length prefix".into()));
             }
@@ -215,39 +232,62 @@ impl AsdfFile {
                     format!("claims {len} bytes from {} compressed bytes", n - 4),
                 ));
             }
-            let next = decoded + len;
+            let next = walk.decoded + len;
             if next > h.data_size {
                 return Err(bad(
                     pos - start,
                     format!("decodes past the block's {} bytes", h.data_size),
                 ));
             }
-            if out.len() == MAX_PIECES {
+            if walk.pieces.len() == MAX_PIECES {
                 return Err(Error::Limit {
                     what: "lz4 sub-blocks in one block",
                     limit: MAX_PIECES as u64,
                     found: MAX_PIECES as u64 + 1,
                 });
             }
-            out.push(BlockPiece {
+            walk.pieces.push(BlockPiece {
                 kind: PieceKind::Lz4Block,
                 stored: pos + 4..pos + 4 + n,
-                decoded: decoded..next,
+                decoded: walk.decoded..next,
             });
-            decoded = next;
-            pos += 4 + n;
+            walk.decoded = next;
+            walk.pos = pos + 4 + n;
         }
-        if decoded != h.data_size {
+        if walk.pos >= end && walk.decoded != h.data_size {
             return Err(self.codec_error(
                 h,
                 Compression::Lz4,
                 format!(
-                    "sub-blocks decode to {decoded} bytes, the block to {}",
-                    h.data_size
+                    "sub-blocks decode to {} bytes, the block to {}",
+                    walk.decoded, h.data_size
                 ),
             ));
         }
-        Ok(out)
+        let pieces = walk.pieces.clone();
+        if walk.pos >= end {
+            walks.remove(&h.index);
+        }
+        Ok(pieces)
+    }
+
+    /// The pieces of block `index` that reach decoded byte `until` at least: all of them
+    /// once indexed, else (`lz4`) as far as a walk of the prefixes had to go.
+    fn pieces_until(&self, h: &BlockHeader, until: u64) -> Result<Arc<[BlockPiece]>> {
+        if let Some(p) = self.pieces[h.index].get() {
+            return Ok(p.clone());
+        }
+        if self.compression(h)? != Some(Compression::Lz4) || until >= h.data_size {
+            return self.block_pieces(h.index);
+        }
+        let pieces = self.lz4_pieces(h, until)?;
+        let complete =
+            pieces.last().is_some_and(|p| p.decoded.end == h.data_size) || h.data_size == 0;
+        let pieces: Arc<[BlockPiece]> = pieces.into();
+        if complete {
+            let _ = self.pieces[h.index].set(pieces.clone());
+        }
+        Ok(pieces)
     }
 
     /// The decoded bytes of block `index` at each of `spans` (ranges of its decoded bytes,
@@ -391,7 +431,8 @@ impl AsdfFile {
         spans: &[Range<u64>],
         out: &mut [u8],
     ) -> Result<()> {
-        let pieces = self.block_pieces(h.index)?;
+        let until = spans.iter().map(|s| s.end).max().unwrap_or(0);
+        let pieces = self.pieces_until(h, until)?;
         let mut needed: Vec<usize> = Vec::new();
         for s in spans.iter().filter(|s| s.end > s.start) {
             let first = pieces.partition_point(|p| p.decoded.end <= s.start);
@@ -881,5 +922,68 @@ impl AsdfFile {
                 source_index: source,
                 count,
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+    use crate::array::CompressionChoice;
+    use crate::write::{WriteOptions, Writer};
+    use crate::{OpenOptions, Selection};
+
+    /// A file in memory that counts the bytes read from it.
+    struct Counting {
+        bytes: Vec<u8>,
+        read: AtomicU64,
+    }
+
+    impl ReadAt for Counting {
+        fn len(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+            self.read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            self.bytes.as_slice().read_exact_at(buf, offset)
+        }
+    }
+
+    #[test]
+    fn an_lz4_walk_stops_at_the_sub_blocks_a_region_needs_and_resumes_later() {
+        // 6 sub-blocks of 4 MiB of incompressible-ish data (rows of 4 KiB)
+        let a = ndarray::Array2::from_shape_fn((6 * 1024, 1024), |(i, j)| {
+            ((i * 7919 + j * 104_729) % 65_521) as f32
+        });
+        let mut w = Writer::new(
+            WriteOptions::default().compression(CompressionChoice::Codec(Compression::Lz4)),
+        );
+        let node = w.add_array(&a);
+        let bytes = w.write_to_vec(&crate::tree!({ "sci": node })).unwrap();
+        let src = Arc::new(Counting {
+            bytes,
+            read: AtomicU64::new(0),
+        });
+        let f = OpenOptions::new().open_source(src.clone(), ".").unwrap();
+        let head = src.read.load(Ordering::Relaxed);
+        let first = f
+            .region::<f32>("/sci", &"10:20, 5:9".parse::<Selection>().unwrap())
+            .unwrap();
+        assert_eq!(first, a.slice(ndarray::s![10..20, 5..9]).into_dyn());
+        let stored = f.blocks()[0].used_size;
+        let one = src.read.load(Ordering::Relaxed) - head;
+        // one prefix and one sub-block (about a sixth of the block), not the whole walk
+        assert!(
+            one < stored / 4,
+            "{one} bytes of {stored} read for the first sub-block"
+        );
+        assert!(f.pieces[0].get().is_none(), "the index is not complete yet");
+        // a region at the end walks the rest, once
+        let last = f
+            .region::<f32>("/sci", &"-3:, ::100".parse::<Selection>().unwrap())
+            .unwrap();
+        assert_eq!(last, a.slice(ndarray::s![-3.., ..;100]).into_dyn());
+        assert_eq!(f.pieces[0].get().map(|p| p.len()), Some(6));
     }
 }

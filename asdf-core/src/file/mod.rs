@@ -308,6 +308,9 @@ pub struct AsdfFile {
     blocks: Vec<OnceLock<BlockBytes>>,
     /// Each block's pieces, indexed when first asked for (`blocks.rs`).
     pieces: Vec<OnceLock<std::sync::Arc<[blocks::BlockPiece]>>>,
+    /// Walks of `lz4` blocks' length prefixes that stopped where a region read needed no
+    /// more, by block index.
+    lz4_walks: Mutex<HashMap<usize, blocks::Lz4Walk>>,
     external: Mutex<HashMap<PathBuf, Arc<AsdfFile>>>,
     confinement: Confinement,
     options: OpenOptions,
@@ -418,6 +421,7 @@ impl AsdfFile {
             doc,
             blocks,
             pieces,
+            lz4_walks: Mutex::new(HashMap::new()),
             external: Mutex::new(HashMap::new()),
             confinement,
             options,
