@@ -170,6 +170,25 @@ def test_chunks_asked_for_round_to_independent_pieces(files):
     np.testing.assert_array_equal(x[::1000].compute(), want["big"][::1000])
 
 
+def test_rows_of_manifests():
+    from asdf_rs.dask import _rows_of_manifest
+
+    # a view of a 64 MiB uncompressed block: slabs of 8 MiB of rows, any region reads its bytes
+    view = {"pieces": [{"region": None, "decoded": (0, 1 << 26), "codec": "none"}],
+            "whole_block": False, "block": {"codec": None, "length": 1 << 26}}
+    edges, independent = _rows_of_manifest(view, (4096, 1024), 8)
+    assert edges == list(range(0, 4096, 1024)) + [4096] and not independent
+    # lz4 sub-blocks ending inside rows: a straddling row goes with the second piece
+    lz4 = {"pieces": [{"region": None, "decoded": (a, b), "codec": "lz4-block"}
+                      for a, b in ((0, 100), (100, 200), (200, 240))],
+           "whole_block": True, "block": {"codec": "lz4", "length": 99}}
+    assert _rows_of_manifest(lz4, (10, 3), 8) == ([0, 4, 8, 10], True)
+    # one piece: one chunk
+    one = {"pieces": [{"region": [(0, 10)], "decoded": (0, 80), "codec": "zlib"}],
+           "whole_block": True, "block": {"codec": "zlib", "length": 50}}
+    assert _rows_of_manifest(one, (10,), 8) is None
+
+
 def test_graph_of_a_thousand_chunks_is_small(files):
     path, want = files[None]
     x = asdf_rs.to_dask(path, "/f8", chunks=(3, 4))

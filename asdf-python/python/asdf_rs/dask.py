@@ -14,9 +14,11 @@ opened files), and reads only the bytes of that region, with the GIL released. T
 holds no data and no opened file.
 
 Chunks, unless asked otherwise, are the array's pieces as its chunk manifest gives them
-(``asdftool manifest``): slabs of about 8 MiB of rows of an uncompressed block, the 4 MiB
-sub-blocks of python asdf's ``lz4`` blocks, the chunks of a Blosc2 frame; a block of another
-codec (``zlib``, ``zstd``, ``bzp2``, ...) is one piece, read whole, so one chunk. Chunks asked
+(``asdftool manifest``), along the first axis in whole rows: slabs of about 8 MiB of rows of
+an uncompressed block (or of a view of one), the 4 MiB sub-blocks of python asdf's ``lz4``
+blocks, the chunks of a Blosc2 frame (a row that straddles two pieces goes with the second);
+a block of another codec (``zlib``, ``zstd``, ``bzp2``, ...) is one piece, read whole, so
+one chunk. Chunks asked
 for (``chunks=``, as dask takes them) are kept, except that along the first axis their edges
 move to the nearest edges of pieces that decode on their own (``lz4``, ``bsc2``), so that no
 piece is decoded by two tasks (unless the chunks asked for are less than half a piece: then
@@ -108,11 +110,17 @@ class AsdfRegions:
 def _rows_of_manifest(m, shape, itemsize):
     """(edges, independent) from the manifest ``m`` that ``_asdf_rs._manifest`` gives."""
     pieces = m["pieces"]
-    if len(pieces) <= 1:
-        return None
     row_bytes = itemsize
     for n in shape[1:]:
         row_bytes *= n
+    block = m["block"]
+    if (not m["whole_block"] and block is not None and block["codec"] is None and row_bytes
+            and shape[0] * row_bytes > _SLAB_BYTES):
+        # a view of an uncompressed block: any region reads only its bytes, so slabs of rows
+        step = max(1, _SLAB_BYTES // row_bytes)
+        return list(range(0, shape[0], step)) + [shape[0]], False
+    if len(pieces) <= 1:
+        return None
     edges = []
     rest = [(0, n) for n in shape[1:]]
     if all(p["region"] is not None and [tuple(r) for r in p["region"][1:]] == rest
