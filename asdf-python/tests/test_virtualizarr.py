@@ -207,3 +207,33 @@ def test_several_files_written_to_icechunk_read_back(scratch, registry):
         want = _want(p)
         for name in names:
             np.testing.assert_array_equal(ds[name].values[i], want[name], err_msg=f"{p} {name}")
+
+
+def test_over_http(files):
+    """The parser opens the URL with asdf-rs (storage_options); zarr reads the chunks through
+    the registry's HTTP store."""
+    import http.server
+    import threading
+
+    from obstore.store import HTTPStore
+    from test_url import RangeHandler
+
+    handler = type("Handler", (RangeHandler,), {"root": Path(files["lz4"]).parent})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        base = f"http://127.0.0.1:{httpd.server_address[1]}"
+        registry = ObjectStoreRegistry(
+            {base: HTTPStore.from_url(base, client_options={"allow_http": True})})
+        parser = AsdfParser(storage_options={"allow_http": "true"})
+        for label in ("lz4", "zstd"):
+            url = f"{base}/{files[label].name}"
+            want = _want(files[label])
+            ds = xr.open_zarr(parser(url, registry), zarr_format=3, consolidated=False)
+            for name in ("f8", "f4_be", "big", "odd"):
+                np.testing.assert_array_equal(ds[name].values, want[name], err_msg=f"{url} {name}")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        t.join()
