@@ -49,14 +49,22 @@ class AsdfRegions:
     integers) selects, in the process that asks, through asdf-rs's per-process cache of
     opened files. It pickles to its description only."""
 
-    __slots__ = ("source", "path", "storage_options", "shape", "dtype", "masked", "_identity")
+    __slots__ = ("source", "path", "storage_options", "shape", "dtype", "masked", "_identity",
+                 "_manifest")
 
     def __init__(self, source, path, storage_options=None):
         self.source = _source_text(source)
         self.path = _pointer(path)
         self.storage_options = dict(storage_options) if storage_options else None
         array = _asdf_rs._array(self.source, self.path, self.storage_options)
-        self.shape = tuple(array.shape)
+        try:
+            # the manifest's shape counts a streamed array's rows without reading them
+            self._manifest = _asdf_rs._manifest(self.source, self.path, self.storage_options,
+                                                _SLAB_BYTES)
+            self.shape = tuple(self._manifest["shape"])
+        except _asdf_rs.AsdfError:  # no manifest (ASDF in FITS, ASDF 0.1.0 chains)
+            self._manifest = None
+            self.shape = tuple(array.shape)
         self.dtype = np.dtype(array.dtype)
         # the same call the tasks make, on an empty region: masked or not, exact dtype
         empty = self[tuple(slice(0, 0) for _ in self.shape)] if self.shape else self[()]
@@ -74,9 +82,11 @@ class AsdfRegions:
         return _asdf_rs._read_region(self.source, self.path, key, self.storage_options)
 
     def __getstate__(self):
-        return {k: getattr(self, k) for k in self.__slots__}
+        # the manifest stays with the client: the tasks need only the description
+        return {k: getattr(self, k) for k in self.__slots__ if k != "_manifest"}
 
     def __setstate__(self, state):
+        self._manifest = None
         for k, v in state.items():
             setattr(self, k, v)
 
@@ -98,13 +108,9 @@ class AsdfRegions:
         pieces, from its chunk manifest, and whether they decode on their own (``lz4``,
         Blosc2: chunks asked for are rounded to them); ``None`` when the array is one piece
         or its pieces are not slabs of rows."""
-        if not self.shape:
+        if not self.shape or self._manifest is None:
             return None
-        manifest = getattr(_asdf_rs, "_manifest", None)
-        if manifest is not None:
-            return _rows_of_manifest(manifest(self.source, self.path, self.storage_options,
-                                              _SLAB_BYTES), self.shape, self.dtype.itemsize)
-        return None
+        return _rows_of_manifest(self._manifest, self.shape, self.dtype.itemsize)
 
 
 def _rows_of_manifest(m, shape, itemsize):
