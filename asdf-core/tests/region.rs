@@ -1730,3 +1730,111 @@ fn region_reads_follow_the_checksum_policy_of_the_layouts() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// only the bytes that hold the region
+// ---------------------------------------------------------------------------
+
+/// A file in memory that counts the bytes read from it.
+struct Counting {
+    bytes: Vec<u8>,
+    read: std::sync::atomic::AtomicU64,
+}
+
+impl asdf_core::layout::ReadAt for Counting {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let at = usize::try_from(offset).unwrap_or(usize::MAX);
+        let src = at
+            .checked_add(buf.len())
+            .and_then(|end| self.bytes.get(at..end))
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        buf.copy_from_slice(src);
+        self.read
+            .fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A 128 × 256 region of a 2048 × 2048 float32 image of values that do not compress (16
+/// MiB; the region lies in its first quarter): an uncompressed block gives the bytes from
+/// the region's first element to its last; lz4 its first 4 MiB sub-block; bsc2 its first
+/// chunk; the streamed codecs stop decoding after the region. Each is bounded here with
+/// room for the block's own index (lz4 length prefixes, bsc2 offsets) and read-ahead;
+/// with checksum verification the whole block is read.
+#[test]
+fn a_region_reads_only_the_bytes_that_hold_it() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let n = 2048;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let img = ndarray::Array2::from_shape_simple_fn((n, n), || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 40) as f32
+    })
+    .into_dyn();
+    let s = sel("100:228, 1000:1256");
+    let want = take(&img, &numpy_plan(&s.items, &[n, n]).unwrap());
+    for c in codecs() {
+        let mut w = Writer::new(WriteOptions::default());
+        let node = w.add_array_with(
+            &img,
+            ArrayOptions {
+                compression: Some(c.map_or(CompressionChoice::None, CompressionChoice::Codec)),
+                storage: None,
+            },
+        );
+        let bytes = w.write_to_vec(&asdf_core::tree!({"sci": node})).unwrap();
+        for verify in [false, true] {
+            let src = std::sync::Arc::new(Counting {
+                bytes: bytes.clone(),
+                read: 0.into(),
+            });
+            let file = AsdfFile::options()
+                .verify_checksums(verify)
+                .open_source(src.clone(), ".")
+                .unwrap();
+            let block = file.blocks()[0].clone();
+            let stored = block.used_size;
+            src.read.store(0, Relaxed);
+            let got = file.region::<f32>("/sci", &s).unwrap();
+            assert!(got == want, "{} values", codec_name(c));
+            let read = src.read.load(Relaxed);
+            let most = if verify {
+                stored + (1 << 20)
+            } else {
+                match c {
+                    // element (100, 1000) to element (227, 1255)
+                    None => ((227 * 2048 + 1255) - (100 * 2048 + 1000) + 1) * 4 + (64 << 10),
+                    Some(Compression::Lz4) => {
+                        let at = block.data_offset() as usize;
+                        let first = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+                        4 + u64::from(first) + (256 << 10)
+                    }
+                    // the first of four chunks, or the stream's first 16 % and a little
+                    _ => stored / 4 + (512 << 10),
+                }
+            };
+            println!(
+                "{} (verify {verify}): {read} bytes read of a {stored}-byte block (at most {most})",
+                codec_name(c)
+            );
+            assert!(
+                read <= most,
+                "{} (verify {verify}): {read} bytes read of a {stored}-byte block, more than {most}",
+                codec_name(c)
+            );
+            if verify {
+                assert!(
+                    read >= stored,
+                    "{}: the whole block is hashed",
+                    codec_name(c)
+                );
+            }
+        }
+    }
+}
