@@ -211,7 +211,9 @@ fn regions_to_npy_equal_the_whole_array_sliced() {
     }
 }
 
-/// python: `numpy.load(OUT)` equals python asdf's `af[PATH][SEL]`, datatype and values.
+/// python: `numpy.load(OUT)` equals python asdf's `af[PATH][SEL]`, datatype and values;
+/// and python asdf opens each region written to `.asdf` (validated, checksums checked) as
+/// that same `af[PATH][SEL]`, masked arrays with their masks.
 #[test]
 fn python_reads_each_npy_as_its_own_slice_of_the_file() {
     let python = common::repo_root().join(".venv-oracle/bin/python");
@@ -246,6 +248,33 @@ fn python_reads_each_npy_as_its_own_slice_of_the_file() {
             out.display()
         ));
     }
+    // regions to .asdf: python asdf reads them (validated) as its own a[SEL], masks included
+    for (k, (file, path, sel)) in [
+        (example(), "err", "8:40:2, -10:"),
+        (fixture("masked.asdf"), "m2", ":, ::-1"),
+        (fixture("masked.asdf"), "m", "::-2"),
+        (fixture("codec_mixed.asdf"), "blsc", "::7"),
+        (fixture("views_shared_base.asdf"), "sub_rev", "1:, 0"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = dir.join(format!("{k}.asdf"));
+        ok(&asdftool(&[
+            "extract".as_ref(),
+            file.as_os_str(),
+            path.as_ref(),
+            "--slice".as_ref(),
+            sel.as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ]));
+        lines.push_str(&format!(
+            "{}\t{path}\t{sel}\t{}\n",
+            file.display(),
+            out.display()
+        ));
+    }
     let script = r#"
 import sys, asdf, numpy as np
 bad = 0
@@ -253,9 +282,20 @@ lines = sys.stdin.read().splitlines()
 for line in lines:
     f, path, sel, npy = line.split("\t")
     with asdf.open(f, lazy_load=False, memmap=False) as af:
-        a = np.asarray(af[path])
+        a = af[path]
+        if not npy.endswith(".asdf"):
+            a = np.asarray(a)
         want = eval("a[" + sel + "]", {"a": a})
-    got = np.load(npy)
+    if npy.endswith(".asdf"):
+        with asdf.open(npy, lazy_load=False, memmap=False, validate_checksums=True) as out:
+            got = out[path][...]
+        if np.ma.isMaskedArray(want) != np.ma.isMaskedArray(got) or not np.array_equal(
+                np.ma.getmaskarray(got), np.ma.getmaskarray(want)):
+            bad += 1
+            print(f"{f} {path}[{sel}]: masks differ: {got!r} {want!r}")
+        got, want = np.ma.getdata(got), np.ma.getdata(want)
+    else:
+        got = np.load(npy)
     if got.dtype != want.dtype or got.shape != want.shape or got.tobytes() != np.ascontiguousarray(want).tobytes():
         bad += 1
         print(f"{f} {path}[{sel}]: got {got.dtype} {got.shape}, python {want.dtype} {want.shape}")
@@ -285,7 +325,7 @@ sys.exit(1 if bad else 0)
     );
     assert_eq!(
         said.trim(),
-        format!("{} checked, 0 differ", cases().len()),
+        format!("{} checked, 0 differ", cases().len() + 5),
         "python"
     );
 }
