@@ -1844,3 +1844,85 @@ fn a_region_reads_only_the_bytes_that_hold_it() {
         }
     }
 }
+
+/// Random views over one block: up to four axes of up to six positions, strides of either
+/// sign (multiples of the item size or not, zero included) with the offset that keeps them
+/// inside the block, in several codecs and datatypes; random selections of each.
+#[test]
+fn random_views_over_a_block() {
+    let mut rng = Rng(314);
+    let base: Vec<u8> = (0..600u32).map(|i| (i * 7 + i / 13) as u8).collect();
+    let types = [
+        ("uint8", 1usize),
+        ("int16", 2),
+        ("float32", 4),
+        ("float64", 8),
+        ("complex128", 16),
+    ];
+    let codecs = [
+        None,
+        Some(Compression::Lz4),
+        Some(Compression::Zlib),
+        Some(Compression::Bsc2),
+    ];
+    let mut made = 0;
+    while made < 400 {
+        let (dtype, item) = types[rng.below(types.len() as u64) as usize];
+        let nd = rng.below(5) as usize;
+        let shape: Vec<usize> = (0..nd).map(|_| rng.below(7) as usize).collect();
+        let strides: Vec<i64> = (0..nd)
+            .map(|_| {
+                let unit = if rng.chance(80) { item as i64 } else { 1 };
+                rng.between(-6, 6) * unit
+            })
+            .collect();
+        // the lowest and highest byte addressed, from offset 0
+        let (mut lo, mut hi) = (0i64, item as i64);
+        if !shape.contains(&0) {
+            for (&n, &st) in shape.iter().zip(&strides) {
+                let span = (n as i64 - 1) * st;
+                if span < 0 {
+                    lo += span;
+                } else {
+                    hi += span;
+                }
+            }
+        }
+        let offset = -lo + rng.between(0, 20);
+        if offset + (hi - lo) > base.len() as i64 {
+            continue;
+        }
+        made += 1;
+        let list = |v: &[String]| format!("[{}]", v.join(", "));
+        let yaml = format!(
+            "base: !core/ndarray-1.1.0\n  source: 0\n  datatype: uint8\n  shape: [{}]\n\
+             v: !core/ndarray-1.1.0\n  source: 0\n  datatype: {dtype}\n  byteorder: {}\n  \
+             shape: {}\n  offset: {offset}\n  strides: {}\n",
+            base.len(),
+            if rng.chance(50) { "big" } else { "little" },
+            list(&shape.iter().map(|d| d.to_string()).collect::<Vec<_>>()),
+            list(&strides.iter().map(|d| d.to_string()).collect::<Vec<_>>()),
+        );
+        let c = codecs[rng.below(codecs.len() as u64) as usize];
+        let base_arr = DynArray {
+            dtype: scalar(ScalarType::UInt8, ByteOrder::Little),
+            shape: vec![base.len()],
+            data: base.clone(),
+        };
+        let bytes = hand_tree_over_blocks(&yaml, &[("base", base_arr)], c);
+        let two = Two::bytes(bytes).unwrap();
+        let whole = two
+            .whole
+            .dyn_array("/v")
+            .unwrap_or_else(|e| panic!("{yaml}: {e}"));
+        // the view is what its offset and strides say
+        let want: Vec<u8> = view_elements(offset as u64, &shape, &strides)
+            .flat_map(|o| base[o..o + item].iter().copied())
+            .collect();
+        assert_eq!(whole.data, want, "{yaml}");
+        for _ in 0..6 {
+            let s = random_selection(&mut rng, &shape);
+            check_dyn(&two.part, "/v", &whole, &s);
+        }
+    }
+}
