@@ -1926,3 +1926,35 @@ fn random_views_over_a_block() {
         }
     }
 }
+
+/// Regions of more than a million rows (the reader then reads the one range spanning them
+/// and gathers in memory): a 1,100,000 × 3 uint8 array, reversed, strided, one column (the
+/// expected values by ndarray's own slicing, numpy's selections translated by hand).
+#[test]
+fn regions_of_more_than_a_million_rows() {
+    use ndarray::s;
+    let rows = 1_100_000;
+    let a = ndarray::Array2::from_shape_fn((rows, 3), |(i, j)| (i * 3 + j * 101 + i / 7) as u8);
+    let cases: [(&str, ndarray::ArrayViewD<u8>); 4] = [
+        ("..., ::-1", a.slice(s![.., ..;-1]).into_dyn()),
+        ("5:-5, 1:", a.slice(s![5..rows - 5, 1..]).into_dyn()),
+        ("::-1, 2", a.slice(s![..;-1, 2]).into_dyn()),
+        (":, ::2", a.slice(s![.., ..;2]).into_dyn()),
+    ];
+    for c in [None, Some(Compression::Lz4), Some(Compression::Zstd)] {
+        let mut w = Writer::new(WriteOptions::default());
+        let node = w.add_array_with(
+            &a,
+            ArrayOptions {
+                compression: Some(c.map_or(CompressionChoice::None, CompressionChoice::Codec)),
+                storage: None,
+            },
+        );
+        let file =
+            AsdfFile::from_bytes(w.write_to_vec(&asdf_core::tree!({"t": node})).unwrap()).unwrap();
+        for (text, want) in &cases {
+            let got = file.region::<u8>("/t", &sel(text)).unwrap();
+            assert!(got == *want, "{} [{text}]", codec_name(c));
+        }
+    }
+}
