@@ -112,6 +112,10 @@ fn cases() -> Vec<Case> {
         c(example(), "/sci", "::4, :", |a| {
             d2(a).slice(s![..;4, ..]).to_owned().into_dyn()
         }),
+        // two indices: a 0-d array, shape ()
+        c(example(), "/sci", "3, -4", |a| {
+            d2(a).slice(s![3, 60]).to_owned().into_dyn()
+        }),
         c(example(), "/sci", "-1", |a| {
             d2(a).index_axis(Axis(0), 63).to_owned().into_dyn()
         }),
