@@ -28,7 +28,17 @@ pub struct NDArray {
     node: Node,
     /// The JSON pointer of the node in the file's tree, when one reaches it.
     pointer: Option<String>,
+    /// Where the file was opened from (for `to_dask`, whose workers open it again).
+    origin: Option<Arc<Origin>>,
     data: OnceLock<Py<PyAny>>,
+}
+
+/// What `asdf_rs.open` was given: a URL, or a local path made absolute, and the storage
+/// options of a URL.
+#[derive(Debug)]
+pub(crate) struct Origin {
+    pub(crate) source: String,
+    pub(crate) storage_options: Option<std::collections::HashMap<String, String>>,
 }
 
 impl NDArray {
@@ -43,8 +53,15 @@ impl NDArray {
             mapped,
             node,
             pointer,
+            origin: None,
             data: OnceLock::new(),
         }
+    }
+
+    /// The array of a file opened from `origin`.
+    pub(crate) fn with_origin(mut self, origin: Option<Arc<Origin>>) -> Self {
+        self.origin = origin;
+        self
     }
 
     fn where_(&self) -> &str {
@@ -95,7 +112,8 @@ impl NDArray {
         match &meta.mask {
             Some(mask) if mask.is_ndarray() => {
                 let pointer = self.pointer.as_ref().map(|p| format!("{p}/mask"));
-                let m = NDArray::new(self.file.clone(), self.mapped, mask.clone(), pointer);
+                let m = NDArray::new(self.file.clone(), self.mapped, mask.clone(), pointer)
+                    .with_origin(self.origin.clone());
                 let m = match sel {
                     None => m.data_array(py, &m.meta()?)?,
                     Some(sel) => m.region_array(py, sel)?,
@@ -370,6 +388,35 @@ impl NDArray {
             })?
         };
         self.read_part(py, Some(&sel))
+    }
+
+    /// The array as a `dask.array.Array` whose tasks read their chunk's region through
+    /// asdf-rs in whichever process runs them (each opens the file again by its path or
+    /// URL): `asdf_rs.dask.to_dask(source, path, chunks, storage_options)` for this array.
+    #[pyo3(signature = (chunks=None, name=None))]
+    fn to_dask<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: Option<Bound<'py, PyAny>>,
+        name: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let origin = self.origin.as_ref().ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(
+                "this array's file was not opened by asdf_rs.open: use asdf_rs.to_dask(path_or_url, array_path)",
+            )
+        })?;
+        let path = self.pointer.as_ref().ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(
+                "no tree path reaches this array: use asdf_rs.to_dask(path_or_url, array_path)",
+            )
+        })?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("chunks", chunks)?;
+        kwargs.set_item("storage_options", origin.storage_options.clone())?;
+        kwargs.set_item("name", name)?;
+        py.import("asdf_rs.dask")?
+            .getattr("to_dask")?
+            .call((origin.source.as_str(), path.as_str()), Some(&kwargs))
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {

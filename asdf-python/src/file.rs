@@ -18,6 +18,8 @@ use crate::tree::ToPy;
 pub struct PyAsdfFile {
     inner: Mutex<Option<Arc<AsdfFile>>>,
     mapped: bool,
+    /// Where it was opened from (a URL, or the local path made absolute).
+    origin: Option<Arc<crate::array::Origin>>,
     tree: OnceLock<Py<PyAny>>,
 }
 
@@ -66,8 +68,12 @@ pub fn open(
         .ok()
         .map(|s| s.to_string())
         .filter(|s| asdf_store::is_url(s));
-    let (file, mapped) = match url {
+    let (file, mapped, origin) = match url {
         Some(url) => {
+            let origin = crate::array::Origin {
+                source: url.clone(),
+                storage_options: storage_options.clone(),
+            };
             let mut store = asdf_store::StoreOptions::default();
             for (k, v) in storage_options.unwrap_or_default() {
                 store = store.option(k, v);
@@ -75,7 +81,7 @@ pub fn open(
             let file = py
                 .detach(move || asdf_store::open_url_with(&url, &store, &options))
                 .map_err(store_error)?;
-            (file, false)
+            (file, false, Some(origin))
         }
         None => {
             if storage_options.is_some() {
@@ -84,14 +90,22 @@ pub fn open(
                 ));
             }
             let path: PathBuf = path.extract()?;
+            let origin = std::path::absolute(&path)
+                .ok()
+                .and_then(|p| p.to_str().map(str::to_string))
+                .map(|source| crate::array::Origin {
+                    source,
+                    storage_options: None,
+                });
             let options = options.mmap(memmap);
             let file = py.detach(move || options.open(&path)).map_err(to_py)?;
-            (file, memmap)
+            (file, memmap, origin)
         }
     };
     Ok(PyAsdfFile {
         inner: Mutex::new(Some(Arc::new(file))),
         mapped,
+        origin: origin.map(Arc::new),
         tree: OnceLock::new(),
     })
 }
@@ -114,7 +128,9 @@ impl PyAsdfFile {
             return Ok(t.bind(py).clone());
         }
         let file = self.file()?;
-        let t = ToPy::new(py, file.clone(), self.mapped).convert(file.tree())?;
+        let t = ToPy::new(py, file.clone(), self.mapped)
+            .with_origin(self.origin.clone())
+            .convert(file.tree())?;
         Ok(self.tree.get_or_init(|| t.unbind()).bind(py).clone())
     }
 
@@ -122,6 +138,19 @@ impl PyAsdfFile {
     #[getter]
     fn version(&self) -> PyResult<String> {
         Ok(self.file()?.standard_version().to_string())
+    }
+
+    /// Where the file was opened from: its URL, or its local path made absolute (what
+    /// `asdf_rs.to_dask` hands its workers to open it again).
+    #[getter]
+    fn source(&self) -> Option<String> {
+        self.origin.as_ref().map(|o| o.source.clone())
+    }
+
+    /// The storage options it was opened with (URLs only), or `None`.
+    #[getter]
+    fn storage_options(&self) -> Option<HashMap<String, String>> {
+        self.origin.as_ref().and_then(|o| o.storage_options.clone())
     }
 
     /// The file's path, or `None`.

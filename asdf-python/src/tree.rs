@@ -93,6 +93,8 @@ pub(crate) struct ToPy<'py, 'a> {
     /// Anchored collections by anchor name, for recursive aliases.
     by_anchor: HashMap<String, Bound<'py, PyAny>>,
     path: Vec<Seg<'a>>,
+    /// Where the file was opened from, given to its arrays.
+    origin: Option<Arc<crate::array::Origin>>,
 }
 
 impl<'py, 'a> ToPy<'py, 'a> {
@@ -104,7 +106,14 @@ impl<'py, 'a> ToPy<'py, 'a> {
             shared: HashMap::new(),
             by_anchor: HashMap::new(),
             path: Vec::new(),
+            origin: None,
         }
+    }
+
+    /// Arrays made will know where their file was opened from.
+    pub(crate) fn with_origin(mut self, origin: Option<Arc<crate::array::Origin>>) -> Self {
+        self.origin = origin;
+        self
     }
 
     /// Starts the path below the root (for a node found by `search`).
@@ -178,7 +187,8 @@ impl<'py, 'a> ToPy<'py, 'a> {
 
     fn ndarray(&mut self, node: &'a Node) -> PyResult<Bound<'py, PyAny>> {
         let pointer = self.pointer();
-        let array = NDArray::new(self.file.clone(), self.mapped, node.clone(), pointer);
+        let array = NDArray::new(self.file.clone(), self.mapped, node.clone(), pointer)
+            .with_origin(self.origin.clone());
         Ok(Bound::new(self.py, array)?.into_any())
     }
 

@@ -219,6 +219,20 @@ def test_opened_file_to_dask(client, files):
     np.testing.assert_array_equal(client.compute(x, sync=True), want["cube"])
 
 
+def test_an_opened_files_array_to_dask(client, files, monkeypatch, tmp_path):
+    path, want = files["lz4"]
+    # a relative path: the workers get the absolute one
+    monkeypatch.chdir(path.parent)
+    with asdf_rs.open(path.name) as f:
+        assert f.source == os.path.abspath(path.name)
+        x = f.tree["cube"].to_dask()
+        m = f.tree["f8"].to_dask(chunks=(7, -1))
+    monkeypatch.chdir(tmp_path)
+    np.testing.assert_array_equal(client.compute(x, sync=True), want["cube"])
+    assert m.chunks[0][0] == 7
+    np.testing.assert_array_equal(client.compute(m, sync=True), want["f8"])
+
+
 def test_stack_and_concatenate(client, files):
     paths = [files[c][0] for c in ("zlib", "lz4", None)]
     s = asdf_rs.stack_dask(paths, "/f8", axis=1)
@@ -264,6 +278,19 @@ def http_root(files):
         httpd.shutdown()
         httpd.server_close()
         t.join()
+
+
+
+
+def test_an_array_of_a_url_to_dask(client, files, http_root):
+    path, want = files["zlib"]
+    opts = {"allow_http": "true"}
+    with asdf_rs.open(f"{http_root}/{path.name}", storage_options=opts) as f:
+        assert f.storage_options == opts
+        x = f.tree["f8"].to_dask()
+        y = asdf_rs.to_dask(f, "/i2")
+    np.testing.assert_array_equal(client.compute(x, sync=True), want["f8"])
+    np.testing.assert_array_equal(client.compute(y, sync=True), want["i2"])
 
 
 @pytest.mark.parametrize("label", [None, "lz4", "zstd"])

@@ -236,20 +236,18 @@ def to_dask(source, path=None, chunks=None, storage_options=None, name=None):
 
     ``source`` is a local path, an ``s3://``, ``gs://``, ``az://`` or ``http(s)://`` URL
     (``storage_options``: asdf-store's options, the same as :func:`asdf_rs.open`'s), or an
-    opened local :class:`asdf_rs.AsdfFile` (then the file is opened again by path in each
-    process that computes). Chunks are the array's pieces unless ``chunks`` (as dask takes
+    opened :class:`asdf_rs.AsdfFile` (then the file is opened again by its URL, with its
+    storage options, or its absolute path in each process that computes; an array of an
+    opened file has the same as its ``to_dask()`` method). Chunks are the array's pieces unless ``chunks`` (as dask takes
     them: ``"auto"``, a shape, per-axis sizes) asks otherwise; see the module's
     documentation. Each task reads its chunk's region only, in the process that runs it.
     """
     if isinstance(source, _asdf_rs.AsdfFile):
         if path is None:
             raise TypeError("to_dask(file, path): the array's tree path is missing")
-        local = source.path
-        if local is None:
-            raise ValueError(
-                "this AsdfFile was not opened from a local path: pass its URL (and "
-                "storage_options) to to_dask, so that each worker opens it")
-        source = local
+        if storage_options is None:
+            storage_options = source.storage_options
+        source = source.source
     if path is None:
         raise TypeError("to_dask(source, path): the array's tree path is missing")
     regions = AsdfRegions(source, path, storage_options)
