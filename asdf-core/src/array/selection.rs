@@ -341,8 +341,21 @@ fn parse_int(t: &str) -> Option<i64> {
     {
         return None;
     }
-    let v: i64 = digits.replace('_', "").parse().ok()?;
-    Some(if neg { -v } else { v })
+    let digits = digits.replace('_', "");
+    let signed = if neg { format!("-{digits}") } else { digits };
+    match signed.parse::<i64>() {
+        Ok(v) => Some(v),
+        // python's integers have no bound: beyond i64, as far as any axis reaches
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow
+            ) =>
+        {
+            Some(if neg { i64::MIN } else { i64::MAX })
+        }
+        Err(_) => None,
+    }
 }
 
 /// Python's `slice.indices(len)`, then the count of positions.
@@ -530,6 +543,23 @@ mod tests {
         assert_eq!(
             Selection::parse("5,").unwrap().items,
             vec![SelItem::Index(5)]
+        );
+        // i64's bounds, and beyond them (python's integers), parse and print back
+        let extreme = Selection::parse("-9223372036854775808, ::-9223372036854775808").unwrap();
+        assert_eq!(Selection::parse(&extreme.to_string()).unwrap(), extreme);
+        assert_eq!(
+            Selection::parse("-99999999999999999999:99999999999999999999")
+                .unwrap()
+                .items,
+            vec![SelItem::range(i64::MIN..i64::MAX)]
+        );
+        assert_eq!(
+            Selection::parse("::-99999999999999999999")
+                .unwrap()
+                .resolve(&[3])
+                .unwrap()[0]
+                .count,
+            1
         );
         // a 0-d array takes only `...` or nothing
         assert_eq!(
