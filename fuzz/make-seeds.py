@@ -14,6 +14,11 @@
   first chunk on (a chunk followed by the rest of the frame).
 - hdf5: the h5py files of asdf-hdf5 (asdf-hdf5/tests/data) of at most 64 KiB, whole.
 - fits: the ASDF-in-FITS fixtures (tests/data/asdf-in-fits) of at most 64 KiB, whole.
+- region: the `.asdf` files of tests/data's fixtures, libasdf, python-asdf and
+  reference-files folders (each sorted; files within a folder at any depth) of at most
+  32 KiB that hold an `ndarray`, as the region target reads its input: a byte giving the
+  length of a selection text, the text (the 11 of REGION_SELECTIONS in turn), the file.
+- manifest: a link to open_read's seeds (the target reads whole files too).
 - legacy_blocks: the ASDF 0.1.0 files (tests/data/legacy-0.1.0) of at most 8 KiB, whole, and
   hand-made 0.1.0 files with a 36-byte draft block whose data starts with an encoding chain
   (zlib; tile and zlib; tile, quantize and zlib; an unknown encoding).
@@ -31,6 +36,8 @@ import testdata  # noqa: E402
 
 SEEDS = ROOT / "fuzz" / "seeds"
 CODECS = [b"zlib", b"bzp2", b"lz4\0", b"zstd", b"lz4f", b"blsc"]
+REGION_SELECTIONS = ["", ":", "::-1", "1:3, ::-2", "-1", "..., 0", "0, ...", "1:, ..., ::2",
+                     "::3, 1", "-2:, -1", "2:0:-1"]
 
 
 def put(target, data):
@@ -136,6 +143,16 @@ def main():
         data = f.read_bytes()
         if len(data) <= 65536:
             put("fits", data)
+    i = 0
+    for name in ("fixtures", "libasdf", "python-asdf", "reference-files"):
+        folder = testdata.require_dir(name)
+        for f in sorted(folder.rglob("*.asdf")):
+            data = f.read_bytes()
+            if len(data) <= 32768 and b"ndarray" in data:
+                t = REGION_SELECTIONS[i % len(REGION_SELECTIONS)].encode()
+                put("region", bytes([len(t)]) + t + data)
+                i += 1
+    (SEEDS / "manifest").symlink_to("open_read")
     for t in sorted(p.name for p in SEEDS.iterdir()):
         n = list((SEEDS / t).iterdir())
         print(f"{t}: {len(n)} seeds, {sum(p.stat().st_size for p in n)} bytes")
