@@ -875,18 +875,7 @@ mod b2 {
             };
             if off < 0 {
                 self.stored = Some(s);
-                let pattern = match (off as u64 >> 56) & 7 {
-                    1 | 4 => vec![0],
-                    2 if m.typesize == 4 => vec![0, 0, 0xc0, 0x7f],
-                    2 if m.typesize == 8 => vec![0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
-                    k => return Err(err(C, format!("chunk {i}: special value kind {k}"))),
-                };
-                if m.chunksize == 0 {
-                    return Err(err(
-                        C,
-                        format!("chunk {i}: special chunk in a frame of varying chunks"),
-                    ));
-                }
+                let pattern = special_pattern(m, i, off)?;
                 let mut sp = Chunk::new((), 0, 0, want);
                 sp.codec = C;
                 sp.state = Some((
@@ -944,18 +933,7 @@ mod b2 {
                 0
             };
             if off < 0 {
-                let pattern = match (off as u64 >> 56) & 7 {
-                    1 | 4 => vec![0],
-                    2 if m.typesize == 4 => vec![0, 0, 0xc0, 0x7f],
-                    2 if m.typesize == 8 => vec![0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
-                    k => return Err(err(C, format!("chunk {i}: special value kind {k}"))),
-                };
-                if m.chunksize == 0 {
-                    return Err(err(
-                        C,
-                        format!("chunk {i}: special chunk in a frame of varying chunks"),
-                    ));
-                }
+                let pattern = special_pattern(&m, i, off)?;
                 out.push(super::FramePiece {
                     decoded: at_decoded..at_decoded + want,
                     stored: None,
@@ -998,6 +976,24 @@ mod b2 {
             ));
         }
         Ok(out)
+    }
+
+    /// The bytes a special chunk of a frame repeats (its offset `off` is negative: zeros or
+    /// NaNs); special chunks only in frames of equal chunks.
+    fn special_pattern(m: &FrameMeta, i: usize, off: i64) -> io::Result<Vec<u8>> {
+        let pattern = match (off as u64 >> 56) & 7 {
+            1 | 4 => vec![0],
+            2 if m.typesize == 4 => vec![0, 0, 0xc0, 0x7f],
+            2 if m.typesize == 8 => vec![0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+            k => return Err(err(C, format!("chunk {i}: special value kind {k}"))),
+        };
+        if m.chunksize == 0 {
+            return Err(err(
+                C,
+                format!("chunk {i}: special chunk in a frame of varying chunks"),
+            ));
+        }
+        Ok(pattern)
     }
 
     /// A 32-byte header of a special chunk of `n` bytes (for the special runs of a frame).

@@ -308,21 +308,7 @@ impl AsdfFile {
                 Err(unsupported("FITS HDUs (source fits:...)"))
             }
             ArraySource::Uri(uri) => {
-                let ext = self.external_file(uri, path)?;
-                let in_ext = |e: Error| Error::External {
-                    file: ext
-                        .path()
-                        .map(std::path::Path::to_path_buf)
-                        .unwrap_or_default(),
-                    source: Box::new(e),
-                };
-                if ext.block_count() == 0 {
-                    return Err(in_ext(Error::NoSuchBlock {
-                        path: path.to_string(),
-                        source_index: 0,
-                        count: 0,
-                    }));
-                }
+                let ext = self.external_block_file(uri, path)?;
                 block_manifest(
                     &ext,
                     0,

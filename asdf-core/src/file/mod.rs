@@ -619,6 +619,28 @@ impl AsdfFile {
         Ok(opened)
     }
 
+    /// The external file a URI names, checked to hold a block (its block 0 holds the
+    /// array).
+    pub(crate) fn external_block_file(&self, uri: &str, path: &str) -> Result<Arc<AsdfFile>> {
+        let ext = self.external_file(uri, path)?;
+        if ext.block_count() == 0 {
+            return Err(ext.as_external(Error::NoSuchBlock {
+                path: path.to_string(),
+                source_index: 0,
+                count: 0,
+            }));
+        }
+        Ok(ext)
+    }
+
+    /// An error of this file, as the external file of another one.
+    pub(crate) fn as_external(&self, e: Error) -> Error {
+        Error::External {
+            file: self.path().map(Path::to_path_buf).unwrap_or_default(),
+            source: Box::new(e),
+        }
+    }
+
     /// [`Self::external_file`] for a file opened with an [`ExternalOpener`].
     fn external_by_opener(
         &self,
@@ -711,10 +733,7 @@ impl AsdfFile {
             }
             ArraySource::Uri(uri) => {
                 let ext = self.external_file(uri, path)?;
-                let data = ext.block_data(0).map_err(|e| Error::External {
-                    file: ext.path().map(Path::to_path_buf).unwrap_or_default(),
-                    source: Box::new(e),
-                })?;
+                let data = ext.block_data(0).map_err(|e| ext.as_external(e))?;
                 Ok(array::from_block(meta, data, path)?)
             }
         }

@@ -326,25 +326,11 @@ impl AsdfFile {
                 self.block_region(idx, meta, path, sel, into)
             }
             ArraySource::Uri(uri) if !uri.starts_with("fits:") => {
-                let ext = self.external_file(uri, path)?;
-                let wrap = |e| Error::External {
-                    file: ext
-                        .path()
-                        .map(std::path::Path::to_path_buf)
-                        .unwrap_or_default(),
-                    source: Box::new(e),
-                };
-                if ext.block_count() == 0 {
-                    return Err(wrap(Error::NoSuchBlock {
-                        path: path.to_string(),
-                        source_index: 0,
-                        count: 0,
-                    }));
-                }
+                let ext = self.external_block_file(uri, path)?;
                 ext.block_region(0, meta, path, sel, into)
                     .map_err(|e| match e {
                         e @ Error::Selection { .. } => e,
-                        e => wrap(e),
+                        e => ext.as_external(e),
                     })
             }
             _ => {
