@@ -155,10 +155,17 @@ pub fn convert(
         (Format::Asdf, Format::Blosc2) => {
             crate::blosc2::from_asdf(access, input, output, codec, array)
         }
+        #[cfg(feature = "hdf5")]
         (Format::Hdf5, Format::Asdf) => crate::hdf5::to_asdf(input, output, codec),
+        #[cfg(feature = "hdf5")]
         (Format::Asdf, Format::Hdf5) => {
             crate::hdf5::from_asdf(access, input, output, codec, verify_checksums)
         }
+        #[cfg(not(feature = "hdf5"))]
+        (Format::Hdf5, Format::Asdf) | (Format::Asdf, Format::Hdf5) => Err(
+            "this asdftool was built without HDF5 support (cargo feature `hdf5`, on by default)"
+                .into(),
+        ),
         (Format::Fits, Format::Asdf) => {
             // the tree of the ASDF extension; every `fits:` array becomes a block
             if array.is_some() {

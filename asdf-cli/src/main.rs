@@ -47,6 +47,7 @@ mod diff;
 mod edit;
 mod extract;
 mod fits;
+#[cfg(feature = "hdf5")]
 mod hdf5;
 mod info;
 mod manifest;
@@ -630,7 +631,8 @@ fn man(dir: Option<&Path>) -> Result<String, String> {
     let mut written = Vec::new();
     let mut put = |name: String, page: Vec<u8>| -> Result<(), String> {
         let path = dir.join(&name);
-        std::fs::write(&path, page).map_err(|e| format!("{}: {e}", path.display()))?;
+        asdf_core::internals::write_atomically(&path, |f| std::io::Write::write_all(f, &page))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         written.push(path.display().to_string());
         Ok(())
     };
