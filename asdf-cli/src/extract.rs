@@ -139,7 +139,7 @@ fn write_npy(
 ) -> Result<String, String> {
     let header = npy_header(&arr.dtype.to_numpy_str(), &arr.shape);
     let total = (header.len() + arr.data.len()) as u64;
-    crate::blosc2::write_atomic(output, |f| {
+    asdf_core::internals::write_atomically(output, |f| {
         write_reporting(f, &[&header, &arr.data], total, feed)
     })
     .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;

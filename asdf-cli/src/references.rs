@@ -179,7 +179,7 @@ pub fn run(
     crate::exit_soon(first);
     let doc = json!({"version": 1, "refs": refs});
     let text = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
-    crate::blosc2::write_atomic(output, |f| std::io::Write::write_all(f, &text))
+    asdf_core::internals::write_atomically(output, |f| std::io::Write::write_all(f, &text))
         .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
     Ok(format!(
         "wrote {} ({} arrays: {chunk_refs} chunks referenced, {inlined} inlined)\n",

@@ -127,4 +127,5 @@ pub mod internals {
     pub use crate::layout::index::encode_block_index;
     pub use crate::layout::legacy::parse_legacy_block_header;
     pub use crate::layout::read_layout;
+    pub use crate::write::atomic::{write_atomically, AtomicFile};
 }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use asdf_core::array::{ArraySource, DType, DynArray, NdArrayMeta, ScalarType};
+use asdf_core::internals::AtomicFile;
 use asdf_core::yaml::EmitOptions;
 use asdf_core::{AsdfFile, Node, Value};
 use hdf5_writer::{
@@ -141,22 +142,22 @@ pub fn from_asdf_with(
         ..
     } = walk;
     let plan = builder.into_plan().map_err(write_err)?;
-    let tmp = tempfile_in(dir, output)?;
     let io = |e: std::io::Error| Hdf5Error::Io {
         path: output.display().to_string(),
         source: e,
     };
-    let f = std::fs::File::create(&tmp).map_err(io)?;
-    let result = Hdf5Writer::new(std::io::BufWriter::new(f), WriteOptions::default())
-        .finish(plan)
-        .map_err(write_err)
-        .and_then(|w| {
-            let f = w.into_inner().map_err(|e| io(e.into_error()))?;
-            f.sync_all().map_err(io)?;
-            Ok(())
-        });
+    // a temporary file beside the output, synced and renamed over it with the folder synced
+    // (`AtomicFile`); removed on any error, so the output is the old file or the new one
+    let mut out = AtomicFile::create(output).map_err(io)?;
+    let result = Hdf5Writer::new(
+        std::io::BufWriter::new(out.file_mut()),
+        WriteOptions::default(),
+    )
+    .finish(plan)
+    .map_err(write_err)
+    .and_then(|w| w.into_inner().map(drop).map_err(|e| io(e.into_error())));
     if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
+        drop(out);
         // a typed error met inside a band stream (a checksum mismatch) rather than the
         // writer's text of it
         if let Some(typed) = slot.lock().ok().and_then(|mut s| s.take()) {
@@ -164,17 +165,9 @@ pub fn from_asdf_with(
         }
         return Err(e);
     }
-    std::fs::rename(&tmp, output).map_err(io)?;
+    out.commit().map_err(io)?;
     summary.len = std::fs::metadata(output).map_err(io)?.len();
     Ok(summary)
-}
-
-fn tempfile_in(dir: &Path, output: &Path) -> Result<std::path::PathBuf> {
-    let name = output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(dir.join(format!(".{name}.{}.tmp", std::process::id())))
 }
 
 struct Walk<'f> {

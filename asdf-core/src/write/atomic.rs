@@ -49,6 +49,7 @@ pub(super) fn sync_dir(path: &Path) {
 }
 
 /// The temporary file being written.
+#[derive(Debug)]
 enum Temp {
     /// Not linked into any folder yet (`O_TMPFILE`).
     Anonymous,
@@ -180,7 +181,92 @@ fn link_anonymous(_: &File, _: &Path) -> std::io::Result<()> {
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
 }
 
-/// Writes `path` through a temporary file: `f` writes the content; on success the file is
+/// A file written in place of a path, which appears there only whole: the content goes to a
+/// temporary file beside the target; [`commit`](AtomicFile::commit) syncs it, renames it over
+/// the target and syncs the folder, so that after a crash or a power cut the path holds the
+/// old file or the new one, never a part. Dropped without a commit (an error, a panic), the
+/// temporary file is removed and the target is untouched.
+///
+/// Every file the crates of asdf-rs write goes through this (the ASDF writer, the command
+/// line tool's other outputs, the HDF5 converter).
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: File,
+    /// `None` once committed.
+    temp: Option<Temp>,
+    path: PathBuf,
+}
+
+impl AtomicFile {
+    /// Starts a write of `path` (removing what killed writes of it left).
+    pub fn create(path: impl AsRef<Path>) -> std::io::Result<AtomicFile> {
+        let path = path.as_ref();
+        let (file, temp) = create_temp(path)?;
+        Ok(AtomicFile {
+            file,
+            temp: Some(temp),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The temporary file, to write the content to.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The temporary file, to write the content to.
+    pub fn file_mut(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    /// Syncs the content, puts it in place of the target and syncs the folder. On an error
+    /// the temporary file is removed and the target is untouched.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        self.file.sync_all()?;
+        let tmp = match self.temp.take() {
+            Some(Temp::Named(tmp)) => tmp,
+            Some(Temp::Anonymous) | None => {
+                let tmp = temp_path(&self.path);
+                link_anonymous(&self.file, &tmp)?;
+                tmp
+            }
+        };
+        if let Err(e) = fs::rename(&tmp, &self.path) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        sync_dir(&self.path);
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // an anonymous file vanishes with its descriptor; a named one is removed
+        if let Some(Temp::Named(tmp)) = &self.temp {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Writes `path` through an [`AtomicFile`]: `write` fills the temporary file (through a
+/// buffer it flushes), which then replaces `path`; on any error from `write` or the commit,
+/// `path` is untouched and nothing is left beside it.
+pub fn write_atomically<E: From<std::io::Error>>(
+    path: impl AsRef<Path>,
+    write: impl FnOnce(&mut BufWriter<&mut File>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut out = AtomicFile::create(path)?;
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, out.file_mut());
+        write(&mut w)?;
+        w.flush()?;
+    }
+    out.commit()?;
+    Ok(())
+}
+
+/// Writes `path` through an [`AtomicFile`]: `f` writes the content; on success the file is
 /// synced and renamed over `path`, on failure the temporary file is removed and `path` is
 /// untouched. `wrap` wraps the file (tests inject failures so); `None` buffers it, and lets
 /// kept blocks be copied into it by the kernel.
@@ -189,43 +275,17 @@ pub(crate) fn atomic_write(
     wrap: Option<&mut Wrap<'_>>,
     f: impl FnOnce(&mut dyn WriteSeek, &mut Writeback<'_>) -> Result<(), WriteError>,
 ) -> Result<(), WriteError> {
-    let (file, temp) = create_temp(path)?;
-    let sync = file.try_clone();
-    let result = (|| {
-        let sync = sync?;
+    let out = AtomicFile::create(path)?;
+    {
+        let sink = out.file().try_clone()?;
         let (mut w, mut wb) = match wrap {
-            Some(wrap) => (wrap(file), Writeback::file(&sync)),
-            None => (buffered(file), Writeback::direct(&sync)),
+            Some(wrap) => (wrap(sink), Writeback::file(out.file())),
+            None => (buffered(sink), Writeback::direct(out.file())),
         };
         f(&mut *w, &mut wb)?;
         w.flush()?;
-        drop(w);
-        sync.sync_all()?;
-        Ok(sync)
-    })();
-    let sync = match result {
-        Ok(sync) => sync,
-        Err(e) => {
-            if let Temp::Named(tmp) = &temp {
-                let _ = fs::remove_file(tmp);
-            }
-            return Err(e);
-        }
-    };
-    let tmp = match temp {
-        Temp::Named(tmp) => tmp,
-        Temp::Anonymous => {
-            let tmp = temp_path(path);
-            link_anonymous(&sync, &tmp)?;
-            tmp
-        }
-    };
-    drop(sync);
-    if let Err(e) = fs::rename(&tmp, path) {
-        let _ = fs::remove_file(&tmp);
-        return Err(e.into());
     }
-    sync_dir(path);
+    out.commit()?;
     Ok(())
 }
 
@@ -337,6 +397,35 @@ mod tests {
         w.write_to_path(&root, &path).unwrap();
         assert!(!dead.exists(), "a dead writer's temporary file is removed");
         assert!(ours.exists() && other.exists() && unrelated.exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn atomic_file_replaces_whole_or_not_at_all() {
+        let dir = tmpdir("atomic-file");
+        let path = dir.join("out.bin");
+        fs::write(&path, b"old").unwrap();
+        // dropped without a commit: the target is the old file, nothing is left beside it
+        let mut f = AtomicFile::create(&path).unwrap();
+        f.file_mut().write_all(b"partial").unwrap();
+        drop(f);
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        // an error from the writer: the same, and the error is the writer's
+        let r = write_atomically(&path, |w| {
+            w.write_all(&[7u8; 3 << 20])?;
+            Err(std::io::Error::other("stop"))
+        });
+        assert_eq!(r.unwrap_err().to_string(), "stop");
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        // success: the new content, nothing else
+        write_atomically(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        // into a folder that does not exist: an error, no file
+        let missing = dir.join("no").join("out.bin");
+        assert!(write_atomically(&missing, |w| w.write_all(b"x")).is_err());
         let _ = fs::remove_dir_all(&dir);
     }
 

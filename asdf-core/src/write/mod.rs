@@ -41,7 +41,7 @@
 //! as it goes, so that the closing fsync is short.
 
 mod add_value;
-mod atomic;
+pub(crate) mod atomic;
 mod file_writer;
 pub(crate) mod nodes;
 mod pieces;

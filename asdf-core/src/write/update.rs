@@ -5,7 +5,7 @@ use std::fs::{self, File};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use super::atomic::{sync_dir, write_to_path};
+use super::atomic::{sync_dir, write_atomically, write_to_path};
 use super::file_writer::head_text;
 use super::prepare::{self, Plan};
 use super::{WriteError, WriteOptions, Writer};
@@ -175,12 +175,8 @@ fn write_in_place(path: &Path, text: &str, first: u64) -> Result<(), WriteError>
     let mut old = vec![0u8; first];
     std::io::Read::read_exact(&mut f, &mut old)?;
     let journal = journal_path(path);
-    {
-        let mut j = File::create(&journal)?;
-        j.write_all(&old)?;
-        j.sync_all()?;
-    }
-    sync_dir(path);
+    // whole or absent, synced with its folder: a torn journal would be written back as a head
+    write_atomically(&journal, |j| j.write_all(&old))?;
     // 2. The new head, padded with zero bytes up to the first block.
     let mut buf = Vec::with_capacity(first);
     buf.extend_from_slice(text.as_bytes());
