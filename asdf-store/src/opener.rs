@@ -125,6 +125,7 @@ impl ExternalOpener for StoreOpener {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use object_store::ObjectStoreExt;
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
@@ -140,18 +141,87 @@ mod tests {
             v(&["data", "run1", "b.asdf"])
         );
         assert_eq!(ok("x%20y.asdf").unwrap(), v(&["data", "run1", "x y.asdf"]));
-        assert!(ok("../other/a.asdf").is_err());
-        assert!(ok("../../../../a.asdf").is_err());
-        assert!(ok("/etc/passwd").is_err());
-        assert!(ok("file:///etc/passwd").is_err());
-        assert!(ok("s3://other/a.asdf").is_err());
-        assert!(ok("%2e%2e/a.asdf").is_err());
-        assert!(ok("a%2fb").is_err());
-        assert!(ok("%zz").is_err());
+        // each refusal for its own reason (a refusal for another reason would hide a rule
+        // that no longer holds)
+        let outside = "it leads outside the prefix \"data/run1\" of the file first opened";
+        let other_store = "only relative references within the same store are followed";
+        for (uri, why) in [
+            ("../other/a.asdf", outside),
+            ("..", outside),
+            ("../../../../a.asdf", "it leads above the store's root"),
+            ("/etc/passwd", other_store),
+            ("file:///etc/passwd", other_store),
+            ("s3://other/a.asdf", other_store),
+            ("c:a.asdf", other_store),
+            ("a.asdf?x=1", "a query or backslash in a relative reference"),
+            (
+                "sub\\a.asdf",
+                "a query or backslash in a relative reference",
+            ),
+            (
+                "%2e%2e/a.asdf",
+                "\"%2e%2e\" decodes to a path separator or a dot segment",
+            ),
+            (
+                "a%2fb",
+                "\"a%2fb\" decodes to a path separator or a dot segment",
+            ),
+            ("%zz", "bad percent escape in \"%zz\""),
+            ("x%2", "bad percent escape in \"x%2\""),
+            ("%ff.asdf", "\"%ff.asdf\" is not UTF-8"),
+        ] {
+            assert_eq!(ok(uri), Err(why.to_string()), "{uri:?}");
+        }
         assert_eq!(
             resolve(&root, &root, "../other/a.asdf", true).unwrap(),
             v(&["data", "other", "a.asdf"])
         );
-        assert!(resolve(&root, &root, "../../../a.asdf", true).is_err());
+        assert_eq!(
+            resolve(&[], &[], "./", false),
+            Err("it names no object".to_string())
+        );
+        assert_eq!(
+            resolve(&root, &root, "../../../a.asdf", true),
+            Err("it leads above the store's root".to_string())
+        );
+    }
+
+    /// The opener hands a refusal to asdf-core as `Refused` with the reason (not as an I/O
+    /// error, which reads as a missing file), before asking the store for anything.
+    #[test]
+    fn the_opener_refuses_before_reading() {
+        let store = Arc::new(object_store::memory::InMemory::new());
+        let opener = StoreOpener {
+            store: store.clone(),
+            base: "memory://".into(),
+            root: v(&["data", "run1"]),
+            dir: v(&["data", "run1"]),
+            opts: StoreOptions::default(),
+        };
+        // the object outside the prefix exists: only the confinement refuses it
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(store.put(
+            &Path::from("data/other/a.asdf"),
+            b"#ASDF 1.0.0\n".to_vec().into(),
+        ))
+        .unwrap();
+        match opener.open("../other/a.asdf") {
+            Err(ExternalOpenError::Refused(why)) => assert_eq!(
+                why,
+                "it leads outside the prefix \"data/run1\" of the file first opened"
+            ),
+            Err(e) => panic!("not a refusal: {e:?}"),
+            Ok(s) => panic!("opened {}", s.name),
+        }
+        // a missing object inside the prefix is not a refusal: an I/O error, NotFound
+        match opener.open("missing.asdf") {
+            Err(ExternalOpenError::Io(e)) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}")
+            }
+            Err(e) => panic!("not an I/O error: {e:?}"),
+            Ok(s) => panic!("opened {}", s.name),
+        }
     }
 }
