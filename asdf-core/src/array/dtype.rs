@@ -744,7 +744,10 @@ mod tests {
             DType::from_node(&dup, ByteOrder::Little, "/d"),
             Err(ArrayError::BadValue { ref key, .. }) if key == "name"
         ));
-        assert!(DType::from_node(&Node::seq(vec![]), ByteOrder::Little, "/d").is_err());
+        assert_eq!(
+            DType::from_node(&Node::seq(vec![]), ByteOrder::Little, "/d"),
+            Err(bad("/d", "datatype", "empty record datatype"))
+        );
         let badshape = Node::seq(vec![Node::map(vec![
             ("datatype", Node::str("int8")),
             ("shape", Node::seq(vec![Node::int(-2)])),
@@ -757,11 +760,32 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
-        let mut node = Node::str("int8");
-        for _ in 0..200 {
-            node = Node::seq(vec![Node::map(vec![("datatype", node)])]);
+        // `levels` records, each the one field of the one above, around an int8
+        let nested = |levels: usize| {
+            let mut node = Node::str("int8");
+            for _ in 0..levels {
+                node = Node::seq(vec![Node::map(vec![("datatype", node)])]);
+            }
+            node
+        };
+        // as deep as the guard allows: a record, not an error
+        let dt = DType::from_node(&nested(MAX_DTYPE_DEPTH), ByteOrder::Little, "/d").unwrap();
+        assert_eq!(dt.itemsize(), 1);
+        // one level more, and far more: the guard's error, at the field that goes too deep
+        for levels in [MAX_DTYPE_DEPTH + 1, 200] {
+            let err = DType::from_node(&nested(levels), ByteOrder::Little, "/d").unwrap_err();
+            let ArrayError::BadValue { path, key, message } = &err else {
+                panic!("{levels} levels: {err:?}");
+            };
+            assert_eq!(
+                (key.as_str(), message.as_str()),
+                ("datatype", "records nested too deeply"),
+                "{levels} levels"
+            );
+            // the datatype one level past the limit: `/d` + `/0/datatype` for each level
+            let want = format!("/d{}", "/0/datatype".repeat(MAX_DTYPE_DEPTH + 1));
+            assert_eq!(path, &want, "{levels} levels");
         }
-        assert!(DType::from_node(&node, ByteOrder::Little, "").is_err());
     }
 }
 
@@ -929,6 +953,18 @@ mod numpy_str_tests {
             "[('a')]",
         ] {
             assert_eq!(DType::from_numpy_str(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn numpy_strings_nested_too_deeply_are_refused() {
+        let nested =
+            |levels: usize| format!("{}'<i1'{}", "[('a', ".repeat(levels), ")]".repeat(levels));
+        // the outermost record is depth 0: as deep as the guard allows, a record
+        let d = DType::from_numpy_str(&nested(MAX_DTYPE_DEPTH + 1)).unwrap();
+        assert_eq!(d.itemsize(), 1);
+        for levels in [MAX_DTYPE_DEPTH + 2, 10_000] {
+            assert_eq!(DType::from_numpy_str(&nested(levels)), None, "{levels}");
         }
     }
 }
