@@ -33,6 +33,9 @@ fn _asdf_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(codecs::strided, m)?)?;
+    m.add_function(wrap_pyfunction!(codecs::inline, m)?)?;
+    m.add_function(wrap_pyfunction!(codecs::swap, m)?)?;
     tasks::register(m)?;
     m.add_class::<file::PyAsdfFile>()?;
     m.add_class::<array::NDArray>()?;

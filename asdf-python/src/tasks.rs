@@ -201,7 +201,10 @@ pub fn read_region<'py>(
 /// file; `"inline"`, `"repeat"`: no bytes to read), `offset`, `length`, `codec` (a
 /// `PieceCodec` name: `none`, `zlib`, `lz4-block`, `blosc2-chunk`, ...), `decoded` (a
 /// `(start, stop)` of the decoded block's bytes) and `region` (a list of `(start, stop)` per
-/// axis, or `None`). The file opened through this process's cache.
+/// axis, or `None`); `offset` and `strides` (`None`: C order) of the array in its block's
+/// decoded bytes, `tree` (the byte range of the file's YAML tree, or `None`) and
+/// `inline_nulls` (inline data holding `null`s, which python asdf masks). The file opened
+/// through this process's cache.
 #[pyfunction]
 #[pyo3(name = "_manifest", signature = (source, array_path, storage_options = None, slab_bytes = 8 << 20, equal_slabs = false))]
 pub fn manifest<'py>(
@@ -218,14 +221,29 @@ pub fn manifest<'py>(
     let opts = ManifestOptions::default()
         .slab_bytes(slab_bytes.max(1))
         .equal_slabs(equal_slabs);
+    let reader = file.clone();
     let m = py
-        .detach(move || file.manifest(&path, &opts))
+        .detach(move || reader.manifest(&path, &opts))
         .map_err(to_py)?;
     let d = PyDict::new(py);
     d.set_item("shape", PyTuple::new(py, &m.shape)?)?;
     d.set_item("dtype", m.dtype.to_numpy_str())?;
     d.set_item("whole_block", m.is_whole_block())?;
     d.set_item("zarr_chunks", m.zarr_chunks())?;
+    // where the array lies in its block's decoded bytes: for views (offset, strides)
+    let node = file
+        .get(array_path)
+        .ok_or_else(|| PyKeyError::new_err(format!("{source}: no node at {array_path}")))?;
+    let meta = asdf_core::array::NdArrayMeta::from_node(node, array_path)
+        .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?;
+    d.set_item("offset", meta.offset)?;
+    d.set_item("strides", meta.strides.clone())?;
+    d.set_item("tree", file.layout().tree)?;
+    let nulls = matches!(meta.source, asdf_core::array::ArraySource::Inline(_))
+        && asdf_core::internals::inline_null_mask(&meta, array_path)
+            .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?
+            .is_some_and(|m| m.iter().any(|&b| b));
+    d.set_item("inline_nulls", nulls)?;
     let file_of = |s: &PieceSource| -> Option<String> {
         match s {
             PieceSource::File => None,

@@ -6,6 +6,7 @@ the same. Needs the packages of tests/oracle-dask-requirements.txt (.ci/run's .v
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import warnings
@@ -28,7 +29,9 @@ from conftest import REPOSITORY, testdata
 CODECS = [None, "zlib", "bzp2", "lz4", "zstd", "lz4f", "blsc"]
 ARRAYS = ("f8", "f4_be", "i2", "u1", "big", "masked", "odd")
 
-pytestmark = pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
+pytestmark = [pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3"),
+              # zarr's records and fixed-length strings have no zarr v3 specification yet
+              pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")]
 
 
 def _tree(seed=3, shift=0.0):
@@ -114,17 +117,169 @@ def test_open_virtual_dataset_variables_and_attributes(files, registry):
     assert tree["meta"].attrs["n"] == 3
 
 
-def test_views_are_left_out_and_named(registry):
-    p = testdata.require("fixtures/views_shared_base.asdf")
+def _arrays(node, path=""):
+    """(tree path, array) of every array python asdf reads, in mappings, lists and tagged
+    objects; aliases followed once."""
+    seen = set()
+
+    def walk(node, path):
+        if isinstance(node, np.ndarray):
+            yield path, node
+            return
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if path + f"/{k}" not in ("/history", "/asdf_library"):
+                    yield from walk(v, f"{path}/{k}")
+        elif isinstance(node, (list, tuple)):
+            for i, v in enumerate(node):
+                yield from walk(v, f"{path}/{i}")
+
+    yield from walk(node, path)
+
+
+def _assert_same(got, want, attrs, what):
+    """The values zarr read (``got``) are python asdf's (``want``): numbers, strings and
+    records field by field (a record's subarray fields, which zarr keeps as raw bytes,
+    through python asdf's datatype in the ``asdf_rs_dtype`` attribute)."""
+    data = np.ma.getdata(want)
+    assert got.shape == data.shape, what
+    if data.dtype.fields is None:
+        assert got.dtype == data.dtype.newbyteorder("="), what
+        np.testing.assert_array_equal(got, data, err_msg=what)
+        return
+    full = got
+    if "asdf_rs_dtype" in attrs:
+        descr = np.dtype(ast.literal_eval(attrs["asdf_rs_dtype"]))
+        assert descr == data.dtype, what
+        full = np.frombuffer(got.tobytes(), descr.newbyteorder("<")).reshape(got.shape)
+    else:
+        assert got.dtype == data.dtype.newbyteorder("<"), what
+    for name in data.dtype.names:
+        np.testing.assert_array_equal(full[name], data[name], err_msg=f"{what} .{name}")
+
+
+def _assert_all_virtual(path, registry):
+    """Every array of the file is a zarr array of the parser's store, with python asdf's
+    values (a masked array's mask the array ``{name}_mask``), and nothing is left out."""
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        vds = virtualizarr.open_virtual_dataset(_url(p), parser=AsdfParser(), registry=registry)
-    assert "base" in vds.data_vars and "rev" not in vds.data_vars
-    assert "rev" in vds.attrs["asdf_rs_not_virtualized"]
-    assert any("/rev is not virtualized" in str(x.message) for x in w)
-    ds = xr.open_zarr(AsdfParser()(_url(p), registry), zarr_format=3, consolidated=False)
-    with asdf.open(p) as af:
-        np.testing.assert_array_equal(ds["base"].values, af["base"])
+        store = AsdfParser()(_url(path), registry)
+    assert not [x for x in w if "not virtualized" in str(x.message)], [str(x.message) for x in w]
+    root = zarr.open_group(store, mode="r", zarr_format=3)
+    checked = 0
+    with asdf.open(path, lazy_load=False, memmap=False) as af:
+        for tree_path, want in _arrays(af.tree):
+            a = root[tree_path.strip("/")]
+            got = a[...]
+            if isinstance(want, np.ma.MaskedArray):
+                mask = root[tree_path.strip("/") + "_mask"][...]
+                np.testing.assert_array_equal(mask, np.ma.getmaskarray(want), err_msg=tree_path)
+                # python asdf's values under the mask are whatever the file held there
+                got, want = got[~mask], np.ma.getdata(want)[~mask]
+            _assert_same(got, want, dict(a.attrs), f"{path.name} {tree_path}")
+            checked += 1
+    assert checked, path
+    for _, group in [("", root), *root.groups()]:
+        assert "asdf_rs_not_virtualized" not in group.attrs, path
+
+
+FIXTURES = ["views_shared_base", "views_shared_base_bigendian", "views_shared_base_zlib",
+            "views_zero_stride", "views_default", "dtypes_strings", "dtypes_structured",
+            "dtypes_inline", "dtypes_strings_inline", "dtypes_structured_inline",
+            "inline_forms", "inline_nulls", "inline_empty",
+            "masked_inline", "zero_d_and_empty", "custom_tags", "defaults_1_6_0"]
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_every_array_of_the_fixtures_is_virtualized(registry, name):
+    """Views (offsets, negative and zero strides, one block shared by several arrays,
+    compressed or not), records, strings, inline arrays (nulls, records, strings too),
+    0-d and empty arrays, arrays in lists and tagged objects: all virtual, all equal."""
+    _assert_all_virtual(testdata.require(f"fixtures/{name}.asdf"), registry)
+
+
+def _kinds_tree():
+    base = np.arange(60, dtype="<f8").reshape(6, 10) * 1.5
+    be = np.arange(12, dtype=">i4").reshape(3, 4) - 5
+    rec = np.zeros(5, dtype=[("a", ">i4"), ("b", ">f8", (2,)), ("c", "S3"), ("d", "<c8"),
+                             ("e", [("x", ">u2"), ("y", "<U2")])])
+    rec["a"] = np.arange(5) - 2
+    rec["b"] = np.arange(10).reshape(5, 2) * 1.5
+    rec["c"] = [b"ab", b"cde", b"", b"x", b"yz"]
+    rec["d"] = np.arange(5) * (1 + 2j)
+    rec["e"]["x"] = [1, 300, 65535, 0, 7]
+    rec["e"]["y"] = ["a", "bc", "", "Ω", "zz"]
+    flat = np.zeros(4, dtype=[("i", ">i8"), ("v", ">f4", (3,)), ("s", "S2")])
+    flat["i"] = [-1, 2**40, 0, 7]
+    flat["v"] = np.arange(12).reshape(4, 3) / 4
+    flat["s"] = [b"a", b"bc", b"", b"d"]
+    return {
+        "flat": flat, "flat_v": flat["v"][::-1],
+        "base": base, "rev": base[::-1, ::2], "col": base[:, 3], "tail": base[2:],
+        "row": base[1], "corner": base[4:, 7:],
+        "be": be, "be_view": be[:, 1:3], "be_rev": be[::-1],
+        "rec": rec, "rec_b": rec["b"], "rec_a": rec["a"], "rec_x": rec["e"]["x"],
+        "ascii": np.array([b"hello", b"ab", b""], dtype="S5"),
+        "ucs4": np.array(["h\u00e9llo", "ab", "\u03a9"], dtype=">U5"),
+        "ucs4_le": np.array([["x", "yy"], ["", "z"]], dtype="<U2"),
+        "inline_i2": np.arange(6, dtype="i2").reshape(2, 3),
+        "inline_f8": np.array([1.5, np.nan, -np.inf, 0.0]),
+        "inline_c16": np.array([1 + 2j, -0.5j]),
+        "inline_str": np.array(["ab", "c"], dtype="<U2"),
+        "meta": {"views": [base[::2], base[:, ::-3]], "note": "in a list"},
+    }
+
+
+def _write_kinds(path, label):
+    tree = _kinds_tree()
+    with asdf.config_context() as cfg:
+        cfg.default_array_save_base = True  # views share their base's block
+        af = asdf.AsdfFile(tree)
+        for k in ("inline_i2", "inline_f8", "inline_c16", "inline_str"):
+            af.set_array_storage(tree[k], "inline")
+        af.write_to(path, all_array_compression=label)
+
+
+@pytest.mark.parametrize("label", [None, "zlib", "lz4", "zstd", "lz4f"])
+def test_views_records_strings_and_inline_arrays_of_each_codec(scratch, registry, label):
+    path = scratch / f"kinds_{label}.asdf"
+    _write_kinds(path, label)
+    # python asdf wrote the views into their base's block
+    assert b"offset: 400\n  strides: [-80, 16]" in path.read_bytes(), "no view written"
+    _assert_all_virtual(path, registry)
+
+
+@pytest.mark.parametrize("label", [None, "zlib", "lz4"])
+def test_views_records_strings_and_inline_arrays_through_kerchunk(scratch, registry, label):
+    """Open with open_virtual_dataset, write kerchunk references, read them back (zarr v2
+    filters: the block's decoder, then asdf_strided / asdf_swap; asdf_inline)."""
+    path = scratch / f"kinds_{label}.asdf"
+    _write_kinds(path, label)
+    vds = virtualizarr.open_virtual_dataset(_url(path), parser=AsdfParser(), registry=registry)
+    assert "asdf_rs_not_virtualized" not in vds.attrs
+    refs = scratch / f"kinds_{label}.json"
+    vds.vz.to_kerchunk(str(refs), format="json")
+    fs = fsspec.filesystem("reference", fo=str(refs), asynchronous=True)
+    root = zarr.open_group(zarr.storage.FsspecStore(fs, read_only=True, path=""), mode="r",
+                           zarr_format=2)
+    with asdf.open(path, lazy_load=False, memmap=False) as af:
+        names = [k for k, v in af.tree.items() if isinstance(v, np.ndarray)]
+        assert set(names) <= set(vds.data_vars)
+        for name in names:
+            if name == "rec":
+                # written, but zarr 3.1 reads no nested record datatype from zarr v2
+                # metadata ("No Zarr data type found"); rec_x, its nested field, is read
+                continue
+            want = af.tree[name]
+            got = root[name][...]
+            if want.dtype.fields is not None:
+                _assert_same(got, want, dict(root[name].attrs), name)
+            else:
+                assert got.shape == want.shape, name
+                np.testing.assert_array_equal(got, want, err_msg=f"{label} {name}")
 
 
 def _three(scratch, label):
@@ -174,6 +329,13 @@ def test_codecs_are_found_by_entry_points_without_import():
         "    assert numcodecs.get_codec({'id': i, 'nbytes': 8}).codec_id == i\n"
         "    assert zarr.registry.get_codec_class('numcodecs.' + i).codec_name == 'numcodecs.' + i\n"
         "assert numcodecs.get_codec({'id': 'asdf_block', 'codec': 'zlib', 'nbytes': 8})\n"
+        "assert numcodecs.get_codec({'id': 'asdf_strided', 'offset': 0, 'shape': [2],\n"
+        "                            'strides': [-4], 'itemsize': 4}).codec_id == 'asdf_strided'\n"
+        "assert numcodecs.get_codec({'id': 'asdf_swap', 'itemsize': 4, 'ranges': [[0, 4]]})\n"
+        "assert numcodecs.get_codec({'id': 'asdf_inline', 'pointer': '/a', 'dtype': '<i4',\n"
+        "                            'shape': [2]})\n"
+        "for i in ('asdf_strided', 'asdf_swap', 'asdf_inline'):\n"
+        "    assert zarr.registry.get_codec_class('numcodecs.' + i).codec_name == 'numcodecs.' + i\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

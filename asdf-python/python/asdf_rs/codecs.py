@@ -16,11 +16,24 @@ this module, which decode through asdf-rs (``asdf_rs._decode``):
 ``asdf_pad``              raw bytes (an uncompressed slab shorter than the others)
 ``asdf_block``            a whole stored block of the ASDF codec ``codec`` (``lz4`` in
                           python asdf's framing, ``bsc2``, any other label)
+``asdf_strided``          the bytes a view of a block lies in (after the block's decoder,
+                          for a compressed block): its elements gathered into C order
+``asdf_swap``             records: the bytes of each range ``[offset, size]`` of every
+                          ``itemsize``-byte item reversed (big-endian fields made
+                          little-endian, the one byte order of zarr's record datatype)
+``asdf_inline``           the file's first bytes, its header and YAML tree: the inline
+                          array at ``pointer`` parsed from the tree's text
 ========================  ==========================================================
 
-Each takes ``nbytes``, the decoded size of a whole chunk: a shorter piece (the last of a
-block, which zarr wants as long as the others) is padded with zero bytes to it, which zarr
-then cuts off at the array's edge.
+The first five take ``nbytes``, the decoded size of a whole chunk: a shorter piece (the last
+of a block, which zarr wants as long as the others) is padded with zero bytes to it, which
+zarr then cuts off at the array's edge. ``asdf_strided`` takes ``offset`` (the byte of the
+view's first element), ``shape``, ``strides`` (bytes, negative and zero ones too) and
+``itemsize``; ``asdf_inline`` takes ``pointer`` (the array's JSON pointer), ``dtype``
+(numpy's string, checked against the tree's), ``shape`` and ``part`` (``"data"``, or
+``"nulls"``: a byte per element, 1 where the tree holds ``null``). Their configurations
+and bytes are checked, never trusted: a view reaching outside its bytes, a size that
+overflows, a tree that is no ASDF tree raise ``ValueError`` or ``asdf_rs.AsdfError``.
 
 Import this module before opening the references, which registers the codecs with
 ``numcodecs.register_codec``::
@@ -39,9 +52,10 @@ import numcodecs
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_bytes, ndarray_copy
 
-from ._asdf_rs import _decode
+from ._asdf_rs import _decode, _inline, _strided, _swap
 
-__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfLz4", "AsdfLz4f", "AsdfPad"]
+__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfInline", "AsdfLz4", "AsdfLz4f", "AsdfPad",
+           "AsdfStrided", "AsdfSwap"]
 
 
 class _Decoder(Codec):
@@ -128,5 +142,88 @@ class AsdfBlock(_Decoder):
         return _decode(self.codec, data, self.nbytes)
 
 
-for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfPad, AsdfBlock):
+class AsdfStrided(Codec):
+    """A view of a block: its elements (``shape``, byte ``strides``, ``itemsize``-byte
+    items, the first at byte ``offset``) gathered from the chunk's bytes into C order."""
+
+    codec_id = "asdf_strided"
+
+    def __init__(self, offset, shape, strides, itemsize):
+        self.offset = int(offset)
+        self.shape = [int(n) for n in shape]
+        self.strides = [int(s) for s in strides]
+        self.itemsize = int(itemsize)
+        if self.offset < 0 or self.itemsize < 1 or any(n < 0 for n in self.shape):
+            raise ValueError(f"asdf_strided: offset {self.offset}, shape {self.shape}, "
+                             f"itemsize {self.itemsize}")
+
+    def get_config(self):
+        return {"id": self.codec_id, "offset": self.offset, "shape": self.shape,
+                "strides": self.strides, "itemsize": self.itemsize}
+
+    def encode(self, buf):
+        raise NotImplementedError(f"{self.codec_id} only decodes (asdf-rs references)")
+
+    def decode(self, buf, out=None):
+        try:
+            data = _strided(ensure_bytes(buf), self.offset, self.shape, self.strides,
+                            self.itemsize)
+        except OverflowError as e:  # a negative or huge number in the configuration
+            raise ValueError(f"asdf_strided: {e}") from None
+        return ndarray_copy(data, out)
+
+
+class AsdfSwap(Codec):
+    """Records: reverses the bytes of each ``[offset, size]`` range of every ``itemsize``-byte
+    item (the file's big-endian fields as zarr's little-endian ones)."""
+
+    codec_id = "asdf_swap"
+
+    def __init__(self, itemsize, ranges):
+        self.itemsize = int(itemsize)
+        self.ranges = [[int(o), int(n)] for o, n in ranges]
+
+    def get_config(self):
+        return {"id": self.codec_id, "itemsize": self.itemsize, "ranges": self.ranges}
+
+    def encode(self, buf):
+        raise NotImplementedError(f"{self.codec_id} only decodes (asdf-rs references)")
+
+    def decode(self, buf, out=None):
+        try:
+            data = _swap(ensure_bytes(buf), self.itemsize, [tuple(r) for r in self.ranges])
+        except OverflowError as e:
+            raise ValueError(f"asdf_swap: {e}") from None
+        return ndarray_copy(data, out)
+
+
+class AsdfInline(Codec):
+    """An inline array, parsed from the text of the tree: the chunk's bytes are the file's
+    first bytes up to the end of its tree; ``pointer`` names the array, ``dtype`` and
+    ``shape`` are checked against it; ``part="nulls"`` gives its null mask."""
+
+    codec_id = "asdf_inline"
+
+    def __init__(self, pointer, dtype, shape, part="data"):
+        self.pointer = str(pointer)
+        self.dtype = str(dtype)
+        self.shape = [int(n) for n in shape]
+        self.part = str(part)
+
+    def get_config(self):
+        return {"id": self.codec_id, "pointer": self.pointer, "dtype": self.dtype,
+                "shape": self.shape, "part": self.part}
+
+    def encode(self, buf):
+        raise NotImplementedError(f"{self.codec_id} only decodes (asdf-rs references)")
+
+    def decode(self, buf, out=None):
+        try:
+            data = _inline(ensure_bytes(buf), self.pointer, self.dtype, self.shape, self.part)
+        except OverflowError as e:
+            raise ValueError(f"asdf_inline: {e}") from None
+        return ndarray_copy(data, out)
+
+
+for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfPad, AsdfBlock, AsdfStrided, AsdfSwap, AsdfInline):
     numcodecs.register_codec(_codec)

@@ -37,7 +37,9 @@ zarr later reads the chunks through.
 
 from __future__ import annotations
 
+import ast
 import datetime
+import json
 import os
 import warnings
 from urllib.parse import unquote, urlparse
@@ -45,11 +47,12 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 
 from . import _asdf_rs
-from . import codecs as _codecs  # noqa: F401  (registers the numcodecs codecs)
+from . import codecs as _codecs  # registers the numcodecs codecs
 
 __all__ = ["AsdfParser"]
 
-_ASDF_CODECS = ("asdf_lz4", "asdf_lz4f", "asdf_blosc2", "asdf_block", "asdf_pad")
+_ASDF_CODECS = ("asdf_lz4", "asdf_lz4f", "asdf_blosc2", "asdf_block", "asdf_pad",
+                "asdf_strided", "asdf_inline", "asdf_swap")
 
 
 def _zarr3_codec(codec_id):
@@ -68,7 +71,11 @@ try:
     AsdfBlosc2Zarr3 = _zarr3_codec("asdf_blosc2")
     AsdfBlockZarr3 = _zarr3_codec("asdf_block")
     AsdfPadZarr3 = _zarr3_codec("asdf_pad")
-    for _cls in (AsdfLz4Zarr3, AsdfLz4fZarr3, AsdfBlosc2Zarr3, AsdfBlockZarr3, AsdfPadZarr3):
+    AsdfStridedZarr3 = _zarr3_codec("asdf_strided")
+    AsdfInlineZarr3 = _zarr3_codec("asdf_inline")
+    AsdfSwapZarr3 = _zarr3_codec("asdf_swap")
+    for _cls in (AsdfLz4Zarr3, AsdfLz4fZarr3, AsdfBlosc2Zarr3, AsdfBlockZarr3, AsdfPadZarr3,
+                 AsdfStridedZarr3, AsdfInlineZarr3, AsdfSwapZarr3):
         _zarr_registry.register_codec(_cls.codec_name, _cls)
 except ImportError:  # zarr 3 not installed: the parser is of no use, the module imports
     pass
@@ -116,8 +123,65 @@ def _beside(url, uri):
     return url.rsplit("/", 1)[0] + "/" + uri
 
 
-def _numeric(dtype):
-    return dtype.fields is None and dtype.kind in "biufc" and dtype.subdtype is None
+def _dtype(text):
+    """numpy's dtype of ``_manifest``'s string (a record's is its ``descr`` list)."""
+    if text.startswith("["):
+        return np.dtype(ast.literal_eval(text))
+    return np.dtype(text)
+
+
+def _swaps(dtype, base=0):
+    """The ``[offset, size]`` byte ranges of a record's big-endian scalars (each element of a
+    subarray field, each half of a complex, each character of a string)."""
+    if dtype.subdtype is not None:
+        sub, shape = dtype.subdtype
+        return [r for i in range(int(np.prod(shape)))
+                for r in _swaps(sub, base + i * sub.itemsize)]
+    if dtype.fields is not None:
+        return [r for name in dtype.names
+                for r in _swaps(dtype.fields[name][0], base + dtype.fields[name][1])]
+    if dtype.byteorder != ">" or dtype.itemsize < 2:
+        return []
+    step = {"c": dtype.itemsize // 2, "U": 4}.get(dtype.kind, dtype.itemsize)
+    return [[base + o, step] for o in range(0, dtype.itemsize, step)]
+
+
+def _has_subarray(dtype):
+    if dtype.subdtype is not None:
+        return True
+    return dtype.fields is not None and any(_has_subarray(dtype.fields[n][0]) for n in dtype.names)
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= max(n, 1)
+    return strides
+
+
+def _fill_value(dtype, pattern):
+    """The element a Blosc2 special chunk repeats (its pattern, repeated to one element), as
+    a fill value that comes back through zarr's JSON metadata with the same bytes; ``None``
+    when there is no such value."""
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.metadata.v3 import ArrayV3Metadata
+    from virtualizarr.manifests.utils import create_v3_array_metadata
+
+    if not pattern or dtype.itemsize % len(pattern):
+        return None
+    raw = bytes(pattern) * (dtype.itemsize // len(pattern))
+    value = np.frombuffer(raw, dtype=dtype)[0]
+    try:
+        md = create_v3_array_metadata(shape=(1,), data_type=dtype, chunk_shape=(1,),
+                                      fill_value=value)
+        text = md.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes()
+        back = ArrayV3Metadata.from_dict(json.loads(text))
+        if np.asarray(back.fill_value, dtype=dtype).tobytes() != raw:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return value
 
 
 class _NotVirtual(Exception):
@@ -164,26 +228,40 @@ class AsdfParser:
             return os.path.abspath(url)
         return url
 
-    def _group(self, url, source, mapping, prefix):
+    def _group(self, url, source, mapping, prefix, seen=frozenset(), tag=None):
         from virtualizarr.manifests import ManifestGroup
 
         arrays, groups, attrs, left_out = {}, {}, {}, []
+        if tag is not None:
+            attrs["asdf_rs_tag"] = tag
+        seen = seen | {id(mapping)}
         for key, value in mapping.items():
             key = str(key)
             path = f"{prefix}/{key}".strip("/")
             if path in self.drop_variables:
                 continue
+            value_tag = None
+            if isinstance(value, _asdf_rs.Tagged) and isinstance(value.value, (dict, list)):
+                value_tag, value = value.tag, value.value  # a tagged mapping or list: a group
+            if id(value) in seen:
+                continue  # an alias of a node that holds this one: a cycle
             if isinstance(value, _asdf_rs.NDArray):
                 try:
-                    arrays[key] = self._array(url, source, "/" + path, key)
+                    arrays[key], nulls = self._array(url, source, "/" + path, key)
                     if self._has_mask(source, "/" + path):
                         arrays[f"{key}_mask"] = self._array(url, source, f"/{path}/mask",
-                                                            f"{key}_mask")
+                                                            f"{key}_mask")[0]
+                    elif nulls is not None:
+                        arrays[f"{key}_mask"] = nulls
                 except _NotVirtual as e:
                     left_out.append(path)
                     warnings.warn(f"{url}: /{path} is not virtualized: {e}", stacklevel=3)
             elif isinstance(value, dict):
-                groups[key] = self._group(url, source, value, path)
+                groups[key] = self._group(url, source, value, path, seen, value_tag)
+            elif isinstance(value, (list, tuple)) and _holds_arrays(value, seen):
+                # a list holding arrays: a group whose members are named by their index
+                groups[key] = self._group(url, source, dict(enumerate(value)), path,
+                                          seen | {id(value)}, value_tag)
             else:
                 scalar = _attribute(value)
                 if scalar is not _NO:
@@ -200,31 +278,42 @@ class AsdfParser:
             return False
 
     def _array(self, url, source, pointer, name):
-        from virtualizarr.manifests import ChunkManifest, ManifestArray
-        from virtualizarr.manifests.utils import create_v3_array_metadata
-
+        """The array at ``pointer`` as a ``ManifestArray``, and the ``ManifestArray`` of its
+        null mask when it is inline data holding ``null``s (else ``None``)."""
         try:
             m = _asdf_rs._manifest(source, pointer, self.storage_options, self.slab_bytes, True)
         except _asdf_rs.AsdfError as e:
             raise _NotVirtual(str(e)) from e
-        dtype = np.dtype(m["dtype"])
-        if not _numeric(dtype):
-            raise _NotVirtual(f"datatype {dtype} (records and strings are not virtualized)")
+        dtype = _dtype(m["dtype"])
         shape = tuple(m["shape"])
-        chunks, codecs, entries = self._grid(url, m, dtype) or self._whole(url, m) or (None,) * 3
-        if chunks is None:
-            raise _NotVirtual("a view of its block (offset or strides), a shared or inline block")
-        metadata = create_v3_array_metadata(
-            shape=shape,
-            data_type=dtype,
-            chunk_shape=tuple(max(1, c) for c in chunks),
-            fill_value=None,
-            codecs=codecs,
-            dimension_names=[f"{name}_dim_{i}" for i in range(len(shape))],
-        )
-        grid = tuple(-(-n // max(1, c)) for n, c in zip(shape, chunks))
-        return ManifestArray(metadata=metadata,
-                             chunkmanifest=ChunkManifest(entries=entries, shape=grid))
+        dims = [f"{name}_dim_{i}" for i in range(len(shape))]
+        got = (self._grid(url, m, dtype) or self._whole(url, m) or self._inline(url, m, pointer)
+               or self._view(url, m, dtype))
+        if got is None:
+            raise _NotVirtual("no chunk of the file holds it")
+        chunks, codecs, entries, fill = got
+        attrs = None
+        if dtype.fields is not None:
+            # zarr's records have one byte order, little-endian (the bytes codec's), and
+            # no subarray fields (raw bytes of their length): asdf_swap makes the file's
+            # big-endian fields little-endian; python asdf's datatype is an attribute
+            ranges = _swaps(dtype)
+            if ranges:
+                codecs = [_v3("asdf_swap", itemsize=dtype.itemsize, ranges=ranges)] + codecs
+                if fill is not None:
+                    fill = np.frombuffer(_codecs.AsdfSwap(dtype.itemsize, ranges).decode(
+                        np.array(fill, dtype=dtype).tobytes()), dtype=dtype.newbyteorder("<"))[0]
+                dtype = dtype.newbyteorder("<")
+            if _has_subarray(dtype):
+                attrs = {"asdf_rs_dtype": str(_dtype(m["dtype"]).descr)}
+        array = _manifest_array(shape, dtype, dims, chunks, codecs, entries, fill, attrs)
+        nulls = None
+        if m["inline_nulls"]:
+            chunks, _, entries, _ = self._inline(url, m, pointer, part="nulls")
+            nulls = _manifest_array(shape, np.dtype("?"), dims, chunks,
+                                    [_v3("asdf_inline", pointer=pointer, dtype=m["dtype"],
+                                         shape=list(shape), part="nulls")], entries, None)
+        return array, nulls
 
     @staticmethod
     def _grid(url, m, dtype):
@@ -241,6 +330,16 @@ class AsdfParser:
         codecs = _piece_codec(codec_names.pop(), all_whole, nbytes)
         if codecs is None:
             return None
+        # Blosc2 special chunks (a run of zeros, of NaNs) have no bytes in the file: zarr's
+        # missing chunks, read as the fill value, when they all repeat one element
+        patterns = {bytes(p.get("pattern", b"\0")) for p in pieces if p["file"] == "repeat"}
+        fill = None
+        if patterns and patterns != {b"\0"}:
+            if len(patterns) > 1:
+                return None  # the whole block is one chunk then
+            fill = _fill_value(dtype, patterns.pop())
+            if fill is None:
+                return None
         entries = {}
         for p in pieces:
             if p["region"] is None:
@@ -248,14 +347,12 @@ class AsdfParser:
             key = ".".join(str(r[0] // c) for r, c in zip(p["region"], chunks)) or "0"
             where = p["file"]
             if where == "repeat":
-                if any(p.get("pattern", b"\0")):
-                    raise _NotVirtual("a Blosc2 chunk of a repeated non-zero value")
-                continue  # a missing chunk: the fill value, zero
+                continue  # a missing chunk: the fill value
             if where == "inline" or where == "unknown":
                 return None
             entries[key] = {"path": url if where is None else _beside(url, where),
                             "offset": p["offset"], "length": p["length"]}
-        return chunks, codecs, entries
+        return chunks, codecs, entries, fill
 
     @staticmethod
     def _whole(url, m):
@@ -266,10 +363,88 @@ class AsdfParser:
         key = ".".join("0" for _ in shape) or "0"
         path = url if b["file"] is None else _beside(url, b["file"])
         return (list(shape), [_block_codec(b["codec"], b["data_size"])],
-                {key: {"path": path, "offset": b["offset"], "length": b["length"]}})
+                {key: {"path": path, "offset": b["offset"], "length": b["length"]}}, None)
+
+    @staticmethod
+    def _inline(url, m, pointer, part="data"):
+        """Inline data: one chunk, the file's first bytes up to the end of its YAML tree,
+        which ``asdf_inline`` parses (the array is read from the file's own text)."""
+        if m["block"] is not None or m["tree"] is None:
+            return None
+        shape = tuple(m["shape"])
+        key = ".".join("0" for _ in shape) or "0"
+        codec = _v3("asdf_inline", pointer=pointer, dtype=m["dtype"], shape=list(shape),
+                    part=part)
+        return (list(shape), [codec],
+                {key: {"path": url, "offset": 0, "length": m["tree"][1]}}, None)
+
+    @staticmethod
+    def _view(url, m, dtype):
+        """A view of a block (an offset, strides, a block shared with other arrays): one
+        chunk, the bytes the view spans (an uncompressed block) or the whole stored block
+        decoded first (a compressed one), its elements gathered by ``asdf_strided``."""
+        b = m["block"]
+        if b is None or b["file"] in ("inline", "unknown", "repeat"):
+            return None
+        shape = tuple(m["shape"])
+        key = ".".join("0" for _ in shape) or "0"
+        path = url if b["file"] is None else _beside(url, b["file"])
+        strides = m["strides"] if m["strides"] is not None else _c_strides(shape, dtype.itemsize)
+        if int(np.prod(shape)) == 0:
+            return [max(1, n) for n in shape], [], {}, None
+        if b["codec"] is None:
+            (p,) = m["pieces"]  # an uncompressed view: one piece, the bytes it spans
+            offset, lo = m["offset"], p["decoded"][0]
+            entry = {"path": path, "offset": p["offset"], "length": p["length"]}
+            codecs = [_v3("asdf_strided", offset=offset - lo, shape=list(shape),
+                          strides=list(strides), itemsize=dtype.itemsize)]
+        else:
+            entry = {"path": path, "offset": b["offset"], "length": b["length"]}
+            codecs = [_v3("asdf_strided", offset=m["offset"], shape=list(shape),
+                          strides=list(strides), itemsize=dtype.itemsize),
+                      _block_codec(b["codec"], b["data_size"])]
+        return list(shape), codecs, {key: entry}, None
+
+
+def _manifest_array(shape, dtype, dims, chunks, codecs, entries, fill, attrs=None):
+    from virtualizarr.manifests import ChunkManifest, ManifestArray
+    from virtualizarr.manifests.utils import create_v3_array_metadata
+
+    if 0 in shape:
+        entries = {}  # no chunks
+    elif not shape:
+        entries = {"c": e for e in entries.values()}  # a 0-d array's one chunk
+    if fill is None and dtype.fields is not None:
+        fill = np.zeros(1, dtype=dtype)[0]  # zarr's default fails for subarray fields
+    metadata = create_v3_array_metadata(
+        shape=shape,
+        data_type=dtype,
+        chunk_shape=tuple(max(1, c) for c in chunks),
+        fill_value=fill,
+        codecs=codecs,
+        attributes=attrs,
+        dimension_names=dims,
+    )
+    grid = tuple(-(-n // max(1, c)) for n, c in zip(shape, chunks))
+    return ManifestArray(metadata=metadata, chunkmanifest=ChunkManifest(entries=entries, shape=grid))
 
 
 _NO = object()
+
+
+def _holds_arrays(value, seen=frozenset()):
+    if isinstance(value, _asdf_rs.NDArray):
+        return True
+    if isinstance(value, _asdf_rs.Tagged):
+        value = value.value
+    if id(value) in seen:
+        return False
+    seen = seen | {id(value)}
+    if isinstance(value, dict):
+        return any(_holds_arrays(v, seen) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_arrays(v, seen) for v in value)
+    return False
 
 
 def _attribute(value):
