@@ -399,3 +399,97 @@ def test_over_http(files):
         httpd.shutdown()
         httpd.server_close()
         t.join()
+
+
+def test_codecs_refuse_hostile_configurations_and_bytes(tmp_path):
+    """The codecs read references and stores that may be anyone's: a view outside its
+    bytes, sizes that overflow or would allocate without bound, ranges outside an item, a
+    tree that is no ASDF tree, a pointer to anything but an inline array, a tree that would
+    open another file: an error each, never a crash or a huge allocation."""
+    import numcodecs
+
+    from asdf_rs import AsdfError
+
+    def strided(data, **config):
+        return numcodecs.get_codec({"id": "asdf_strided", **config}).decode(data)
+
+    data = bytes(range(24))
+    assert bytes(strided(data, offset=20, shape=[3], strides=[-8], itemsize=4)) == \
+        data[20:24] + data[12:16] + data[4:8]
+    hostile = [
+        dict(offset=21, shape=[1], strides=[4], itemsize=4),  # past the end
+        dict(offset=0, shape=[2], strides=[-4], itemsize=4),  # before the start
+        dict(offset=0, shape=[2**62, 2**62], strides=[0, 0], itemsize=8),  # overflows
+        dict(offset=0, shape=[2**40], strides=[0], itemsize=1),  # 1 TiB from 24 bytes
+        dict(offset=0, shape=[2], strides=[4, 4], itemsize=4),  # strides for other axes
+        dict(offset=0, shape=[3], strides=[2**63 - 1], itemsize=1),
+        dict(offset=0, shape=[3], strides=[-(2**63)], itemsize=1),
+        dict(offset=2**64 - 1, shape=[1], strides=[1], itemsize=1),
+        dict(offset=0, shape=[1] * 65, strides=[0] * 65, itemsize=1),  # too many axes
+        dict(offset=0, shape=[2**70], strides=[1], itemsize=1),  # beyond 64 bits
+        dict(offset=0, shape=[1], strides=[2**70], itemsize=1),
+    ]
+    for config in hostile:
+        with pytest.raises(ValueError):
+            strided(data, **config)
+    for config in (dict(offset=-1, shape=[1], strides=[1], itemsize=1),
+                   dict(offset=0, shape=[1], strides=[1], itemsize=0)):
+        with pytest.raises(ValueError):
+            numcodecs.get_codec({"id": "asdf_strided", **config})
+
+    rng = np.random.default_rng(28)
+    gathered = 0
+    for _ in range(500):  # random views of random bytes: exactly the elements, or an error
+        n = int(rng.integers(1, 64))
+        ndim = int(rng.integers(0, 4))
+        shape = [int(x) for x in rng.integers(0, 5, ndim)]
+        strides = [int(x) for x in rng.integers(-20, 20, ndim)]
+        itemsize, offset = int(rng.integers(1, 9)), int(rng.integers(0, 70))
+        buf = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+        try:
+            got = bytes(strided(buf, offset=offset, shape=shape, strides=strides,
+                                itemsize=itemsize))
+        except ValueError:
+            continue
+        gathered += 1
+        if 0 in shape:
+            assert got == b""
+            continue
+        # numpy's own view of the same bytes (each element as itemsize bytes) is the oracle
+        u8 = np.frombuffer(buf, dtype=np.uint8)
+        want = np.lib.stride_tricks.as_strided(u8[offset:], shape=shape + [itemsize],
+                                               strides=strides + [1])
+        assert got == np.ascontiguousarray(want).tobytes(), (offset, shape, strides, itemsize)
+    assert gathered > 100
+
+    swap = numcodecs.get_codec({"id": "asdf_swap", "itemsize": 4, "ranges": [[0, 2], [2, 2]]})
+    assert bytes(swap.decode(bytes([1, 2, 3, 4, 5, 6, 7, 8]))) == bytes([2, 1, 4, 3, 6, 5, 8, 7])
+    for config, buf in [({"itemsize": 4, "ranges": [[3, 2]]}, bytes(8)),
+                        ({"itemsize": 4, "ranges": [[2**64 - 1, 2]]}, bytes(8)),
+                        ({"itemsize": 4, "ranges": []}, bytes(7)),
+                        ({"itemsize": 0, "ranges": []}, bytes(8)),
+                        ({"itemsize": 1, "ranges": [[0, 1]] * 70_000}, bytes(8)),
+                        ({"itemsize": 4, "ranges": [[-1, 2]]}, bytes(8))]:
+        with pytest.raises(ValueError):
+            numcodecs.get_codec({"id": "asdf_swap", **config}).decode(buf)
+
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"\x01\x00\x00\x00" * 4)
+    head = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+    good = head + b"a: !core/ndarray-1.1.0 {data: [1, null, 3], datatype: int32, shape: [3]}\n...\n"
+
+    def inline(buf, **config):
+        config = {"pointer": "/a", "dtype": "<i4", "shape": [3]} | config
+        return numcodecs.get_codec({"id": "asdf_inline", **config}).decode(buf)
+
+    assert np.frombuffer(bytes(inline(good)), "<i4")[[0, 2]].tolist() == [1, 3]
+    assert bytes(inline(good, part="nulls")) == b"\x00\x01\x00"
+    outside = head + f"a: !core/ndarray-1.1.0 {{source: '{secret}', datatype: int32, shape: [4], byteorder: little}}\n...\n".encode()
+    ref = head + f"a: {{$ref: '{secret.with_suffix('.asdf')}#/a'}}\n...\n".encode()
+    block = head + b"a: !core/ndarray-1.1.0 {source: 0, datatype: int32, shape: [3], byteorder: little}\n...\n"
+    for buf, config in [(b"", {}), (b"\xff" * 100, {}), (good[:40], {}), (good, {"pointer": "/b"}),
+                        (good, {"dtype": "<f8"}), (good, {"shape": [4]}), (good, {"part": "all"}),
+                        (outside, {"shape": [4]}), (ref, {}), (block, {}),
+                        (good.replace(b"[1, null, 3]", b"[" + b"[" * 10_000), {})]:
+        with pytest.raises((ValueError, AsdfError)):
+            inline(buf, **config)
