@@ -493,3 +493,52 @@ def test_codecs_refuse_hostile_configurations_and_bytes(tmp_path):
                         (good.replace(b"[1, null, 3]", b"[" + b"[" * 10_000), {})]:
         with pytest.raises((ValueError, AsdfError)):
             inline(buf, **config)
+
+
+def test_blosc2_chunks_of_nans_are_the_fill_value(scratch, registry):
+    """A Blosc2 frame stores a chunk of NaNs (as of zeros) as a special value in its offsets
+    index, with no bytes: such chunks are zarr's missing chunks, read as a NaN fill value;
+    an array mixing chunks of NaNs and of zeros is one chunk, its whole frame."""
+    chunk = (4 << 20) // 8  # asdftool's Blosc2 chunks: 4 MiB (read from the frame below)
+    ramp = np.arange(chunk, dtype="<f8")
+    zeros = np.zeros(chunk)
+    src = scratch / "nan_src.asdf"
+    asdf.AsdfFile({"nan": np.concatenate([ramp, zeros, ramp + 1, ramp[:1000] + 2]),
+                   "mixed": np.concatenate([zeros, zeros, ramp])}).write_to(src)
+    asdftool = Path(os.environ.get("ASDFTOOL", REPOSITORY / "target" / "debug" / "asdftool"))
+    path = scratch / "nan_bsc2.asdf"
+    subprocess.run([asdftool, "defragment", src, "-o", path, "-c", "bsc2"], check=True,
+                   capture_output=True)
+    raw = bytearray(path.read_bytes())
+    zero_run = b"\0" * 7 + b"\x81"  # an offset of the index: special value 1, zeros
+    frames = [i - 2 for i in range(len(raw)) if raw.startswith(b"b2frame\0", i)]
+    assert len(frames) == 2
+    patched = {}
+    for start, end in zip(frames, frames[1:] + [len(raw)]):
+        # the chunk size, per Blosc2's frame format: an int32 at byte 58 of the header
+        assert int.from_bytes(raw[start + 58:start + 62], "big") == chunk * 8
+        runs = [i for i in range(start, end - 7) if raw[i:i + 8] == zero_run]
+        assert runs, "no chunk of zeros in the frame"
+        patched[start] = runs
+    (nan_frame, nan_runs), (mixed_frame, mixed_runs) = sorted(
+        patched.items(), key=lambda kv: len(kv[1]))  # "nan" has one zero chunk, "mixed" two
+    for i in nan_runs + mixed_runs[:1]:
+        raw[i + 7] = 0x82  # special value 2: NaNs
+    path.write_bytes(bytes(raw))
+    want_nan = np.concatenate([ramp, np.full(chunk, np.nan), ramp + 1, ramp[:1000] + 2])
+    want_mixed = np.concatenate([np.full(chunk, np.nan), zeros, ramp])
+    store = AsdfParser()(_url(path), registry)
+    root = zarr.open_group(store, mode="r", zarr_format=3)
+    assert np.isnan(root["nan"].fill_value) and root["nan"].chunks == (chunk,)
+    np.testing.assert_array_equal(root["nan"][...], want_nan)
+    np.testing.assert_array_equal(root["mixed"][...], want_mixed)
+    assert "asdf_rs_not_virtualized" not in root.attrs
+    # written out as kerchunk references, read back the same
+    vds = virtualizarr.open_virtual_dataset(_url(path), parser=AsdfParser(), registry=registry)
+    refs = scratch / "nan_refs.json"
+    vds.vz.to_kerchunk(str(refs), format="json")
+    fs = fsspec.filesystem("reference", fo=str(refs), asynchronous=True)
+    back = zarr.open_group(zarr.storage.FsspecStore(fs, read_only=True, path=""), mode="r",
+                           zarr_format=2)
+    np.testing.assert_array_equal(back["nan"][...], want_nan)
+    np.testing.assert_array_equal(back["mixed"][...], want_mixed)
