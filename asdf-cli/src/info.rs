@@ -180,11 +180,11 @@ impl Outline<'_> {
                 for (i, (k, v)) in entries.iter().enumerate() {
                     self.path.push('/');
                     match k.value() {
-                        Value::Str(s) => push_escaped(&mut self.path, s),
+                        Value::Str(s) => crate::tree::push_pointer_segment(&mut self.path, s),
                         other => {
                             let mut t = String::new();
                             scalar_into(&mut t, other);
-                            push_escaped(&mut self.path, &t);
+                            crate::tree::push_pointer_segment(&mut self.path, &t);
                         }
                     }
                     self.node(v, Name::Key(k), i + 1 == entries.len(), depth + 1);
@@ -200,15 +200,6 @@ impl Outline<'_> {
             }
         }
         self.prefix.truncate(plen);
-    }
-}
-
-/// `key` as a JSON-pointer segment (`~0`, `~1`) at the end of `path`.
-fn push_escaped(path: &mut String, key: &str) {
-    if key.contains(['~', '/']) {
-        path.push_str(&key.replace('~', "~0").replace('/', "~1"));
-    } else {
-        path.push_str(key);
     }
 }
 
@@ -425,7 +416,7 @@ fn json_node(file: &AsdfFile, node: &Node, path: &mut String, out: &mut String) 
                 json_str(out, &key);
                 out.push_str(": ");
                 path.push('/');
-                path.push_str(&crate::tree::escape(&key));
+                crate::tree::push_pointer_segment(path, &key);
                 json_node(file, v, path, out);
                 path.truncate(len);
             }

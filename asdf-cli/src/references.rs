@@ -44,7 +44,8 @@ use asdf_core::{AsdfFile, Manifest, ManifestOptions, Node, PieceCodec, PieceSour
 use base64::Engine as _;
 use serde_json::{json, Value as Json};
 
-use crate::tree::{escape, key_text};
+use crate::tree::key_text;
+use asdf_core::internals::escape_pointer_segment;
 
 /// One array as a zarr array: metadata and chunk references.
 struct ZArray {
@@ -489,7 +490,7 @@ fn groups(node: &Node, at: &str, refs: &mut BTreeMap<String, Json>) -> Result<()
     let children: Vec<(String, &Node)> = match node.value() {
         Value::Map(entries) => entries
             .iter()
-            .map(|(k, v)| (escape(&key_text(k)), v))
+            .map(|(k, v)| (escape_pointer_segment(&key_text(k)).into_owned(), v))
             .collect(),
         Value::Seq(items) => items
             .iter()

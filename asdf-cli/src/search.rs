@@ -6,7 +6,7 @@ use std::path::Path;
 use asdf_core::{AsdfFile, Node, Value};
 use regex::Regex;
 
-use crate::tree::{cut, escape, scalar_text};
+use crate::tree::{cut, push_pointer_segment, scalar_text};
 
 /// What a node must match (every given criterion).
 pub struct Query {
@@ -171,7 +171,7 @@ impl Search<'_> {
                 for (k, v) in entries {
                     let k = crate::tree::key_text(k);
                     path.push('/');
-                    path.push_str(&escape(&k));
+                    push_pointer_segment(path, &k);
                     self.visit(v, Some(&k), path);
                     path.truncate(len);
                 }

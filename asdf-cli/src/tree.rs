@@ -37,24 +37,11 @@ pub fn cut(s: String, max: usize) -> String {
     }
 }
 
-/// One JSON-pointer segment, escaped (`~` → `~0`, `/` → `~1`).
-pub fn escape(seg: &str) -> String {
-    if seg.contains(['~', '/']) {
-        seg.replace('~', "~0").replace('/', "~1")
-    } else {
-        seg.to_string()
-    }
-}
-
-/// The pointer of a path given as segments (`""` for the root).
-pub fn pointer(segs: &[String]) -> String {
-    let mut s = String::new();
-    for seg in segs {
-        s.push('/');
-        s.push_str(&escape(seg));
-    }
-    s
-}
+// JSON pointers: asdf-core's one escaper (`~` → `~0`, `/` → `~1`) and its pointer of a
+// path given as segments (`""` for the root).
+pub use asdf_core::internals::{
+    pointer_of_segments as pointer, push_pointer_segment, unescape_pointer_segment,
+};
 
 /// A path as users write it: `""` for the root; a JSON pointer `/a/0/b` (`~0`, `~1`); or,
 /// as python asdf's JMESPath expressions, `a.b[0].c` (`[*]` any index).
@@ -65,7 +52,7 @@ pub fn parse_path(text: &str) -> Vec<String> {
     if let Some(rest) = text.strip_prefix('/') {
         return rest
             .split('/')
-            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .map(|s| unescape_pointer_segment(s).into_owned())
             .collect();
     }
     let mut segs = Vec::new();

@@ -554,7 +554,7 @@ fn diff_nodes(a: &Node, b: &Node, path: &str, out: &mut Vec<String>) {
     match (a.value(), b.value()) {
         (Value::Map(x), Value::Map(y)) => {
             let key = |k: &Node| match k.as_str() {
-                Some(s) => s.replace('~', "~0").replace('/', "~1"),
+                Some(s) => crate::yaml::pointer::escape_segment(s).into_owned(),
                 None => show(k),
             };
             for (k, va) in x {

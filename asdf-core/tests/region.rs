@@ -946,7 +946,7 @@ fn ndarray_paths(root: &Node) -> Vec<String> {
             Value::Map(entries) => {
                 for (k, v) in entries {
                     if let Some(k) = k.as_str() {
-                        let k = k.replace('~', "~0").replace('/', "~1");
+                        let k = asdf_core::internals::escape_pointer_segment(k);
                         walk(v, format!("{here}/{k}"), out, depth + 1);
                     }
                 }

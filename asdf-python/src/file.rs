@@ -309,7 +309,7 @@ impl<'py> Search<'py> {
                         other => scalar_text(other),
                     };
                     path.push('/');
-                    path.push_str(&seg.replace('~', "~0").replace('/', "~1"));
+                    asdf_core::internals::push_pointer_segment(path, &seg);
                     self.walk(v, Some(&seg), path)?;
                     path.truncate(len);
                 }

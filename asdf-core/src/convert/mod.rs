@@ -48,7 +48,7 @@ pub fn pointer(segments: &[PathSegment]) -> String {
     for s in segments {
         out.push('/');
         match s {
-            PathSegment::Key(k) => out.push_str(&k.replace('~', "~0").replace('/', "~1")),
+            PathSegment::Key(k) => crate::yaml::pointer::push_segment(&mut out, k),
             PathSegment::Index(i) => out.push_str(&i.to_string()),
         }
     }
@@ -265,7 +265,7 @@ impl<'s> FromContext<'s> {
 fn parse_pointer(p: &str) -> Vec<PathSegment> {
     p.split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| PathSegment::Key(s.replace("~1", "/").replace("~0", "~")))
+        .map(|s| PathSegment::Key(crate::yaml::pointer::unescape_segment(s).into_owned()))
         .collect()
 }
 

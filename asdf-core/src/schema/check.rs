@@ -428,7 +428,7 @@ fn subschemas<'a>(
     if schema.as_map().is_none() || depth > 1 {
         return;
     }
-    let esc = |k: &str| k.replace('~', "~0").replace('/', "~1");
+    let esc = crate::yaml::pointer::escape_segment;
     out.push((pointer.clone(), schema));
     for (key, value) in schema.as_map().unwrap_or_default() {
         let Some(key) = key.as_str() else { continue };

@@ -676,11 +676,11 @@ fn node_at<'a>(node: &'a Node, pointer: &str) -> Option<&'a Node> {
 
 /// The member or item of `node` that the (escaped) pointer segment `seg` names.
 fn child<'a>(node: &'a Node, seg: &str) -> Option<&'a Node> {
-    let seg = seg.replace("~1", "/").replace("~0", "~");
+    let seg = crate::yaml::pointer::unescape_segment(seg);
     match node.value() {
         crate::yaml::Value::Map(entries) => entries
             .iter()
-            .find(|(k, _)| instance::key_text(k) == seg.as_str())
+            .find(|(k, _)| instance::key_text(k) == *seg)
             .map(|(_, v)| v),
         crate::yaml::Value::Seq(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
         _ => None,

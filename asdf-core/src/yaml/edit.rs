@@ -11,7 +11,8 @@
 //! index at each step, `~1` and `~0` escape `/` and `~` in keys. A sequence index may be
 //! negative (counted from the end) and, where a new item may go, `-` names the end.
 
-use super::node::{split_pointer, unescape_pointer, Integer, Node, NodeData, Value};
+use super::node::{Integer, Node, NodeData, Value};
+use super::pointer::{join_segments, split_pointer, unescape_segment};
 use super::shared::Shared;
 
 /// Why an edit of a tree could not be made. Nothing was changed.
@@ -75,7 +76,7 @@ impl Node {
     pub fn get_mut(&mut self, path: &str) -> Option<&mut Node> {
         let mut cur = self;
         for raw in split_pointer(path) {
-            let seg = unescape_pointer(raw);
+            let seg = unescape_segment(raw);
             cur = child_mut(cur, &seg)?;
         }
         Some(cur)
@@ -144,7 +145,9 @@ impl Node {
     /// # Ok::<(), asdf_core::yaml::EditError>(())
     /// ```
     pub fn remove(&mut self, path: &str) -> Result<Node, EditError> {
-        let segs: Vec<String> = split_pointer(path).map(unescape_pointer).collect();
+        let segs: Vec<String> = split_pointer(path)
+            .map(|s| unescape_segment(s).into_owned())
+            .collect();
         let Some((last, parents)) = segs.split_last() else {
             return Err(EditError::Root {
                 path: path.into(),
@@ -152,7 +155,7 @@ impl Node {
             });
         };
         let parent = self.walk_mut(path, parents, false)?;
-        let at = || pointer_of(&segs);
+        let at = || join_segments(&segs);
         match parent.value_mut() {
             Value::Map(entries) => match find_key(entries, last) {
                 Some(i) => Ok(entries.remove(i).1),
@@ -173,7 +176,9 @@ impl Node {
         how: Put,
         create: bool,
     ) -> Result<Option<Node>, EditError> {
-        let segs: Vec<String> = split_pointer(path).map(unescape_pointer).collect();
+        let segs: Vec<String> = split_pointer(path)
+            .map(|s| unescape_segment(s).into_owned())
+            .collect();
         let Some((last, parents)) = segs.split_last() else {
             return match how {
                 Put::Set => Ok(Some(std::mem::replace(self, value))),
@@ -184,7 +189,7 @@ impl Node {
             };
         };
         let parent = self.walk_mut(path, parents, create)?;
-        let at = || pointer_of(&segs);
+        let at = || join_segments(&segs);
         match parent.value_mut() {
             Value::Map(entries) => match (find_key(entries, last), how) {
                 (Some(_), Put::Insert) => Err(EditError::KeyExists {
@@ -224,7 +229,7 @@ impl Node {
     ) -> Result<&mut Node, EditError> {
         let mut cur = self;
         for (k, seg) in segs.iter().enumerate() {
-            let at = || pointer_of(&segs[..=k]);
+            let at = || join_segments(&segs[..=k]);
             if create {
                 if let Value::Map(entries) = cur.value_mut() {
                     if find_key(entries, seg).is_none() {
@@ -308,15 +313,6 @@ fn not_found(path: &str, at: String, why: impl Into<String>) -> EditError {
         at,
         why: why.into(),
     }
-}
-
-fn pointer_of(segs: &[String]) -> String {
-    let mut s = String::new();
-    for seg in segs {
-        s.push('/');
-        s.push_str(&seg.replace('~', "~0").replace('/', "~1"));
-    }
-    s
 }
 
 impl From<&str> for Node {

@@ -31,6 +31,7 @@ pub(crate) mod hash;
 mod keys;
 mod node;
 mod parse;
+pub(crate) mod pointer;
 pub(crate) mod pytext;
 mod resolve;
 mod shared;

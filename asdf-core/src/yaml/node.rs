@@ -10,6 +10,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::pointer::{split_pointer, unescape_segment};
 use super::shared::{Arena, Shared};
 
 /// Full tag URI of the YAML 1.1 core types (`!!str` etc.).
@@ -417,7 +418,7 @@ impl Node {
     pub fn pointer(&self, path: &str) -> Option<&Node> {
         let mut cur = self;
         for raw in split_pointer(path) {
-            let seg = unescape_pointer(raw);
+            let seg = unescape_segment(raw);
             cur = match &cur.0.value {
                 Value::Map(_) => cur.get(&seg)?,
                 Value::Seq(items) => {
@@ -544,32 +545,11 @@ impl Node {
 
 fn push_key(path: &mut String, k: &Node) {
     match k.value() {
-        Value::Str(s) => {
-            for c in s.chars() {
-                match c {
-                    '~' => path.push_str("~0"),
-                    '/' => path.push_str("~1"),
-                    c => path.push(c),
-                }
-            }
-        }
+        Value::Str(s) => super::pointer::push_segment(path, s),
         Value::Int(i) => path.push_str(&i.to_string()),
         Value::Bool(b) => path.push_str(if *b { "true" } else { "false" }),
         Value::Null => path.push_str("null"),
         other => path.push_str(&format!("{other:?}")),
-    }
-}
-
-pub(super) fn split_pointer(path: &str) -> impl Iterator<Item = &str> {
-    let p = path.strip_prefix('/').unwrap_or(path);
-    p.split('/').filter(|s| !s.is_empty())
-}
-
-pub(super) fn unescape_pointer(seg: &str) -> String {
-    if seg.contains('~') {
-        seg.replace("~1", "/").replace("~0", "~")
-    } else {
-        seg.to_string()
     }
 }
 

@@ -138,10 +138,6 @@ fn unordered_items(map: &serde_json::Map<String, Value>) -> Option<&Vec<Value>> 
     None
 }
 
-fn escape_key(k: &str) -> String {
-    k.replace('~', "~0").replace('/', "~1")
-}
-
 fn short(v: &Value) -> String {
     let s = serde_json::to_string(v).unwrap_or_default();
     if s.chars().count() <= 80 {
@@ -236,7 +232,7 @@ fn compare_at(a: &Value, b: &Value, path: &str, diffs: &mut Vec<String>, ignore:
             keys.sort();
             keys.dedup();
             for k in keys {
-                let p = format!("{path}/{}", escape_key(k));
+                let p = format!("{path}/{}", asdf_core::internals::escape_pointer_segment(k));
                 if ignore.contains(&p.as_str()) {
                     continue;
                 }
