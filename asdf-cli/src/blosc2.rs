@@ -243,34 +243,6 @@ fn msgpack(m: &Meta) -> Vec<u8> {
     out
 }
 
-/// Writes `path` through a temporary file beside it, synced, then renamed: `write` fills
-/// the temporary file.
-pub(crate) fn write_atomic(
-    path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.unwrap_or_else(|| "out".into()),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        write(&mut f)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 /// `y.asdf` → `z.b2nd`/`z.b2frame`: the array at `array` (a JSON pointer into the tree;
 /// needed when the file has more than one), compressed with `codec` (zstd, lz4 or zlib;
 /// default zstd level 5 with shuffle, as python-blosc2). A `.b2nd` keeps the shape and
@@ -422,7 +394,7 @@ pub fn from_asdf(
         w.finish().map_err(|e| at(&e))?
     };
     bar.message(format!("writing {}", output.display()));
-    write_atomic(output, |f| {
+    asdf_core::internals::write_atomically(output, |f| {
         crate::extract::write_reporting(f, &[&bytes], bytes.len() as u64, feed.as_ref())
     })
     .map_err(|e| format!("{}: {e}", output.display()))?;
