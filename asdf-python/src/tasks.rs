@@ -203,8 +203,8 @@ pub fn read_region<'py>(
 /// `(start, stop)` of the decoded block's bytes) and `region` (a list of `(start, stop)` per
 /// axis, or `None`); `offset` and `strides` (`None`: C order) of the array in its block's
 /// decoded bytes, `tree` (the byte range of the file's YAML tree, or `None`) and
-/// `inline_nulls` (inline data holding `null`s, which python asdf masks). The file opened
-/// through this process's cache.
+/// `inline_nulls` (inline data holding `null`s, which python asdf masks) and `mask_value`
+/// (a scalar `mask`, else `None`). The file opened through this process's cache.
 #[pyfunction]
 #[pyo3(name = "_manifest", signature = (source, array_path, storage_options = None, slab_bytes = 8 << 20, equal_slabs = false))]
 pub fn manifest<'py>(
@@ -216,7 +216,7 @@ pub fn manifest<'py>(
     equal_slabs: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     use asdf_core::{ManifestOptions, PieceSource};
-    let (file, _) = opened(py, source, storage_options)?;
+    let (file, mapped) = opened(py, source, storage_options)?;
     let path = array_path.to_string();
     let opts = ManifestOptions::default()
         .slab_bytes(slab_bytes.max(1))
@@ -244,6 +244,14 @@ pub fn manifest<'py>(
             .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?
             .is_some_and(|m| m.iter().any(|&b| b));
     d.set_item("inline_nulls", nulls)?;
+    // a scalar mask (python asdf masks the elements equal to it, or the NaNs)
+    match &meta.mask {
+        Some(mask) if !mask.is_ndarray() => d.set_item(
+            "mask_value",
+            crate::tree::ToPy::new(py, file.clone(), mapped).convert(mask)?,
+        )?,
+        _ => d.set_item("mask_value", py.None())?,
+    }
     let file_of = |s: &PieceSource| -> Option<String> {
         match s {
             PieceSource::File => None,

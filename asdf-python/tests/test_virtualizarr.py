@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import warnings
 from pathlib import Path
@@ -190,7 +191,7 @@ FIXTURES = ["views_shared_base", "views_shared_base_bigendian", "views_shared_ba
             "views_zero_stride", "views_default", "dtypes_strings", "dtypes_structured",
             "dtypes_inline", "dtypes_strings_inline", "dtypes_structured_inline",
             "inline_forms", "inline_nulls", "inline_empty",
-            "masked_inline", "zero_d_and_empty", "custom_tags", "defaults_1_6_0"]
+            "masked_inline", "masked", "masked_scalar", "zero_d_and_empty", "custom_tags", "defaults_1_6_0"]
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -199,6 +200,30 @@ def test_every_array_of_the_fixtures_is_virtualized(registry, name):
     compressed or not), records, strings, inline arrays (nulls, records, strings too),
     0-d and empty arrays, arrays in lists and tagged objects: all virtual, all equal."""
     _assert_all_virtual(testdata.require(f"fixtures/{name}.asdf"), registry)
+
+
+@pytest.mark.filterwarnings("ignore:Invalid block index contents")
+@pytest.mark.parametrize("label", [None, "zlib"])
+def test_scalar_masks_of_block_arrays(scratch, registry, label):
+    """A scalar ``mask`` (python never writes one; added to the text here, the blocks found
+    again by python asdf's serial reading): the mask array is the data's chunks through
+    asdf_mask_value, python asdf's mask (floats within masked_values' tolerance)."""
+    path = scratch / f"scalar_mask_{label}.asdf"
+    a = np.array([[1.0, -999.0, 3.0], [np.nan, -999.0000001, 2.0]])
+    b = np.array([5, -1, 7, -1], dtype=">i2")
+    asdf.AsdfFile({"a": a, "b": b, "c": a[::-1]}).write_to(path, all_array_compression=label)
+    raw = path.read_bytes()
+    for key, mask in [(b"a", b"-999.0"), (b"b", b"-1"), (b"c", b".nan")]:
+        # the line after the array's shape: its mask
+        raw, n = re.subn(rb"(\n" + key + rb": !core/ndarray-1\.1\.0\n(?:  .*\n)*?  shape: .*\n)",
+                         rb"\1  mask: " + mask + rb"\n", raw, count=1)
+        assert n == 1, key
+    path.write_bytes(raw)
+    with asdf.open(path, lazy_load=False, memmap=False) as af:
+        assert int(np.ma.getmaskarray(af["a"]).sum()) == 2  # -999 and its close neighbour
+        assert np.ma.getmaskarray(af["c"]).tolist() == [[True, False, False]] + [[False] * 3]
+        assert np.ma.getmaskarray(af["b"]).tolist() == [False, True, False, True]
+    _assert_all_virtual(path, registry)
 
 
 def _kinds_tree():
@@ -472,6 +497,16 @@ def test_codecs_refuse_hostile_configurations_and_bytes(tmp_path):
                         ({"itemsize": 4, "ranges": [[-1, 2]]}, bytes(8))]:
         with pytest.raises(ValueError):
             numcodecs.get_codec({"id": "asdf_swap", **config}).decode(buf)
+
+    mask = numcodecs.get_codec({"id": "asdf_mask_value", "dtype": ">i2", "value": "-1"})
+    assert bytes(mask.decode(np.array([5, -1], ">i2").tobytes())) == b"\x00\x01"
+    for config in [{"dtype": "|O", "value": "1"}, {"dtype": "|V8", "value": "1"},
+                   {"dtype": "<i4", "value": "one"}, {"dtype": "<i4", "value": "(1+2j)"},
+                   {"dtype": [["a", "<i4"]], "value": "1"}]:
+        with pytest.raises((ValueError, TypeError)):
+            numcodecs.get_codec({"id": "asdf_mask_value", **config})
+    with pytest.raises(ValueError):
+        mask.decode(b"\x00\x01\x02")  # no whole number of items
 
     secret = tmp_path / "secret.bin"
     secret.write_bytes(b"\x01\x00\x00\x00" * 4)

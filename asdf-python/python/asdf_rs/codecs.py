@@ -21,6 +21,8 @@ this module, which decode through asdf-rs (``asdf_rs._decode``):
 ``asdf_swap``             records: the bytes of each range ``[offset, size]`` of every
                           ``itemsize``-byte item reversed (big-endian fields made
                           little-endian, the one byte order of zarr's record datatype)
+``asdf_mask_value``       an array's elements (after the array's own codecs) as its mask:
+                          1 where python asdf masks them for the scalar ``mask`` ``value``
 ``asdf_inline``           the file's first bytes, its header and YAML tree: the inline
                           array at ``pointer`` parsed from the tree's text
 ========================  ==========================================================
@@ -49,13 +51,14 @@ The codecs only decode; encoding raises ``NotImplementedError``.
 import struct
 
 import numcodecs
+import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_bytes, ndarray_copy
 
 from ._asdf_rs import _decode, _inline, _strided, _swap
 
 __all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfInline", "AsdfLz4", "AsdfLz4f", "AsdfPad",
-           "AsdfStrided", "AsdfSwap"]
+           "AsdfMaskValue", "AsdfStrided", "AsdfSwap"]
 
 
 class _Decoder(Codec):
@@ -197,6 +200,41 @@ class AsdfSwap(Codec):
         return ndarray_copy(data, out)
 
 
+class AsdfMaskValue(Codec):
+    """The mask of an array with a scalar ``mask``: the decoded elements (numpy's ``dtype``,
+    a number type) become one byte each, 1 where python asdf masks them: NaNs for a NaN
+    ``value``, else as ``numpy.ma.masked_values`` (floats within its tolerance, others
+    equal). ``value`` is the number's text (``"-999"``, ``"nan"``, ``"(1+2j)"``)."""
+
+    codec_id = "asdf_mask_value"
+
+    def __init__(self, dtype, value):
+        self.dtype = np.dtype(str(dtype))
+        if self.dtype.kind not in "biufc" or self.dtype.subdtype is not None:
+            raise ValueError(f"asdf_mask_value: dtype {self.dtype}, no number")
+        self.value = str(value)
+        try:
+            self._value = int(self.value)
+        except ValueError:  # a float's or complex's text (ValueError when neither)
+            self._value = (complex if self.dtype.kind == "c" else float)(self.value)
+
+    def get_config(self):
+        return {"id": self.codec_id, "dtype": self.dtype.str, "value": self.value}
+
+    def encode(self, buf):
+        raise NotImplementedError(f"{self.codec_id} only decodes (asdf-rs references)")
+
+    def decode(self, buf, out=None):
+        data = np.frombuffer(ensure_bytes(buf), dtype=self.dtype)  # ValueError: no whole items
+        if np.isnan(self._value):
+            mask = np.isnan(data)
+        elif self.dtype.kind == "f":
+            mask = np.isclose(data, self._value, rtol=1e-5, atol=1e-8)
+        else:
+            mask = data == self._value
+        return ndarray_copy(mask.astype(np.uint8).tobytes(), out)
+
+
 class AsdfInline(Codec):
     """An inline array, parsed from the text of the tree: the chunk's bytes are the file's
     first bytes up to the end of its tree; ``pointer`` names the array, ``dtype`` and
@@ -225,5 +263,6 @@ class AsdfInline(Codec):
         return ndarray_copy(data, out)
 
 
-for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfPad, AsdfBlock, AsdfStrided, AsdfSwap, AsdfInline):
+for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfPad, AsdfBlock, AsdfStrided, AsdfSwap, AsdfInline,
+               AsdfMaskValue):
     numcodecs.register_codec(_codec)

@@ -52,7 +52,7 @@ from . import codecs as _codecs  # registers the numcodecs codecs
 __all__ = ["AsdfParser"]
 
 _ASDF_CODECS = ("asdf_lz4", "asdf_lz4f", "asdf_blosc2", "asdf_block", "asdf_pad",
-                "asdf_strided", "asdf_inline", "asdf_swap")
+                "asdf_strided", "asdf_inline", "asdf_swap", "asdf_mask_value")
 
 
 def _zarr3_codec(codec_id):
@@ -74,8 +74,9 @@ try:
     AsdfStridedZarr3 = _zarr3_codec("asdf_strided")
     AsdfInlineZarr3 = _zarr3_codec("asdf_inline")
     AsdfSwapZarr3 = _zarr3_codec("asdf_swap")
+    AsdfMaskValueZarr3 = _zarr3_codec("asdf_mask_value")
     for _cls in (AsdfLz4Zarr3, AsdfLz4fZarr3, AsdfBlosc2Zarr3, AsdfBlockZarr3, AsdfPadZarr3,
-                 AsdfStridedZarr3, AsdfInlineZarr3, AsdfSwapZarr3):
+                 AsdfStridedZarr3, AsdfInlineZarr3, AsdfSwapZarr3, AsdfMaskValueZarr3):
         _zarr_registry.register_codec(_cls.codec_name, _cls)
 except ImportError:  # zarr 3 not installed: the parser is of no use, the module imports
     pass
@@ -308,7 +309,16 @@ class AsdfParser:
                 attrs = {"asdf_rs_dtype": str(_dtype(m["dtype"]).descr)}
         array = _manifest_array(shape, dtype, dims, chunks, codecs, entries, fill, attrs)
         nulls = None
-        if m["inline_nulls"]:
+        value = m["mask_value"]
+        if value is not None and dtype.fields is None:
+            # a scalar mask: the mask is the data's chunks through asdf_mask_value
+            mask_codec = _codecs.AsdfMaskValue(dtype.str, repr(value))
+            mask_fill = None if fill is None else bool(
+                mask_codec.decode(np.array(fill, dtype=dtype).tobytes())[0])
+            nulls = _manifest_array(shape, np.dtype("?"), dims, chunks,
+                                    [_v3("asdf_mask_value", dtype=dtype.str, value=repr(value))]
+                                    + codecs, entries, mask_fill)
+        elif m["inline_nulls"]:
             chunks, _, entries, _ = self._inline(url, m, pointer, part="nulls")
             nulls = _manifest_array(shape, np.dtype("?"), dims, chunks,
                                     [_v3("asdf_inline", pointer=pointer, dtype=m["dtype"],
