@@ -16,23 +16,52 @@ zarr later reads the chunks through.
 
 - Every array of the tree is a zarr array named by its tree path: arrays of the root mapping
   are variables of the root group, arrays of nested mappings variables of nested groups
-  (``open_virtual_datatree`` shows them all; ``group="meta/cal"`` one). Dimensions are named
-  ``{name}_dim_{i}``.
+  (``open_virtual_datatree`` shows them all; ``group="meta/cal"`` one); a list holding
+  arrays, and a tagged mapping (an astropy table, a custom tag) holding them, are groups
+  too, their members named by index or key (the tag the group attribute ``asdf_rs_tag``).
+  Dimensions are named ``{name}_dim_{i}``.
 - The tree's scalars (strings, numbers, booleans, dates as ISO text, lists of those) are the
   attributes of their group.
 - Chunks: the array's manifest pieces when they form a regular grid (slabs of equal rows of
   an uncompressed block, python asdf's ``lz4`` sub-blocks and Blosc2 chunks when they end on
   rows), else one chunk, the whole stored block, when the array is its whole block.
+- Views of a block (an ``offset``, ``strides`` negative or zero, one block shared by several
+  arrays, compressed or not): one chunk, the bytes the view spans in an uncompressed block
+  or the whole stored block of a compressed one (its decoder first), whose elements
+  ``asdf_strided`` gathers into C order. A large view is one large chunk.
+- Inline arrays (data in the YAML tree): truly virtual, one chunk, the file's first bytes up
+  to the end of its tree, which ``asdf_inline`` parses (asdf-core's YAML reader, no other
+  file opened) for the array at its JSON pointer. Our YAML layer keeps no byte spans of
+  nodes, so the chunk is the whole header and tree rather than the array's own text: inline
+  arrays are small, and trees are read whole anyway; a file whose tree is rewritten in place
+  (``asdf_rs.update``) is read as it is then, as every chunk is.
+- Records: zarr's record datatype has one byte order (little-endian, its ``bytes`` codec's)
+  and no subarray fields: ``asdf_swap`` makes big-endian fields little-endian (so the
+  values are python asdf's, in little-endian fields); a subarray field is read as raw bytes
+  of its length (``|V16`` for ``('<f8', (2,))``) and python asdf's datatype is the array
+  attribute ``asdf_rs_dtype`` (``numpy.frombuffer(a.tobytes(),
+  numpy.dtype(ast.literal_eval(attrs["asdf_rs_dtype"])).newbyteorder("<"))`` gives
+  python asdf's values). Nested records are read through the virtual store and icechunk;
+  zarr 3.1 cannot read them back from kerchunk (zarr v2) metadata.
+- Strings: ``ascii`` is zarr's fixed-length bytes, ``ucs4`` its UTF-32 (the file's byte
+  order, as the ``bytes`` codec says).
+- Blosc2 special chunks (a run of zeros or NaNs, stored as a flag in the frame's offsets
+  with no bytes): zarr's missing chunks, read as the array's fill value, when they all
+  repeat one element (zeros: the default fill value 0; NaNs: the fill value NaN); an array
+  mixing kinds is one chunk, its whole frame, decoded by ``asdf_block``.
 - Codecs: numcodecs' ``zlib``, ``bz2``, ``zstd``, ``blosc``, ``lz4`` where they read the
   pieces; for the formats numcodecs lacks, the codecs of :mod:`asdf_rs.codecs`
-  (``asdf_lz4``, ``asdf_lz4f``, ``asdf_blosc2``, ``asdf_block``, ``asdf_pad``) as zarr v3
-  codecs ``numcodecs.asdf_*``, registered with zarr when this module is imported (and found
-  by zarr through the package's ``zarr.codecs`` entry points otherwise).
-- A masked array's mask (an ndarray) is a variable of its own, ``{name}_mask``.
-- Not virtualized (left out, named in the group attribute ``asdf_rs_not_virtualized``):
-  arrays that are views of a block (an offset or strides), that share a compressed block,
-  inline arrays, records and strings (zarr v3 has no such datatypes here), and Blosc2
-  chunks of a repeated non-zero value. ``asdf_rs.to_dask`` reads every one of them.
+  (``asdf_lz4``, ``asdf_lz4f``, ``asdf_blosc2``, ``asdf_block``, ``asdf_pad``,
+  ``asdf_strided``, ``asdf_swap``, ``asdf_inline``, ``asdf_mask_value``) as zarr v3 codecs
+  ``numcodecs.asdf_*``, registered with zarr when this module is imported (and found by
+  zarr through the package's ``zarr.codecs`` entry points otherwise).
+- A masked array's mask is a variable of its own, ``{name}_mask``: the mask ndarray, the
+  ``null``s of inline data (``asdf_inline`` with ``part="nulls"``), or for a scalar
+  ``mask`` (``-999``, ``.nan``) the data's chunks through ``asdf_mask_value`` (python
+  asdf's masking: NaNs, else ``numpy.ma.masked_values``).
+- Left out (warned, and named in the group attribute ``asdf_rs_not_virtualized``) only what
+  asdf-rs has no chunk manifest of: the arrays of ASDF-in-FITS files (FITS HDUs) and blocks
+  of ASDF 0.1.0 encoding chains (files of 2015). ``asdf_rs.to_dask`` reads every one of them.
 """
 
 from __future__ import annotations
