@@ -226,6 +226,16 @@ fn check(hdr: &ChunkHeader, src: &[u8]) -> Result<(), Error> {
 
 /// Decodes the chunk into `out`, whose length must be the chunk's decoded size.
 pub fn decode_to_slice(hdr: &ChunkHeader, src: &[u8], out: &mut [u8]) -> Result<(), Error> {
+    decode_to_slice_with(hdr, src, out, false)
+}
+
+/// As [`decode_to_slice`]; `parallel`: independent blocks are decoded on rayon's threads.
+pub(crate) fn decode_to_slice_with(
+    hdr: &ChunkHeader,
+    src: &[u8],
+    out: &mut [u8],
+    parallel: bool,
+) -> Result<(), Error> {
     if out.len() != hdr.nbytes {
         return Err(Error::malformed(
             "nbytes",
@@ -373,32 +383,55 @@ pub fn decode_to_slice(hdr: &ChunkHeader, src: &[u8], out: &mut [u8]) -> Result<
         }),
         _ => Direct::No,
     };
+    let bs = hdr.blocksize;
+    if parallel && !hdr.filters.contains(&filters::DELTA) && hdr.nbytes > bs {
+        // independent blocks (no delta filter refers to the first): one task each
+        use rayon::prelude::*;
+        return out.par_chunks_mut(bs).enumerate().try_for_each(|(j, dst)| {
+            with_scratch(|scratch| decode_block_to(hdr, src, j, direct, None, dst, scratch))
+        });
+    }
     with_scratch(|scratch| {
-        let bs = hdr.blocksize;
         let nblocks = hdr.nbytes.div_ceil(bs);
         for j in 0..nblocks {
             let (first, rest) = out.split_at_mut(j.min(1) * bs);
             let offset = j * bs - first.len();
             let bsize = block_len(hdr, j);
             let dst = &mut rest[offset..offset + bsize];
-            match direct {
-                Direct::Streams => decode_streams(hdr, src, j, dst, &mut scratch.dec)?,
-                Direct::Unshuffle(ts) => {
-                    let Scratch { block, dec, .. } = &mut *scratch;
-                    // every stream fills its part of the block: no need to clear it first
-                    block.resize(bsize, 0);
-                    decode_streams(hdr, src, j, block, dec)?;
-                    filters::unshuffle(ts, block, dst);
-                }
-                Direct::No => {
-                    let dref = if j == 0 { None } else { Some(&first[..]) };
-                    decode_block(hdr, src, j, dref, scratch)?;
-                    dst.copy_from_slice(&scratch.block);
-                }
-            }
+            let dref = if j == 0 { None } else { Some(&first[..]) };
+            decode_block_to(hdr, src, j, direct, dref, dst, scratch)?;
         }
         Ok(())
     })
+}
+
+/// Decodes block `j` into `dst` (its decoded size) by the pipeline `direct`; `dref` is the
+/// decoded first block (for delta), `None` for block 0.
+fn decode_block_to(
+    hdr: &ChunkHeader,
+    src: &[u8],
+    j: usize,
+    direct: Direct,
+    dref: Option<&[u8]>,
+    dst: &mut [u8],
+    scratch: &mut Scratch,
+) -> Result<(), Error> {
+    match direct {
+        Direct::Streams => decode_streams(hdr, src, j, dst, &mut scratch.dec),
+        Direct::Unshuffle(ts) => {
+            let Scratch { block, dec, .. } = &mut *scratch;
+            // every stream fills its part of the block: no need to clear it first
+            block.resize(dst.len(), 0);
+            decode_streams(hdr, src, j, block, dec)?;
+            filters::unshuffle(ts, block, dst);
+            Ok(())
+        }
+        Direct::No => {
+            decode_block(hdr, src, j, dref, scratch)?;
+            dst.copy_from_slice(&scratch.block);
+            Ok(())
+        }
+    }
 }
 
 /// How [`decode_to_slice`] gets each block into the output.
@@ -519,7 +552,14 @@ fn decode_streams(
             ))
         }
     };
-    let nstreams = if !dont_split && !last_partial { ts } else { 1 };
+    // Blosc1 chunks (format 1 and 2) written before the split flag was not split when the
+    // items were over 16 bytes or the block under 128 items: C-Blosc1 reads them so
+    let blosc1_whole = hdr.version <= 2 && (ts > 16 || bs / ts < 128);
+    let nstreams = if !dont_split && !last_partial && !blosc1_whole {
+        ts
+    } else {
+        1
+    };
     let neblock = bsize / nstreams;
     if neblock == 0 || neblock * nstreams != bsize {
         return Err(Error::malformed(

@@ -26,7 +26,7 @@ pub enum Codec {
 
 impl Codec {
     /// The chunk header's format number, and python-blosc2's codec number (the frame's).
-    fn numbers(self) -> (u8, u8) {
+    pub(crate) fn numbers(self) -> (u8, u8) {
         match self {
             Codec::Blosclz => (BLOSCLZ, 0),
             Codec::Lz4 => (LZ4, 1),
@@ -119,7 +119,7 @@ const DEFAULT_BLOCK: usize = 256 << 10;
 
 use crate::shuffle::shuffle;
 
-fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) {
+pub(crate) fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) {
     let mut n = src.len() / ts;
     n -= n % 8;
     let row = n / 8;
@@ -268,7 +268,7 @@ fn bytedelta(streams: usize, src: &[u8], dst: &mut [u8]) {
     }
 }
 
-fn compress(codec: Codec, level: i32, data: &[u8]) -> Result<Vec<u8>, Error> {
+pub(crate) fn compress(codec: Codec, level: i32, data: &[u8]) -> Result<Vec<u8>, Error> {
     let fail = |e: &dyn std::fmt::Display| Error::Codec {
         block: 0,
         codec: "encoder",

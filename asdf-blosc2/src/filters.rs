@@ -35,10 +35,10 @@ pub(crate) use crate::shuffle::unshuffle;
 /// Bit unshuffle: the block holds, for byte `j` and bit `k` of the element (row `j * 8 + k`),
 /// a row of `n / 8` bytes with that bit of every element (element `e` in bit `e % 8` of byte
 /// `e / 8`). Whole groups of 8 elements are shuffled; the rest is stored as it is (chunk
-/// format 3 on; format 2 shuffled only blocks of a multiple of 8 elements).
+/// format 3 on; formats 1 and 2, Blosc1's, shuffled only blocks of a multiple of 8 elements).
 pub(crate) fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format: u8) {
     let mut n = src.len() / typesize;
-    if format == 2 && n % 8 != 0 {
+    if format <= 2 && n % 8 != 0 {
         n = 0;
     }
     n -= n % 8;

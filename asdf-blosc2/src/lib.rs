@@ -1,6 +1,7 @@
 //! Blosc2 in pure Rust: chunks (the Blosc2 chunk format with its codecs and filters) and
 //! contiguous frames (`.b2frame`, and `.b2nd` arrays, which are frames with a `b2nd`
-//! metalayer), as C-Blosc2 and python-blosc2 write them.
+//! metalayer), as C-Blosc2 and python-blosc2 write them; and the Blosc1 chunks they grew
+//! from, as C-Blosc 1.x and python-blosc write them ([`blosc1`]).
 //!
 //! This crate knows bytes only; binding frames to ASDF arrays lives in `asdf-core` (block
 //! codecs `bsc2` and `bls2`) and `asdftool convert`.
@@ -9,6 +10,7 @@
 //! is sized by a field that was not checked against the input's length or a limit the
 //! caller gives: malformed input is an [`Error`] naming the offset, never a panic.
 
+pub mod blosc1;
 mod blosclz;
 pub mod chunk;
 pub mod encode;
