@@ -644,7 +644,8 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// `n` zero bytes, or an error when they cannot be had.
+/// `n` zero bytes (the one zeroed allocation of asdf-rs, `asdf_common::mem`: fresh pages,
+/// huge pages asked for large buffers), or an error when they cannot be had.
 fn zeroed(n: u64) -> Result<Vec<u8>, Error> {
     let too_big = || Error::TooLarge {
         what: "decoded data",
@@ -652,60 +653,8 @@ fn zeroed(n: u64) -> Result<Vec<u8>, Error> {
         limit: isize::MAX as u64,
     };
     let n = usize::try_from(n).map_err(|_| too_big())?;
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    // Allocated zeroed rather than reserved then filled: the allocator hands out fresh pages
-    // of a large buffer already zero, so nothing writes the whole buffer on this thread
-    // before the decoders (on rayon's threads) do; and a failed allocation stays an error.
-    let layout = std::alloc::Layout::array::<u8>(n).map_err(|_| too_big())?;
-    // SAFETY: `layout` has a non-zero size (`n > 0` is checked above), as `alloc_zeroed`
-    // requires.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    if p.is_null() {
-        return Err(too_big());
-    }
-    advise_huge_pages(p, n);
-    // SAFETY: `p` is non-null and was allocated by the global allocator with the layout of
-    // `[u8; n]` (size `n`, alignment 1, which is what `Vec<u8>` with capacity `n` uses); its
-    // `n` bytes are initialised (zero); length and capacity are both `n`, and the Vec owns
-    // the allocation from here (nothing else frees it).
-    Ok(unsafe { Vec::from_raw_parts(p, n, n) })
+    asdf_common::mem::zeroed_bytes(n).ok_or_else(too_big)
 }
-
-/// Asks Linux to back the `n` bytes at `p` with transparent huge pages where it can, as
-/// numpy does for its arrays of 4 MiB and more: a buffer of a gigabyte is then first
-/// touched in 2 MiB page faults rather than 4 KiB ones (512 times fewer). Only advice:
-/// a failure is ignored, and other systems do nothing.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(p: *mut u8, n: usize) {
-    const MADV_HUGEPAGE: std::ffi::c_int = 14;
-    const PAGE: usize = 4096;
-    extern "C" {
-        fn madvise(
-            addr: *mut std::ffi::c_void,
-            len: usize,
-            advice: std::ffi::c_int,
-        ) -> std::ffi::c_int;
-    }
-    if n < 4 << 20 {
-        return;
-    }
-    // the whole pages inside the buffer (madvise wants a page-aligned start)
-    let start = (p as usize).div_ceil(PAGE) * PAGE;
-    let end = (p as usize + n) / PAGE * PAGE;
-    // SAFETY: `madvise` is the C library's (linked on Linux), with its C signature.
-    // `start..end` lies inside the `n` bytes just allocated at `p` (rounded inward to page
-    // boundaries; `n` is at least 4 MiB, so the range is not empty), which the caller alone
-    // owns; MADV_HUGEPAGE changes neither the content nor the mapping, only how the pages are
-    // backed, so no reference to the memory is invalidated.
-    unsafe {
-        madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_p: *mut u8, _n: usize) {}
 
 fn decode_msgpack(bytes: &[u8], what: &'static str) -> Result<Meta, Error> {
     let mut r = bytes;

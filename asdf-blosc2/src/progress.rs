@@ -1,27 +1,15 @@
 //! Progress reports of decoding and encoding frames, chunk by chunk, for progress bars.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-/// A callback told how far decoding ([`Frame::with_progress`](crate::Frame::with_progress))
-/// or encoding ([`b2nd_frame_with_progress`](crate::encode::b2nd_frame_with_progress)) has
-/// come, as `(done, total)` in bytes of the data (the decoded output, or the input taken
-/// into chunks): called once per chunk, from the thread that did the chunk, one call at a
-/// time, with `done` never decreasing and ending at `total`.
-#[derive(Clone)]
-pub struct Progress(Arc<dyn Fn(u64, u64) + Send + Sync>);
-
-impl Progress {
-    /// Wraps `f`, called with `(done, total)`.
-    pub fn new(f: impl Fn(u64, u64) + Send + Sync + 'static) -> Self {
-        Progress(Arc::new(f))
-    }
-}
-
-impl std::fmt::Debug for Progress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Progress(..)")
-    }
-}
+/// The one progress type of asdf-rs (defined in `asdf-common`; `asdf_core::Progress` is
+/// this type too): here told how far decoding
+/// ([`Frame::with_progress`](crate::Frame::with_progress)) or encoding
+/// ([`b2nd_frame_with_progress`](crate::encode::b2nd_frame_with_progress)) has come, as
+/// `(done, total)` in bytes of the data (the decoded output, or the input taken into chunks):
+/// called once per chunk, from the thread that did the chunk, one call at a time, with `done`
+/// never decreasing and ending at `total`.
+pub use asdf_common::Progress;
 
 /// Counts the bytes of the chunks done towards `total` and reports them; shared by the
 /// threads decoding chunks (the lock keeps the reports in order).
@@ -47,7 +35,7 @@ impl<'p> Tally<'p> {
             let next = done.saturating_add(n).min(self.total);
             if next > *done {
                 *done = next;
-                (p.0)(next, self.total);
+                p.report(next, self.total);
             }
         }
     }
@@ -58,7 +46,7 @@ impl<'p> Tally<'p> {
         if let Ok(mut done) = self.done.lock() {
             if *done < self.total {
                 *done = self.total;
-                (p.0)(self.total, self.total);
+                p.report(self.total, self.total);
             }
         }
     }

@@ -86,7 +86,8 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
         format!("decoding {}", input.display()),
     );
     let frame = match &feed {
-        Some(feed) => frame.with_progress(blosc2_progress(feed)),
+        // asdf_blosc2::Progress is asdf_core::Progress (asdf-common's)
+        Some(feed) => frame.with_progress(feed.clone()),
         None => frame,
     };
     let (dtype, shape, data) = match frame.b2nd() {
@@ -168,13 +169,6 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
         output.display(),
         summary.len
     ))
-}
-
-/// The library's progress reports (`asdf_core::Progress`, which draws a bar) for Blosc2's
-/// encoder and decoder.
-fn blosc2_progress(feed: &asdf_core::Progress) -> asdf_blosc2::Progress {
-    let feed = feed.clone();
-    asdf_blosc2::Progress::new(move |done, total| feed.report(done, total))
 }
 
 /// The JSON pointers of every ndarray in `node`.
@@ -353,10 +347,7 @@ pub fn from_asdf(
             dtype: a.dtype.to_numpy_str(),
         };
         let mut frame = match &feed {
-            Some(feed) => {
-                let progress = blosc2_progress(feed);
-                asdf_blosc2::b2nd_frame_with_progress(&nd, &a.data, &p, &vl, &progress)
-            }
+            Some(feed) => asdf_blosc2::b2nd_frame_with_progress(&nd, &a.data, &p, &vl, feed),
             None => asdf_blosc2::b2nd_frame(&nd, &a.data, &p, &vl),
         }
         .map_err(|e| at(&e))?;

@@ -1,11 +1,10 @@
 //! Progress of long operations (writing blocks, verifying checksums), for progress bars.
 
-use std::fmt;
-use std::sync::Arc;
-
-/// A callback told how far a long operation has come, as `(done, total)` in bytes: called
-/// from the thread doing the work, every few MiB, with `done` never decreasing and ending
-/// at `total`. What the bytes are is said where a `Progress` is accepted
+/// The one progress type of asdf-rs (defined in `asdf-common`, so that asdf-blosc2, below
+/// this crate, has it too: `asdf_blosc2::Progress` is this type): a callback told how far a
+/// long operation has come, as `(done, total)` in bytes, from the thread doing the work,
+/// every few MiB, with `done` never decreasing and ending at `total`. What the bytes are is
+/// said where a `Progress` is accepted
 /// ([`WriteOptions::progress`](crate::WriteOptions::progress),
 /// [`AsdfFile::verify_checksums_with_progress`](crate::AsdfFile::verify_checksums_with_progress)).
 ///
@@ -22,33 +21,7 @@ use std::sync::Arc;
 /// assert_eq!(seen.load(Ordering::Relaxed), 8000); // the array's 8000 bytes
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone)]
-pub struct Progress(Arc<dyn Fn(u64, u64) + Send + Sync>);
-
-impl Progress {
-    /// Wraps `f`, called with `(done, total)`.
-    pub fn new(f: impl Fn(u64, u64) + Send + Sync + 'static) -> Self {
-        Progress(Arc::new(f))
-    }
-
-    /// Reports `done` of `total`.
-    pub fn report(&self, done: u64, total: u64) {
-        (self.0)(done.min(total), total);
-    }
-}
-
-impl fmt::Debug for Progress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Progress(..)")
-    }
-}
-
-/// Two `Progress` values are equal when they share one callback.
-impl PartialEq for Progress {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
+pub use asdf_common::Progress;
 
 /// Counts bytes done towards a known total and reports them (when there is a callback).
 pub(crate) struct Ticker<'p> {

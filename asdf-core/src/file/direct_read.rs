@@ -87,27 +87,16 @@ pub(super) fn contiguous_plan<T: Element>(
 }
 
 /// A `Vec<T>` of `len` zero elements, allocated zeroed (fresh pages for large sizes, so no
-/// memset pass), or `None` when the allocation fails.
+/// memset pass, huge pages asked for: `asdf_common::mem`), or `None` when the allocation
+/// fails.
 pub(super) fn zeroed_vec<T: Element>(len: usize) -> Option<Vec<T>> {
     assert!(
         T::ANY_BIT_PATTERN,
         "zeroed_vec needs a type valid for any bit pattern"
     );
-    if len == 0 || std::mem::size_of::<T>() == 0 {
-        return Some(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<T>(len).ok()?;
-    // SAFETY: `layout` has a non-zero size (len > 0, size_of::<T>() > 0).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
-    if ptr.is_null() {
-        return None;
-    }
-    crate::mem::advise_huge_pages(ptr as *mut u8, layout.size());
-    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[T; len]`, so
-    // it is aligned for `T` and capacity `len` matches; all `len` elements are initialised
-    // because the memory is zeroed and `T::ANY_BIT_PATTERN` (checked above) guarantees that
-    // all-zero bytes are a valid `T` (plain integers, IEEE floats, complex of floats).
-    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
+    // SAFETY: `T::ANY_BIT_PATTERN` (checked above) guarantees that all-zero bytes are a valid
+    // `T` (plain integers, IEEE floats, complex of floats).
+    unsafe { asdf_common::mem::zeroed_vec::<T>(len) }
 }
 
 /// The bytes of `T` elements, for writing.
