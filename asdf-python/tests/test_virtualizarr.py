@@ -255,6 +255,7 @@ def _kinds_tree():
         "inline_c16": np.array([1 + 2j, -0.5j]),
         "inline_str": np.array(["ab", "c"], dtype="<U2"),
         "meta": {"views": [base[::2], base[:, ::-3]], "note": "in a list"},
+        "zero_d": np.array(2.5), "empty": np.zeros((0, 3), dtype=">i4"),
     }
 
 
@@ -297,6 +298,10 @@ def test_views_records_strings_and_inline_arrays_through_kerchunk(scratch, regis
             if name == "rec":
                 # written, but zarr 3.1 reads no nested record datatype from zarr v2
                 # metadata ("No Zarr data type found"); rec_x, its nested field, is read
+                continue
+            if name == "zero_d":
+                # VirtualiZarr 2.5 writes a 0-d array's chunk under the key "zero_d/", not
+                # "zero_d/0", which zarr reads as missing (icechunk has it right)
                 continue
             want = af.tree[name]
             got = root[name][...]
@@ -528,6 +533,32 @@ def test_codecs_refuse_hostile_configurations_and_bytes(tmp_path):
                         (good.replace(b"[1, null, 3]", b"[" + b"[" * 10_000), {})]:
         with pytest.raises((ValueError, AsdfError)):
             inline(buf, **config)
+
+
+def test_views_records_strings_and_inline_arrays_written_to_icechunk(scratch, registry):
+    import icechunk
+
+    data = scratch / "kinds_icechunk"
+    data.mkdir()
+    path = data / "kinds.asdf"
+    _write_kinds(path, "lz4")
+    vds = virtualizarr.open_virtual_dataset(_url(path), parser=AsdfParser(), registry=registry)
+    prefix = data.resolve().as_uri() + "/"
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(
+        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(data.resolve()))))
+    storage = icechunk.local_filesystem_storage(str(scratch / "kinds_repo"))
+    session = icechunk.Repository.create(storage, config).writable_session("main")
+    vds.vz.to_icechunk(session.store)
+    session.commit("views, records, strings, inline arrays")
+    repo = icechunk.Repository.open(
+        storage, config, authorize_virtual_chunk_access=icechunk.containers_credentials({prefix: None}))
+    root = zarr.open_group(repo.readonly_session("main").store, mode="r", zarr_format=3)
+    with asdf.open(path, lazy_load=False, memmap=False) as af:
+        names = [k for k, v in af.tree.items() if isinstance(v, np.ndarray)]
+        assert len(names) > 20
+        for name in names:
+            _assert_same(root[name][...], af.tree[name], dict(root[name].attrs), name)
 
 
 def test_blosc2_chunks_of_nans_are_the_fill_value(scratch, registry):

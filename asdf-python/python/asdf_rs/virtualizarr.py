@@ -464,7 +464,9 @@ def _manifest_array(shape, dtype, dims, chunks, codecs, entries, fill, attrs=Non
         attributes=attrs,
         dimension_names=dims,
     )
-    grid = tuple(-(-n // max(1, c)) for n, c in zip(shape, chunks))
+    # an empty array has no chunk; its manifest a grid of one missing chunk per axis all the
+    # same (VirtualiZarr 2.5 cannot write a manifest of no chunks to kerchunk or icechunk)
+    grid = tuple(max(1, -(-n // max(1, c))) for n, c in zip(shape, chunks))
     return ManifestArray(metadata=metadata, chunkmanifest=ChunkManifest(entries=entries, shape=grid))
 
 
