@@ -1,26 +1,31 @@
-//! Crash harness: kills a process with SIGKILL at many points while it writes an ASDF file,
-//! and checks that the target always holds the old file or the new one, whole.
+//! Crash harness: kills a process with SIGKILL at many points while it writes a file, and
+//! checks that the target always holds the old file or the new one, whole.
 //!
 //! Operations: `Writer::write_to_path` over an existing file, `write::update` (the default,
-//! replacing the file), `write::update_with(.., UpdateMode::InPlace)` and `asdftool
-//! defragment` over an existing output. For each, the operation is first run to its end to
-//! learn the new content and how long it takes; then it is started again and again from the
-//! old file and killed after a delay that sweeps the whole run. After every kill:
-//! - the target opens in this library and reads (every array, checksums verified) as the old
-//!   or the new content, nothing else;
+//! replacing the file), `write::update_with(.., UpdateMode::InPlace)`, `asdftool defragment`
+//! over an existing output, and `asdftool convert` in every direction it converts (ASDF to
+//! ASDF, ASDF to Blosc2 and back, ASDF to HDF5 and back, ASDF in FITS to ASDF), each over an
+//! existing output of the target's format. For each, the operation is first run to its end
+//! to learn the new content and how long it takes; then it is started again and again from
+//! the old file and killed after a delay that sweeps the whole run. After every kill:
+//! - the target reads (an ASDF file: every array, checksums verified; a Blosc2 frame: its
+//!   array decoded; an HDF5 file: converted back to ASDF, every dataset read) as the old or
+//!   the new content, nothing else;
 //! - beside it there is nothing a user would trip on: no file but the target, except the
 //!   hidden journal of an interrupted in-place update (which the next update consumes) and,
 //!   for the instant between naming a finished temporary file and renaming it, that hidden
 //!   file (which the next write removes);
 //! - after the next complete operation nothing but the target is left.
 //!
-//! With `ASDF_CRASH_OUT=DIR`, every distinct state of the target is kept under DIR/OPERATION/
-//! with `old.asdf` and `new.asdf`; `tests/oracle/canonical.py states DIR/*` then checks that
-//! python asdf reads each as the old or the new file (`.ci/run` does).
+//! With `ASDF_CRASH_OUT=DIR`, every distinct state of an ASDF target is kept under
+//! DIR/OPERATION/ with `old.asdf` and `new.asdf`; `tests/oracle/canonical.py states DIR/*`
+//! then checks that python asdf reads each as the old or the new file (`.ci/run` does). The
+//! states of Blosc2 and HDF5 targets are checked here only.
 //!
 //! This is a test without the libtest harness (`harness = false`): the same binary is the
 //! child, told what to do by environment variables. `ASDF_CRASH_KILLS` sets the kill points
-//! per operation (default 200).
+//! per operation (default 200; a quarter of them for each conversion), `ASDF_CRASH_ONLY=TEXT`
+//! runs only the operations whose name holds TEXT (`convert_asdf_to_h5`, `update`, ...).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,15 +52,65 @@ enum Op {
     Update,
     UpdateInPlace,
     Defragment,
+    /// `asdftool convert` from the format of the source to the format of the target.
+    Convert(Format, Format),
+}
+
+/// A format `asdftool convert` reads or writes, by the extension it is chosen by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Asdf,
+    Blosc2,
+    Hdf5,
+    Fits,
+}
+
+impl Format {
+    fn ext(self) -> &'static str {
+        match self {
+            Format::Asdf => "asdf",
+            Format::Blosc2 => "b2nd",
+            Format::Hdf5 => "h5",
+            Format::Fits => "fits",
+        }
+    }
+}
+
+/// Every operation the harness kills.
+fn operations() -> Vec<Op> {
+    use Format::*;
+    let mut ops = vec![
+        Op::Write,
+        Op::Update,
+        Op::UpdateInPlace,
+        Op::Defragment,
+        Op::Convert(Asdf, Asdf),
+        Op::Convert(Asdf, Blosc2),
+        Op::Convert(Blosc2, Asdf),
+        Op::Convert(Fits, Asdf),
+    ];
+    if cfg!(feature = "hdf5") {
+        ops.extend([Op::Convert(Asdf, Hdf5), Op::Convert(Hdf5, Asdf)]);
+    }
+    ops
 }
 
 impl Op {
-    fn name(self) -> &'static str {
+    fn name(self) -> String {
         match self {
-            Op::Write => "write_to_path",
-            Op::Update => "update",
-            Op::UpdateInPlace => "update_in_place",
-            Op::Defragment => "defragment",
+            Op::Write => "write_to_path".into(),
+            Op::Update => "update".into(),
+            Op::UpdateInPlace => "update_in_place".into(),
+            Op::Defragment => "defragment".into(),
+            Op::Convert(from, to) => format!("convert_{}_to_{}", from.ext(), to.ext()),
+        }
+    }
+
+    /// The format of the file the operation writes.
+    fn target_format(self) -> Format {
+        match self {
+            Op::Convert(_, to) => to,
+            _ => Format::Asdf,
         }
     }
 }
@@ -71,7 +126,20 @@ fn main() -> ExitCode {
         .unwrap_or(200usize);
     let out = std::env::var_os("ASDF_CRASH_OUT").map(PathBuf::from);
     let mut failed = false;
-    for op in [Op::Write, Op::Update, Op::UpdateInPlace, Op::Defragment] {
+    let only = std::env::var("ASDF_CRASH_ONLY").ok();
+    for op in operations() {
+        if only
+            .as_ref()
+            .is_some_and(|o| !op.name().contains(o.as_str()))
+        {
+            continue;
+        }
+        // the conversions all end in the one atomic writer the others exercise: a quarter of
+        // the kill points each still sweeps every phase of the run
+        let kills = match op {
+            Op::Convert(..) => kills.div_ceil(4),
+            _ => kills,
+        };
         match harness(op, kills, out.as_deref()) {
             Ok(summary) => println!("crash {}: {summary}", op.name()),
             Err(e) => {
@@ -91,7 +159,8 @@ fn main() -> ExitCode {
 
 /// A file with three arrays (one zlib-compressed) and a note; `seed` changes every value.
 fn write_version(path: &Path, seed: u32, opts: WriteOptions) {
-    let a = ndarray::Array1::from_iter((0..N).map(|i| (i as f64) * 0.5 + f64::from(seed)));
+    // noise, which no codec shrinks: a Blosc2 frame of it takes as long to write as the file
+    let a = ndarray::Array1::from_iter((0..N).map(|i| noise(i as u64 ^ u64::from(seed) << 32)));
     let b = ndarray::Array1::from_iter((0..N).map(|i| (i as i32) ^ seed as i32));
     let c = ndarray::Array1::from_iter((0..N).map(|i| ((i / 7) as u16).wrapping_add(seed as u16)));
     let mut w = Writer::new(opts);
@@ -111,6 +180,14 @@ fn write_version(path: &Path, seed: u32, opts: WriteOptions) {
         ("note", Node::str(format!("version {seed}"))),
     ]);
     w.write_to_path(&root, path).unwrap();
+}
+
+/// A number in [0, 1) that looks random, from `x` (splitmix64).
+fn noise(x: u64) -> f64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) as f64 / 2f64.powi(64)
 }
 
 /// The file's tree with `note` replaced (arrays kept as they are in the file).
@@ -162,12 +239,24 @@ fn scratch(op: Op) -> PathBuf {
     d
 }
 
+fn asdftool() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_asdftool"))
+}
+
 /// The command that performs `op` on `target`.
 fn command(op: Op, target: &Path, source: &Path) -> Command {
     let mut cmd = match op {
         Op::Defragment => {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_asdftool"));
+            let mut c = asdftool();
             c.arg("defragment").arg(source).arg("-o").arg(target);
+            c
+        }
+        Op::Convert(from, to) => {
+            let mut c = asdftool();
+            c.arg("convert").arg(source).arg(target);
+            if (from, to) == (Format::Asdf, Format::Blosc2) {
+                c.args(["--array", "/a"]);
+            }
             c
         }
         _ => {
@@ -176,7 +265,7 @@ fn command(op: Op, target: &Path, source: &Path) -> Command {
                 Op::Write => "write",
                 Op::Update => "update",
                 Op::UpdateInPlace => "update-in-place",
-                Op::Defragment => unreachable!(),
+                Op::Defragment | Op::Convert(..) => unreachable!(),
             };
             c.env(ROLE, role).env(TARGET, target).env(SOURCE, source);
             c
@@ -184,6 +273,79 @@ fn command(op: Op, target: &Path, source: &Path) -> Command {
     };
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
     cmd
+}
+
+/// `asdftool convert input output [args]`, run to its end.
+fn convert(input: &Path, output: &Path, args: &[&str]) {
+    let out = asdftool()
+        .arg("convert")
+        .arg(input)
+        .arg(output)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "asdftool convert {} {}: {}",
+        input.display(),
+        output.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A file of `format` holding version `seed` (for Blosc2, its array `a`; for FITS, a file
+/// of the test data, whatever the seed).
+fn version_as(format: Format, seed: u32, dir: &Path, name: &str) -> PathBuf {
+    let asdf = dir.join(format!("{name}-asdf.asdf"));
+    // with spare room before the blocks for the in-place update
+    write_version(&asdf, seed, WriteOptions::default().pad_tree(4096));
+    let path = dir.join(format!("{name}.{}", format.ext()));
+    match format {
+        Format::Asdf => std::fs::rename(&asdf, &path).unwrap(),
+        Format::Blosc2 => convert(&asdf, &path, &["--array", "/a"]),
+        Format::Hdf5 => convert(&asdf, &path, &[]),
+        Format::Fits => {
+            let fixture = asdf_test_data::require_dir("asdf-in-fits")
+                .unwrap_or_else(|| panic!("tests/data/asdf-in-fits is absent"))
+                .join("image.fits");
+            std::fs::copy(fixture, &path).unwrap();
+        }
+    }
+    path
+}
+
+/// What a file reads as: an ASDF file's canonical form (checksums verified), a Blosc2
+/// frame's array (its `b2nd` layer and the hash of its decoded bytes), an HDF5 file's
+/// canonical form once converted to ASDF (every dataset read).
+fn content_as(format: Format, path: &Path) -> Result<String, String> {
+    match format {
+        Format::Asdf | Format::Fits => content(path),
+        Format::Blosc2 => {
+            let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+            let frame = asdf_blosc2::Frame::parse(&bytes).map_err(|e| e.to_string())?;
+            let nd = frame
+                .b2nd()
+                .ok_or("no b2nd metalayer")?
+                .map_err(|e| e.to_string())?;
+            let data = frame.b2nd_array(&nd).map_err(|e| e.to_string())?;
+            Ok(format!("{nd:?} {:016x}", hash_of(&data)))
+        }
+        Format::Hdf5 => hdf5_content(path),
+    }
+}
+
+#[cfg(feature = "hdf5")]
+fn hdf5_content(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let asdf = asdf_hdf5::to_asdf_bytes(&bytes, &asdf_hdf5::ToAsdfOptions::default())
+        .map_err(|e| e.to_string())?;
+    let f = AsdfFile::from_bytes(asdf).map_err(|e| asdf_core::display_chain(&e))?;
+    canonical::to_json(&f).map_err(|e| asdf_core::display_chain(&e))
+}
+
+#[cfg(not(feature = "hdf5"))]
+fn hdf5_content(_: &Path) -> Result<String, String> {
+    Err("built without the hdf5 feature".into())
 }
 
 /// Reads everything of the file at `path` (checksums verified) into its canonical form.
@@ -209,13 +371,22 @@ fn others(dir: &Path, keep: &str) -> Vec<String> {
 fn harness(op: Op, kills: usize, out: Option<&Path>) -> Result<String, String> {
     let dir = scratch(op);
     let work = dir.join("work");
-    let target = work.join("t.asdf");
-    let old_file = dir.join("old.asdf");
-    let source = dir.join("source.asdf");
-    // The old file: version 1 (with spare room before the blocks for the in-place update).
-    write_version(&old_file, 1, WriteOptions::default().pad_tree(4096));
-    // defragment's input: version 3, uncompressed.
-    write_version(&source, 3, WriteOptions::default());
+    let format = op.target_format();
+    let target_name = format!("t.{}", format.ext());
+    let target = work.join(&target_name);
+    // The old file: version 1 in the target's format (with spare room before the blocks for
+    // the in-place update).
+    let old_file = version_as(format, 1, &dir, "old");
+    // defragment's and convert's input: version 3 (FITS: a file of the test data).
+    let source = match op {
+        Op::Convert(from, _) => version_as(from, 3, &dir, "source"),
+        _ => {
+            let source = dir.join("source.asdf");
+            write_version(&source, 3, WriteOptions::default());
+            source
+        }
+    };
+    let content = |path: &Path| content_as(format, path);
 
     // Three full runs: the new content and the longest duration (the machine may be busy).
     let mut full = std::time::Duration::ZERO;
@@ -228,16 +399,19 @@ fn harness(op: Op, kills: usize, out: Option<&Path>) -> Result<String, String> {
             return Err(format!("the operation failed when not killed: {status}"));
         }
     }
-    let new_file = dir.join("new.asdf");
+    let new_file = dir.join(format!("new.{}", format.ext()));
     std::fs::copy(&target, &new_file).unwrap();
     let old = content(&old_file)?;
     let new = content(&new_file)?;
     if old == new {
         return Err("the operation did not change the content".into());
     }
-    let journal = format!(".{}.asdf-journal", "t.asdf");
+    let journal = format!(".{target_name}.asdf-journal");
+    // the hidden name of a finished temporary file of the target or of the journal
+    let temp_prefixes = [format!(".{target_name}."), format!(".{journal}.")];
 
-    let states = out.map(|o| {
+    // python asdf checks the states of ASDF targets (`canonical.py states`)
+    let states = out.filter(|_| format == Format::Asdf).map(|o| {
         let d = o.join(op.name());
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
@@ -283,10 +457,12 @@ fn harness(op: Op, kills: usize, out: Option<&Path>) -> Result<String, String> {
             Ok(o) => *outcomes.entry(*o).or_default() += 1,
             Err(e) => failures.push(format!("kill {i} after {delay:?}: {e}")),
         }
-        for name in others(&work, "t.asdf") {
+        for name in others(&work, &target_name) {
             if name == journal && matches!(op, Op::UpdateInPlace) {
                 journals += 1;
-            } else if name.starts_with(".t.asdf.") && name.ends_with(".tmp") {
+            } else if temp_prefixes.iter().any(|p| name.starts_with(p.as_str()))
+                && name.ends_with(".tmp")
+            {
                 named_temps += 1;
             } else {
                 failures.push(format!("kill {i} after {delay:?}: left {name}"));
@@ -305,7 +481,7 @@ fn harness(op: Op, kills: usize, out: Option<&Path>) -> Result<String, String> {
     if !status.success() {
         failures.push(format!("the operation after the kills failed: {status}"));
     }
-    let left = others(&work, "t.asdf");
+    let left = others(&work, &target_name);
     if !left.is_empty() {
         failures.push(format!("left after a complete operation: {left:?}"));
     }
