@@ -278,6 +278,26 @@ def test_views_records_strings_and_inline_arrays_of_each_codec(scratch, registry
     _assert_all_virtual(path, registry)
 
 
+def test_views_of_uncompressed_blocks_are_slabs_of_rows(scratch, registry):
+    """A view of an uncompressed block is cut into slabs of equal rows, each chunk the bytes
+    its rows span (a reversed view's first slab the last rows' bytes)."""
+    path = scratch / "kinds_slabs.asdf"
+    _write_kinds(path, None)
+    root = zarr.open_group(AsdfParser(slab_bytes=100)(_url(path), registry), mode="r",
+                           zarr_format=3)
+    assert root["rev"].chunks == (2, 5)  # 6 rows of 40 bytes: 2 rows fit, 2 divides 6
+    assert root["be_rev"].chunks == (3, 4)  # 3 rows of 16 bytes: all fit
+    with asdf.open(path, lazy_load=False, memmap=False) as af:
+        for name in ("rev", "col", "be_view", "be_rev", "rec_b", "flat_v", "corner"):
+            _assert_same(root[name][...], af.tree[name], {}, name)
+    tiny = zarr.open_group(AsdfParser(slab_bytes=1)(_url(path), registry), mode="r",
+                           zarr_format=3)
+    assert tiny["rev"].chunks == (1, 5)
+    with asdf.open(path, lazy_load=False, memmap=False) as af:
+        for name in ("rev", "col", "be_view", "be_rev", "rec_b", "flat_v", "corner"):
+            _assert_same(tiny[name][...], af.tree[name], {}, name)
+
+
 @pytest.mark.parametrize("label", [None, "zlib", "lz4"])
 def test_views_records_strings_and_inline_arrays_through_kerchunk(scratch, registry, label):
     """Open with open_virtual_dataset, write kerchunk references, read them back (zarr v2

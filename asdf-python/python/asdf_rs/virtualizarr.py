@@ -26,9 +26,11 @@ zarr later reads the chunks through.
   an uncompressed block, python asdf's ``lz4`` sub-blocks and Blosc2 chunks when they end on
   rows), else one chunk, the whole stored block, when the array is its whole block.
 - Views of a block (an ``offset``, ``strides`` negative or zero, one block shared by several
-  arrays, compressed or not): one chunk, the bytes the view spans in an uncompressed block
-  or the whole stored block of a compressed one (its decoder first), whose elements
-  ``asdf_strided`` gathers into C order. A large view is one large chunk.
+  arrays, compressed or not), their elements gathered into C order by ``asdf_strided``: of
+  an uncompressed block, slabs of equal rows (about ``slab_bytes`` each where a divisor of
+  the first axis allows, else one chunk), each chunk the bytes its rows span; of a
+  compressed block, one chunk, the whole stored block, its decoder first (a view of a large
+  compressed block reads all of it).
 - Inline arrays (data in the YAML tree): truly virtual, one chunk, the file's first bytes up
   to the end of its tree, which ``asdf_inline`` parses (asdf-core's YAML reader, no other
   file opened) for the array at its JSON pointer. Our YAML layer keeps no byte spans of
@@ -318,7 +320,7 @@ class AsdfParser:
         shape = tuple(m["shape"])
         dims = [f"{name}_dim_{i}" for i in range(len(shape))]
         got = (self._grid(url, m, dtype) or self._whole(url, m) or self._inline(url, m, pointer)
-               or self._view(url, m, dtype))
+               or self._view(url, m, dtype, self.slab_bytes))
         if got is None:
             raise _NotVirtual("no chunk of the file holds it")
         chunks, codecs, entries, fill = got
@@ -418,31 +420,57 @@ class AsdfParser:
                 {key: {"path": url, "offset": 0, "length": m["tree"][1]}}, None)
 
     @staticmethod
-    def _view(url, m, dtype):
-        """A view of a block (an offset, strides, a block shared with other arrays): one
-        chunk, the bytes the view spans (an uncompressed block) or the whole stored block
-        decoded first (a compressed one), its elements gathered by ``asdf_strided``."""
+    def _view(url, m, dtype, slab_bytes):
+        """A view of a block (an offset, strides, a block shared with other arrays), its
+        elements gathered by ``asdf_strided``: of an uncompressed block, slabs of equal rows
+        (about ``slab_bytes`` gathered, where a divisor of the first axis allows; else one
+        chunk), each the bytes its rows span; of a compressed block, one chunk, the whole
+        stored block, its decoder first."""
         b = m["block"]
         if b is None or b["file"] in ("inline", "unknown", "repeat"):
             return None
         shape = tuple(m["shape"])
-        key = ".".join("0" for _ in shape) or "0"
         path = url if b["file"] is None else _beside(url, b["file"])
         strides = m["strides"] if m["strides"] is not None else _c_strides(shape, dtype.itemsize)
         if int(np.prod(shape)) == 0:
             return [max(1, n) for n in shape], [], {}, None
-        if b["codec"] is None:
-            (p,) = m["pieces"]  # an uncompressed view: one piece, the bytes it spans
-            offset, lo = m["offset"], p["decoded"][0]
-            entry = {"path": path, "offset": p["offset"], "length": p["length"]}
-            codecs = [_v3("asdf_strided", offset=offset - lo, shape=list(shape),
-                          strides=list(strides), itemsize=dtype.itemsize)]
-        else:
+        if b["codec"] is not None:
+            key = ".".join("0" for _ in shape) or "0"
             entry = {"path": path, "offset": b["offset"], "length": b["length"]}
             codecs = [_v3("asdf_strided", offset=m["offset"], shape=list(shape),
                           strides=list(strides), itemsize=dtype.itemsize),
                       _block_codec(b["codec"], b["data_size"])]
-        return list(shape), codecs, {key: entry}, None
+            return list(shape), codecs, {key: entry}, None
+        (p,) = m["pieces"]  # an uncompressed view: one piece, the bytes it spans
+        stored = p["offset"] - p["decoded"][0]  # the block's first byte in the file
+        rows = _view_rows(shape, dtype.itemsize, slab_bytes)
+        chunk = (rows,) + shape[1:] if shape else ()
+        # every slab has the same shape, so its first element lies at the same byte of the
+        # bytes it spans: below it, the reach of the negative strides
+        below = sum(min(0, (n - 1) * st) for n, st in zip(chunk, strides))
+        above = sum(max(0, (n - 1) * st) for n, st in zip(chunk, strides)) + dtype.itemsize
+        entries = {}
+        for i in range(shape[0] // rows if shape else 1):
+            first = m["offset"] + (i * rows * strides[0] if shape else 0)
+            key = ".".join([str(i)] + ["0"] * (len(shape) - 1)) if shape else "0"
+            entries[key] = {"path": path, "offset": stored + first + below,
+                            "length": above - below}
+        codecs = [_v3("asdf_strided", offset=-below, shape=list(chunk), strides=list(strides),
+                      itemsize=dtype.itemsize)]
+        return list(chunk), codecs, entries, None
+
+
+def _view_rows(shape, itemsize, slab_bytes):
+    """Rows of a view's slabs: the largest divisor of the first axis from half to all of
+    the rows whose gathered bytes fit in ``slab_bytes``; all rows when there is none."""
+    if not shape:
+        return 0
+    row = itemsize * int(np.prod(shape[1:]))
+    fit = max(1, min(shape[0], slab_bytes // max(row, 1)))
+    for rows in range(fit, (fit + 1) // 2 - 1, -1):
+        if rows > 0 and shape[0] % rows == 0:
+            return rows
+    return shape[0]
 
 
 def _manifest_array(shape, dtype, dims, chunks, codecs, entries, fill, attrs=None):
