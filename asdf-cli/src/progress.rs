@@ -2,12 +2,12 @@
 //! least [`MIN_BYTES`], standard error is a terminal and `--quiet` was not given.
 //!
 //! Every display is a bar of bytes. Writing blocks, verifying checksums, hashing arrays
-//! for the canonical form and Blosc2's chunk encoder and decoder report their progress
-//! from inside the libraries (`asdf_core::Progress`, `asdf_blosc2::Progress`): `canonical`,
+//! for the canonical form, Blosc2's chunk encoder and decoder and the HDF5 conversions report
+//! their progress from inside the libraries (the one `asdf_core::Progress`, which is also
+//! `asdf_blosc2::Progress`; asdf-hdf5's reports are handed on to it): `canonical`,
 //! `convert`, `defragment`, `edit`, `extract` and `validate` draw a bar from those reports
 //! ([`Progress::fed`]); `extract` to `.npy` and the Blosc2 conversions count the bytes
-//! they write themselves. `diff` advances a bar array by array; HDF5 conversion draws its
-//! own. Reading one whole array from an ASDF block (before `extract` to `.npy` or a
+//! they write themselves. `diff` advances a bar array by array. Reading one whole array from an ASDF block (before `extract` to `.npy` or a
 //! conversion to Blosc2 writes it) reports through `AsdfFile::dyn_array_with_progress`:
 //! bytes read, or decoded (zlib, zstd, lz4f, blsc; the codecs that decode on several
 //! threads report once, at the end).
