@@ -628,3 +628,16 @@ def test_blosc2_chunks_of_nans_are_the_fill_value(scratch, registry):
                            zarr_format=2)
     np.testing.assert_array_equal(back["nan"][...], want_nan)
     np.testing.assert_array_equal(back["mixed"][...], want_mixed)
+
+
+def test_keys_with_slash_and_tilde(scratch, registry):
+    """Arrays are found by their JSON pointer (``/a~1b``, ``/c~0d/e``); a key holding "/"
+    is named by its pointer segment (a zarr name holds no "/")."""
+    path = scratch / "keys.asdf"
+    asdf.AsdfFile({"a/b": np.arange(3), "c~d": {"e": np.arange(4.0)}}).write_to(path)
+    root = zarr.open_group(AsdfParser()(_url(path), registry), mode="r", zarr_format=3)
+    np.testing.assert_array_equal(root["a~1b"][...], np.arange(3))
+    np.testing.assert_array_equal(root["c~d/e"][...], np.arange(4.0))
+    assert "asdf_rs_not_virtualized" not in root.attrs
+    sub = zarr.open_group(AsdfParser(group="c~d")(_url(path), registry), mode="r", zarr_format=3)
+    np.testing.assert_array_equal(sub["e"][...], np.arange(4.0))

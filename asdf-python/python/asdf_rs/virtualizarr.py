@@ -19,7 +19,9 @@ zarr later reads the chunks through.
   (``open_virtual_datatree`` shows them all; ``group="meta/cal"`` one); a list holding
   arrays, and a tagged mapping (an astropy table, a custom tag) holding them, are groups
   too, their members named by index or key (the tag the group attribute ``asdf_rs_tag``).
-  Dimensions are named ``{name}_dim_{i}``.
+  Dimensions are named ``{name}_dim_{i}``. Arrays are found by their JSON pointer (a key
+  ``a/b`` is ``/a~1b``); a key holding ``/`` is named by its pointer segment (``a~1b``:
+  zarr names hold no ``/``).
 - The tree's scalars (strings, numbers, booleans, dates as ISO text, lists of those) are the
   attributes of their group.
 - Chunks: the array's manifest pieces when they form a regular grid (slabs of equal rows of
@@ -248,7 +250,8 @@ class AsdfParser:
                 node = node[int(key) if isinstance(node, list) else key]
             if not isinstance(node, dict):
                 raise ValueError(f"{url}: {self.group!r} is not a mapping of the tree")
-            group = self._group(url, source, node, self.group)
+            pointer = "".join("/" + _escape(k) for k in self.group.split("/") if k)
+            group = self._group(url, source, node, self.group, pointer)
         return ManifestStore(group=group, registry=registry)
 
     @staticmethod
@@ -260,7 +263,8 @@ class AsdfParser:
             return os.path.abspath(url)
         return url
 
-    def _group(self, url, source, mapping, prefix, seen=frozenset(), tag=None):
+    def _group(self, url, source, mapping, prefix, pointer, seen=frozenset(), tag=None):
+        """The group of a mapping at tree path ``prefix`` (JSON pointer ``pointer``)."""
         from virtualizarr.manifests import ManifestGroup
 
         arrays, groups, attrs, left_out = {}, {}, {}, []
@@ -272,28 +276,31 @@ class AsdfParser:
             path = f"{prefix}/{key}".strip("/")
             if path in self.drop_variables:
                 continue
+            ptr = f"{pointer}/{_escape(key)}"
+            name = key.replace("/", "~1")  # a zarr name holds no "/": its pointer segment
             value_tag = None
-            if isinstance(value, _asdf_rs.Tagged) and isinstance(value.value, (dict, list)):
+            if (isinstance(value, _asdf_rs.Tagged) and isinstance(value.value, (dict, list))
+                    and _holds_arrays(value.value, seen)):
                 value_tag, value = value.tag, value.value  # a tagged mapping or list: a group
             if id(value) in seen:
                 continue  # an alias of a node that holds this one: a cycle
             if isinstance(value, _asdf_rs.NDArray):
                 try:
-                    arrays[key], nulls = self._array(url, source, "/" + path, key)
-                    if self._has_mask(source, "/" + path):
-                        arrays[f"{key}_mask"] = self._array(url, source, f"/{path}/mask",
-                                                            f"{key}_mask")[0]
+                    arrays[name], nulls = self._array(url, source, ptr, name)
+                    if self._has_mask(source, ptr):
+                        arrays[f"{name}_mask"] = self._array(url, source, f"{ptr}/mask",
+                                                             f"{name}_mask")[0]
                     elif nulls is not None:
-                        arrays[f"{key}_mask"] = nulls
+                        arrays[f"{name}_mask"] = nulls
                 except _NotVirtual as e:
                     left_out.append(path)
-                    warnings.warn(f"{url}: /{path} is not virtualized: {e}", stacklevel=3)
+                    warnings.warn(f"{url}: {ptr} is not virtualized: {e}", stacklevel=3)
             elif isinstance(value, dict):
-                groups[key] = self._group(url, source, value, path, seen, value_tag)
+                groups[name] = self._group(url, source, value, path, ptr, seen, value_tag)
             elif isinstance(value, (list, tuple)) and _holds_arrays(value, seen):
                 # a list holding arrays: a group whose members are named by their index
-                groups[key] = self._group(url, source, dict(enumerate(value)), path,
-                                          seen | {id(value)}, value_tag)
+                groups[name] = self._group(url, source, dict(enumerate(value)), path, ptr,
+                                           seen | {id(value)}, value_tag)
             else:
                 scalar = _attribute(value)
                 if scalar is not _NO:
@@ -499,6 +506,11 @@ def _manifest_array(shape, dtype, dims, chunks, codecs, entries, fill, attrs=Non
 
 
 _NO = object()
+
+
+def _escape(key):
+    """A key as a JSON pointer segment."""
+    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def _holds_arrays(value, seen=frozenset()):
