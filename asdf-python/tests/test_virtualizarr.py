@@ -445,6 +445,17 @@ def test_over_http(files):
             ds = xr.open_zarr(parser(url, registry), zarr_format=3, consolidated=False)
             for name in ("f8", "f4_be", "big", "odd"):
                 np.testing.assert_array_equal(ds[name].values, want[name], err_msg=f"{url} {name}")
+        # views, records, strings and inline arrays (the header and tree as a range)
+        for label in (None, "zlib"):
+            kinds = Path(files["lz4"]).parent / f"kinds_http_{label}.asdf"
+            _write_kinds(kinds, label)
+            root = zarr.open_group(parser(f"{base}/{kinds.name}", registry), mode="r",
+                                   zarr_format=3)
+            assert "asdf_rs_not_virtualized" not in root.attrs
+            with asdf.open(kinds, lazy_load=False, memmap=False) as af:
+                for name, want in af.tree.items():
+                    if isinstance(want, np.ndarray):
+                        _assert_same(root[name][...], want, dict(root[name].attrs), name)
     finally:
         httpd.shutdown()
         httpd.server_close()
