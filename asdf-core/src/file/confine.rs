@@ -219,18 +219,25 @@ mod tests {
         ] {
             assert_eq!(uri_to_path(&uri).unwrap(), abs, "{uri}");
         }
-        for bad in [
-            "http://example.com/x.asdf",
-            "https://example.com/x.asdf",
-            "s3://bucket/key.asdf",
-            "file://otherhost/x.asdf",
-            "c:x.asdf",
-            "",
-            "#/frag",
-            "x%2",
-            "x%00y",
+        // each refused for its own reason (a refusal for another reason would hide a rule
+        // that no longer holds)
+        let url = "URLs are refused: only local files are read";
+        for (bad, why) in [
+            ("http://example.com/x.asdf", url),
+            ("https://example.com/x.asdf", url),
+            ("s3://bucket/key.asdf", url),
+            ("c:x.asdf", url),
+            (
+                "file://otherhost/x.asdf",
+                "file URIs naming another host are refused",
+            ),
+            ("", "the URI names no file"),
+            ("#/frag", "the URI names no file"),
+            ("file://", "the URI names no file"),
+            ("x%2", "bad percent-encoding"),
+            ("x%00y", "the path holds a NUL byte"),
         ] {
-            assert!(uri_to_path(bad).is_err(), "{bad:?} accepted");
+            assert_eq!(uri_to_path(bad), Err(why), "{bad:?}");
         }
     }
 
