@@ -162,11 +162,23 @@ fn checksums_are_verified_when_asked() {
         Err(Error::Checksum { block: 0, .. })
     ));
     assert!(strict.dyn_array("/b").is_ok(), "other blocks stay readable");
-    assert!(AsdfFile::options()
+    // opened eagerly, the checksum of every block is verified on open: block 1's is wrong
+    let eager = AsdfFile::options()
         .verify_checksums(true)
         .lazy(false)
-        .open(layout("checksum_wrong_zlib.asdf"))
-        .is_err());
+        .open(layout("checksum_wrong_zlib.asdf"));
+    assert!(
+        matches!(
+            eager,
+            Err(Error::Checksum {
+                block: 1,
+                offset: 355,
+                ..
+            })
+        ),
+        "{:?}",
+        eager.err()
+    );
     // Legacy (decoded-bytes) and modern (stored-bytes) checksums of compressed blocks pass,
     // and so does the official compressed.asdf written by asdf <= 5.2.
     for p in [
