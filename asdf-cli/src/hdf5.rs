@@ -8,7 +8,7 @@ use std::path::Path;
 /// the datasets that were deflated).
 pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<String, String> {
     let compression = codec.map(crate::convert::compression).transpose()?;
-    let (_bar, progress) = progress_bar(input, format!("converting {}", input.display()));
+    let (_bar, progress) = progress_bar(input);
     let opts = asdf_hdf5::ToAsdfOptions {
         compression,
         progress,
@@ -28,18 +28,13 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
 
 /// The bar of a conversion (bytes of array data read, out of those of the datasets met so
 /// far), drawn by asdftool's one display (`progress.rs`: files of 256 MiB or more, on a
-/// terminal, without `--quiet`) from the library's `asdf_core::Progress`; the display, and
-/// the callback to hand to asdf-hdf5 (`None` when nothing is shown).
-fn progress_bar(
-    input: &Path,
-    what: String,
-) -> (crate::progress::Progress, Option<asdf_hdf5::ProgressFn>) {
-    let (bar, feed) = crate::progress::Progress::fed(crate::progress::largest(&[input]), what);
-    let callback = feed.map(|feed| {
-        std::sync::Arc::new(move |p: asdf_hdf5::Progress| feed.report(p.bytes, p.total))
-            as asdf_hdf5::ProgressFn
-    });
-    (bar, callback)
+/// terminal, without `--quiet`) from asdf-hdf5's reports (`asdf_core::Progress`); the
+/// display, and the callback to hand to asdf-hdf5 (`None` when nothing is shown).
+fn progress_bar(input: &Path) -> (crate::progress::Progress, Option<asdf_hdf5::Progress>) {
+    crate::progress::Progress::fed(
+        crate::progress::largest(&[input]),
+        format!("converting {}", input.display()),
+    )
 }
 
 /// `y.asdf` → `z.h5`; with `verify_checksums`, every block's MD5 is checked as it is read
@@ -51,7 +46,7 @@ pub fn from_asdf(
     _codec: Option<&str>,
     verify_checksums: bool,
 ) -> Result<String, String> {
-    let (_bar, progress) = progress_bar(input, format!("converting {}", input.display()));
+    let (_bar, progress) = progress_bar(input);
     let opts = asdf_hdf5::FromAsdfOptions {
         progress,
         verify_checksums,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use asdf_core::array::{ArraySource, DType, DynArray, NdArrayMeta, ScalarType};
 use asdf_core::internals::AtomicFile;
 use asdf_core::yaml::EmitOptions;
-use asdf_core::{AsdfFile, Node, Value};
+use asdf_core::{AsdfFile, Node, Progress, Value};
 use hdf5_writer::{
     AttributeBuilder, DatasetBuilder, Datatype, EnumMember, FilterDescription, Hdf5Builder,
     Hdf5Writer, WriteOptions,
@@ -19,7 +19,7 @@ use hdf5_writer::{
 
 use crate::band;
 use crate::datatype::to_hdf5;
-use crate::to_asdf::{Progress, META_KEY};
+use crate::to_asdf::META_KEY;
 use crate::{Hdf5Error, Result};
 
 /// What [`from_asdf`] wrote.
@@ -59,10 +59,11 @@ fn write_err(e: impl std::fmt::Display) -> Hdf5Error {
 /// Options of [`from_asdf_with`].
 #[derive(Clone)]
 pub struct FromAsdfOptions {
-    /// Called after each array is read, and as the bands of an array read band by band are
-    /// written, with the arrays and bytes read so far (for a progress display; `asdftool
-    /// convert` shows one on a terminal).
-    pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    /// Told after each array is read, and as the bands of an array read band by band are
+    /// written, `(done, total)`: the bytes of array data read so far, of those of the arrays
+    /// met so far (so the total can grow). For a progress display (`asdftool convert` shows
+    /// one).
+    pub progress: Option<Progress>,
     /// Arrays of at least this many bytes (default 32 MiB) are not read whole: when their
     /// block is in the file, its bytes are decoded (any codec, the Blosc ones a block at a
     /// time) and the array's view of them (offset, strides, any axis order) gathered in
@@ -539,11 +540,7 @@ impl Walk<'_> {
         let bytes = self.bytes_read.fetch_add(len, Ordering::Relaxed) + len;
         let total = self.total.fetch_add(len, Ordering::Relaxed) + len;
         if let Some(report) = &self.opts.progress {
-            report(Progress {
-                datasets: self.summary.datasets + 1,
-                bytes,
-                total,
-            });
+            report.report(bytes, total);
         }
     }
 
@@ -656,7 +653,6 @@ impl Walk<'_> {
             bytes: Arc::clone(&self.bytes_read),
             total: Arc::clone(&self.total),
             since: 0,
-            datasets: self.summary.datasets + 1,
             progress: self.opts.progress.clone(),
         };
         Ok(Some((dtype, shape, ArrayData::Stream(Box::new(counted)))))
@@ -861,8 +857,7 @@ struct Counted {
     bytes: Arc<AtomicU64>,
     total: Arc<AtomicU64>,
     since: u64,
-    datasets: usize,
-    progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    progress: Option<Progress>,
 }
 
 impl Read for Counted {
@@ -873,11 +868,7 @@ impl Read for Counted {
         if let Some(report) = &self.progress {
             if self.since >= 1 << 20 || (n == 0 && self.since > 0) {
                 self.since = 0;
-                report(Progress {
-                    datasets: self.datasets,
-                    bytes,
-                    total: self.total.load(Ordering::Relaxed),
-                });
+                report.report(bytes, self.total.load(Ordering::Relaxed));
             }
         }
         Ok(n)

@@ -21,13 +21,11 @@ mod datatype;
 mod from_asdf;
 mod to_asdf;
 
+/// The progress callback of [`ToAsdfOptions::progress`] and [`FromAsdfOptions::progress`]:
+/// asdf-rs's one progress type, `asdf_core::Progress`.
+pub use asdf_core::Progress;
 pub use from_asdf::{from_asdf, from_asdf_with, FromAsdfOptions, FromAsdfSummary};
-pub use to_asdf::{
-    read_dataset, to_asdf, to_asdf_bytes, Progress, ToAsdfOptions, ToAsdfSummary, META_KEY,
-};
-
-/// The progress callback of [`ToAsdfOptions::progress`] and [`FromAsdfOptions::progress`].
-pub type ProgressFn = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
+pub use to_asdf::{read_dataset, to_asdf, to_asdf_bytes, ToAsdfOptions, ToAsdfSummary, META_KEY};
 
 /// What went wrong converting between HDF5 and ASDF; each names the file and the object.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use asdf_core::array::{ArrayOptions, DType, DynArray, ScalarType, Storage};
 use asdf_core::codec::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
-use asdf_core::{Node, Value};
+use asdf_core::{Node, Progress, Value};
 use hdf5_reader::group::{Group, LinkKind};
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{Attribute, Dataset, Datatype, Hdf5File, StringSize};
@@ -48,11 +48,12 @@ pub struct ToAsdfOptions {
     /// Compression of every array's block; `None`: `zlib` for datasets that were deflated,
     /// none for the others.
     pub compression: Option<CompressionChoice>,
-    /// Called after each dataset is read, and after each band of a dataset read band by band,
-    /// with the datasets and bytes read so far (for a progress display; `asdftool convert`
-    /// shows one on a terminal). Bands are read while the ASDF file is written, on the
-    /// writer's reading thread.
-    pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    /// Told after each dataset is read, and after each band of a dataset read band by band,
+    /// `(done, total)`: the bytes of array data read so far, of those of the datasets met so
+    /// far (all of them once the file is walked, before the large ones are read band by band;
+    /// so the total can grow). For a progress display (`asdftool convert` shows one). Bands
+    /// are read while the ASDF file is written, on the writer's reading thread.
+    pub progress: Option<Progress>,
     /// Datasets of at least this many bytes (default 32 MiB) are not read whole: they are
     /// read band by band (whole chunk rows along axis 0, about 8 MiB a band) while the ASDF
     /// file is written, and compressed as a stream, so memory holds a few bands whatever the
@@ -80,18 +81,6 @@ impl std::fmt::Debug for ToAsdfOptions {
             .field("band_min_bytes", &self.band_min_bytes)
             .finish()
     }
-}
-
-/// How far a conversion is, as [`ToAsdfOptions::progress`] hears it.
-#[derive(Clone, Copy, Debug)]
-pub struct Progress {
-    /// Datasets read so far.
-    pub datasets: usize,
-    /// Bytes of array data read so far.
-    pub bytes: u64,
-    /// Bytes of array data of the datasets met so far (all of them once the file is walked,
-    /// before the large ones are read band by band): with `bytes`, a progress bar.
-    pub total: u64,
 }
 
 /// What [`to_asdf`] wrote.
@@ -599,11 +588,7 @@ impl Walk<'_, '_> {
             .fetch_add(array.data.len() as u64, Ordering::Relaxed)
             + array.data.len() as u64;
         if let Some(report) = &self.opts.progress {
-            report(Progress {
-                datasets: self.summary.datasets,
-                bytes,
-                total: self.total.load(Ordering::Relaxed),
-            });
+            report.report(bytes, self.total.load(Ordering::Relaxed));
         }
         if ds.shape().is_empty() && plan.inner_shape.is_empty() {
             if let Some(node) = scalar_node(&array) {
@@ -634,11 +619,7 @@ impl Walk<'_, '_> {
         self.total.fetch_add(len, Ordering::Relaxed);
         let bytes = self.bytes_read.fetch_add(len, Ordering::Relaxed) + len;
         if let Some(report) = &self.opts.progress {
-            report(Progress {
-                datasets: self.summary.datasets,
-                bytes,
-                total: self.total.load(Ordering::Relaxed),
-            });
+            report.report(bytes, self.total.load(Ordering::Relaxed));
         }
         Ok(self.writer.add_array_with(array, opts))
     }
@@ -686,7 +667,7 @@ impl Walk<'_, '_> {
         let dtype = plan.dtype.clone();
         let (ds, plan) = (ds.clone(), plan.clone());
         let (where_, progress) = (path.to_string(), self.opts.progress.clone());
-        let (bytes_read, datasets) = (Arc::clone(&self.bytes_read), self.summary.datasets);
+        let bytes_read = Arc::clone(&self.bytes_read);
         let total = Arc::clone(&self.total);
         let mut row = 0u64;
         let pieces = move || -> std::io::Result<Option<Vec<u8>>> {
@@ -701,11 +682,7 @@ impl Walk<'_, '_> {
             row += n;
             let bytes = bytes_read.fetch_add(size as u64, Ordering::Relaxed) + size as u64;
             if let Some(report) = &progress {
-                report(Progress {
-                    datasets,
-                    bytes,
-                    total: total.load(Ordering::Relaxed),
-                });
+                report.report(bytes, total.load(Ordering::Relaxed));
             }
             Ok(Some(plan.convert(band)))
         };

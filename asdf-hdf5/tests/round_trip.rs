@@ -270,8 +270,8 @@ fn progress_advances_band_by_band_both_ways() {
     w.write_to_path(&tree, &src).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
-    let progress: asdf_hdf5::ProgressFn = Arc::new(move |p: asdf_hdf5::Progress| {
-        log.lock().unwrap().push((p.bytes, p.total));
+    let progress = asdf_hdf5::Progress::new(move |done, total| {
+        log.lock().unwrap().push((done, total));
     });
     let check = |what: &str, at_least: usize| {
         let calls = std::mem::take(&mut *seen.lock().unwrap());
@@ -285,7 +285,7 @@ fn progress_advances_band_by_band_both_ways() {
     };
     let h5 = dir.join("out.h5");
     let opts = FromAsdfOptions {
-        progress: Some(Arc::clone(&progress)),
+        progress: Some(progress.clone()),
         ..FromAsdfOptions::default()
     };
     from_asdf_with(&src, &h5, &opts).unwrap();
