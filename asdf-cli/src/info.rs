@@ -213,9 +213,7 @@ fn scalar_into(out: &mut String, v: &Value) {
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
-        Value::Float(f) => {
-            let _ = write!(out, "{f:?}");
-        }
+        Value::Float(f) => out.push_str(&asdf_core::internals::python_repr(*f)),
         // printable ASCII without quotes or backslashes reads the same as `{:?}` writes it
         Value::Str(s)
             if s.bytes()
@@ -455,9 +453,7 @@ fn json_node(file: &AsdfFile, node: &Node, path: &mut String, out: &mut String) 
                 Value::Int(i) => {
                     let _ = write!(out, "{i}");
                 }
-                Value::Float(f) if f.is_finite() => {
-                    let _ = write!(out, "{f:?}");
-                }
+                Value::Float(f) if f.is_finite() => asdf_core::internals::push_json_number(out, *f),
                 Value::Float(f) => json_str(
                     out,
                     if f.is_nan() {

@@ -16,7 +16,7 @@ pub fn scalar_text(v: &Value) -> String {
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => format!("{f:?}"),
+        Value::Float(f) => asdf_core::internals::python_repr(*f),
         Value::Str(s) => format!("{s:?}"),
         Value::Timestamp(t) => t.text.clone(),
         Value::Binary(b) => format!("<{} bytes>", b.len()),

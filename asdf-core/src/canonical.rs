@@ -12,6 +12,7 @@ use std::fmt::Write;
 use std::cell::RefCell;
 
 use crate::array::{DType, NdArrayMeta};
+use crate::floats;
 use crate::progress::Ticker;
 use crate::yaml::{self, Node, Value, YAML_TAG_PREFIX};
 use crate::{AsdfFile, Progress, Result};
@@ -163,21 +164,6 @@ fn push_dtype(out: &mut String, dt: &DType) {
     }
 }
 
-/// A finite float as a JSON number that reads back as a float (`2.0`, `1e16`, `-0.0`).
-fn push_float(out: &mut String, f: f64) {
-    if f.is_nan() {
-        out.push_str("{\"$float\": \"nan\"}");
-    } else if f.is_infinite() {
-        out.push_str(if f > 0.0 {
-            "{\"$float\": \"inf\"}"
-        } else {
-            "{\"$float\": \"-inf\"}"
-        });
-    } else {
-        let _ = write!(out, "{f:?}");
-    }
-}
-
 struct Writer<'a, 'p> {
     file: &'a AsdfFile,
     out: &'a mut String,
@@ -281,7 +267,7 @@ impl Writer<'_, '_> {
             Value::Int(i) => {
                 let _ = write!(self.out, "{i}");
             }
-            Value::Float(f) => push_float(self.out, *f),
+            Value::Float(f) => floats::push_canonical_json(self.out, *f),
             Value::Str(t) => push_str(self.out, t),
             Value::Timestamp(ts) => {
                 self.out.push_str("{\"$timestamp\": ");
@@ -366,7 +352,7 @@ impl Writer<'_, '_> {
             push_str(self.out, key);
             self.out.push_str(": ");
             path.push('/');
-            push_pointer_segment(path, raw);
+            yaml::pointer::push_segment(path, raw);
             self.node(v, path, level + 1)?;
             path.truncate(len);
         }
@@ -532,15 +518,6 @@ fn compact_key(rendered: &str) -> String {
     out
 }
 
-/// `key` as a JSON-pointer segment (`~0`, `~1`), appended to `path`.
-fn push_pointer_segment(path: &mut String, key: &str) {
-    if key.contains(['~', '/']) {
-        path.push_str(&key.replace('~', "~0").replace('/', "~1"));
-    } else {
-        path.push_str(key);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,7 +625,7 @@ mod tests {
             (f64::NEG_INFINITY, "{\"$float\": \"-inf\"}"),
         ] {
             let mut s = String::new();
-            push_float(&mut s, f);
+            floats::push_canonical_json(&mut s, f);
             assert_eq!(s, text);
         }
     }

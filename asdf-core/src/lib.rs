@@ -80,6 +80,7 @@ pub mod convert;
 mod easy;
 mod error;
 pub mod file;
+mod floats;
 pub mod layout;
 mod mem;
 mod progress;
@@ -121,6 +122,7 @@ pub mod internals {
     pub use crate::codec::stream::{decoder, decoder_at, StoredAt};
     pub use crate::codec::{decode, decode_into, encode, encode_items};
     pub use crate::file::legacy::decode_chain;
+    pub use crate::floats::{json_number, push_json_number, python_repr};
     pub use crate::layout::blocks::{
         encode_block_header, parse_block_header, read_stored, read_stored_into,
     };

@@ -510,7 +510,7 @@ fn show(node: &Node) -> String {
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => format!("{f:?}"),
+        Value::Float(f) => crate::floats::python_repr(*f),
         Value::Str(s) => short(&format!("{s:?}"), 80),
         Value::Timestamp(t) => format!("{t:?}"),
         Value::Binary(b) => format!("{} bytes of binary", b.len()),

@@ -360,7 +360,7 @@ fn scalar_text(v: &Value) -> String {
             asdf_core::Integer::Small(i) => i.to_string(),
             asdf_core::Integer::Big(s) => s.clone(),
         },
-        Value::Float(f) => f.to_string(),
+        Value::Float(f) => asdf_core::internals::python_repr(*f),
         Value::Str(s) => s.clone(),
         other => other.kind_name().to_string(),
     }

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::ArrayError;
-use crate::yaml::{Node, Value};
+use crate::yaml::{describe, Node, Value};
 
 /// Byte order of multi-byte elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -229,21 +229,6 @@ fn bad(path: &str, key: &str, message: impl Into<String>) -> ArrayError {
         path: path.to_string(),
         key: key.to_string(),
         message: message.into(),
-    }
-}
-
-fn describe(node: &Node) -> String {
-    match node.value() {
-        Value::Str(s) => format!("{s:?}"),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Null => "null".into(),
-        Value::Seq(_) => "a sequence".into(),
-        Value::Map(_) => "a mapping".into(),
-        Value::Timestamp(t) => t.text.clone(),
-        Value::Binary(_) => "binary data".into(),
-        Value::Recursive(name) => format!("a recursive alias *{name}"),
     }
 }
 
@@ -565,10 +550,6 @@ fn parse_usize_list(node: &Node, path: &str, key: &str) -> Result<Vec<usize>, Ar
         .collect()
 }
 
-pub(crate) fn describe_node(node: &Node) -> String {
-    describe(node)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -707,7 +688,7 @@ mod tests {
             DType::from_node(&Node::str("float128"), ByteOrder::Little, "/a/datatype"),
             Err(ArrayError::UnknownDatatype {
                 path: "/a/datatype".into(),
-                datatype: "\"float128\"".into()
+                datatype: "string \"float128\"".into()
             })
         );
         assert!(matches!(

@@ -3,11 +3,12 @@
 
 use half::f16;
 
-use super::dtype::describe_node;
 use super::{
     ArrayError, ArraySource, ByteOrder, DType, Dim, DynArray, Field, NdArrayMeta, ScalarType,
 };
-use crate::yaml::pytext::{float_repr, parse_complex};
+use crate::floats::python_repr;
+use crate::yaml::describe;
+use crate::yaml::pytext::parse_complex;
 use crate::yaml::{Integer, Node, Value};
 
 /// numpy's limit on the number of dimensions; deeper nesting is an error.
@@ -66,12 +67,7 @@ fn leaf<'a>(node: &'a Node, ctx: &Ctx<'_>, idx: &[usize]) -> Result<Leaf<'a>, Ar
         Value::Int(i) => Leaf::Int(i),
         Value::Float(f) => Leaf::Float(*f),
         Value::Str(s) => Leaf::Str(s),
-        _ => {
-            return Err(ctx.value_err(
-                idx,
-                format!("{} is not an array element", describe_node(node)),
-            ))
-        }
+        _ => return Err(ctx.value_err(idx, format!("{} is not an array element", describe(node)))),
     })
 }
 
@@ -488,7 +484,7 @@ fn to_text(l: Leaf<'_>, err: &dyn Fn(String) -> ArrayError) -> Result<String, Ar
         Leaf::Bool(true) => "True".into(),
         Leaf::Bool(false) => "False".into(),
         Leaf::Int(i) => i.to_string(),
-        Leaf::Float(f) => float_repr(f),
+        Leaf::Float(f) => python_repr(f),
         Leaf::Str(s) => s.to_string(),
         Leaf::Complex(..) => return Err(err("cannot convert a complex number to a string".into())),
     })

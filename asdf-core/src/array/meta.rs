@@ -1,7 +1,7 @@
 //! The ndarray descriptor: [`NdArrayMeta`] parsed from a `core/ndarray-*` node.
 
-use super::dtype::describe_node;
 use super::{ArrayError, ByteOrder, DType};
+use crate::yaml::describe;
 use crate::yaml::{Node, Value};
 
 /// One entry of an ndarray `shape`.
@@ -80,7 +80,7 @@ impl NdArrayMeta {
                 "",
                 format!(
                     "an ndarray must be a mapping or a list, found {}",
-                    describe_node(node)
+                    describe(node)
                 ),
             )),
         }
@@ -111,10 +111,7 @@ impl NdArrayMeta {
                         return Err(bad(
                             path,
                             "source",
-                            format!(
-                                "expected an integer or a URI string, found {}",
-                                describe_node(s)
-                            ),
+                            format!("expected an integer or a URI string, found {}", describe(s)),
                         ))
                     }
                 },
@@ -124,7 +121,7 @@ impl NdArrayMeta {
                         return Err(bad(
                             path,
                             "data",
-                            format!("expected a list, found {}", describe_node(d)),
+                            format!("expected a list, found {}", describe(d)),
                         ))
                     }
                 },
@@ -136,7 +133,7 @@ impl NdArrayMeta {
                 bad(
                     path,
                     "byteorder",
-                    format!("expected little or big, found {}", describe_node(b)),
+                    format!("expected little or big, found {}", describe(b)),
                 )
             })?),
         };
@@ -160,10 +157,7 @@ impl NdArrayMeta {
                 bad(
                     path,
                     "offset",
-                    format!(
-                        "expected a non-negative integer, found {}",
-                        describe_node(o)
-                    ),
+                    format!("expected a non-negative integer, found {}", describe(o)),
                 )
             })?,
         };
@@ -174,7 +168,7 @@ impl NdArrayMeta {
                     bad(
                         path,
                         "strides",
-                        format!("expected a list of integers, found {}", describe_node(s)),
+                        format!("expected a list of integers, found {}", describe(s)),
                     )
                 })?;
                 let strides = items
@@ -184,7 +178,7 @@ impl NdArrayMeta {
                             bad(
                                 path,
                                 "strides",
-                                format!("expected a 64-bit integer, found {}", describe_node(it)),
+                                format!("expected a 64-bit integer, found {}", describe(it)),
                             )
                         })
                     })
@@ -247,7 +241,7 @@ fn parse_shape(node: &Node, path: &str) -> Result<Vec<Dim>, ArrayError> {
         bad(
             path,
             "shape",
-            format!("expected a list, found {}", describe_node(node)),
+            format!("expected a list, found {}", describe(node)),
         )
     })?;
     let mut dims = Vec::with_capacity(items.len());
@@ -272,7 +266,7 @@ fn parse_shape(node: &Node, path: &str) -> Result<Vec<Dim>, ArrayError> {
                     "shape",
                     format!(
                         "expected a non-negative integer or '*', found {}",
-                        describe_node(it)
+                        describe(it)
                     ),
                 ))
             }

@@ -12,6 +12,7 @@ use super::{
     ConvertError, ConvertErrorKind, Extra, FromAsdf, FromContext, OrderedMap, ToAsdf, ToContext,
 };
 use crate::array::{self, DynArray, NdArrayMeta, WriteArray};
+use crate::yaml::describe;
 use crate::yaml::pytext::complex_repr;
 use crate::yaml::pytext::parse_complex;
 use crate::yaml::{Integer, Node, Value, MAX_LITERAL_INT, MIN_LITERAL_INT};
@@ -42,28 +43,6 @@ pub(super) fn inline_array(node: &Node, path: &str) -> crate::Result<DynArray> {
         )));
     }
     Ok(array::from_inline(&meta, path)?)
-}
-
-/// A short description of what a node holds, for error messages (`integer 3`, `string "x"`,
-/// `a mapping of 2 keys tagged …`).
-pub fn describe(node: &Node) -> String {
-    let kind = match node.value() {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Int(i) => format!("integer {i}"),
-        Value::Float(f) => format!("float {f}"),
-        Value::Str(s) if s.chars().count() <= 40 => format!("string {s:?}"),
-        Value::Str(_) => "a string".to_string(),
-        Value::Timestamp(_) => "a timestamp".to_string(),
-        Value::Binary(_) => "binary data".to_string(),
-        Value::Seq(s) => format!("a sequence of {}", s.len()),
-        Value::Map(m) => format!("a mapping of {} keys", m.len()),
-        Value::Recursive(a) => format!("a recursive alias *{a}"),
-    };
-    match node.tag() {
-        Some(t) => format!("{kind} tagged {t}"),
-        None => kind,
-    }
 }
 
 fn expected(ctx: &FromContext<'_>, what: &str, node: &Node) -> ConvertError {

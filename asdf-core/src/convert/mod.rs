@@ -24,8 +24,8 @@ pub(crate) mod impls_support {
 use crate::array::{ArrayOptions, DynArray, WriteArray};
 use crate::yaml::Node;
 
+pub use crate::yaml::describe;
 pub use error::{ConvertError, ConvertErrorKind};
-pub use impls::describe;
 pub use lazy::LazyArray;
 pub(crate) use masked::nonzero_kind;
 pub use masked::{ArrayItem, MaskValue, Masked};

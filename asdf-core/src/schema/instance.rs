@@ -93,7 +93,7 @@ impl JsonNumber for Num {
         match self {
             Num::Int(v) => Cow::Owned(v.to_string()),
             Num::Big(s) => Cow::Borrowed(s),
-            Num::Float(f) => Cow::Owned(format!("{f:?}")),
+            Num::Float(f) => Cow::Owned(crate::floats::json_number(*f)),
         }
     }
     fn to_number(&self) -> Cow<'_, serde_json::Number> {
@@ -135,7 +135,7 @@ pub fn key_text(k: &Node) -> Cow<'_, str> {
         Value::Int(i) => Cow::Owned(i.to_string()),
         Value::Bool(b) => Cow::Borrowed(if *b { "true" } else { "false" }),
         Value::Null => Cow::Borrowed("null"),
-        Value::Float(f) => Cow::Owned(format!("{f:?}")),
+        Value::Float(f) => Cow::Owned(crate::floats::python_repr(*f)),
         Value::Timestamp(t) => Cow::Borrowed(t.text.as_str()),
         other => Cow::Owned(format!("{other:?}")),
     }
@@ -173,49 +173,64 @@ fn to_json_depth(node: &Node, depth: usize) -> JsonValue {
 
 /// Writes the compact JSON text of `to_json(node)` to `out`, with mapping members in tree
 /// order whatever serde_json's map type; stops early (leaving the text unfinished) once `out`
-/// holds `stop` bytes or more.
+/// holds `stop` bytes or more. serde_json writes it ([`TreeOrder`] hands it the members in
+/// tree order), into a writer that refuses more once `stop` bytes are there.
 pub fn write_json(node: &Node, out: &mut String, stop: usize) {
-    write_json_depth(node, out, stop, 0);
+    let mut w = Capped {
+        out: Vec::new(),
+        stop: stop.saturating_sub(out.len()),
+    };
+    // an error is the cap reached: the text so far is what was asked for
+    let _ = serde_json::to_writer(&mut w, &TreeOrder(node, 0));
+    out.push_str(&String::from_utf8_lossy(&w.out));
 }
 
-fn write_json_depth(node: &Node, out: &mut String, stop: usize, depth: usize) {
-    if out.len() >= stop {
-        return;
-    }
-    if depth > 256 {
-        out.push_str("null");
-        return;
-    }
-    match node.value() {
-        Value::Seq(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if out.len() >= stop {
-                    return;
-                }
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json_depth(item, out, stop, depth + 1);
-            }
-            out.push(']');
+/// A node serialized as [`to_json`] makes it, mappings in tree order.
+struct TreeOrder<'a>(&'a Node, usize);
+
+impl serde::Serialize for TreeOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        let TreeOrder(node, depth) = *self;
+        if depth > 256 {
+            return s.serialize_unit();
         }
-        Value::Map(entries) => {
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if out.len() >= stop {
-                    return;
+        match node.value() {
+            Value::Seq(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&TreeOrder(item, depth + 1))?;
                 }
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&JsonValue::String(key_text(k).into_owned()).to_string());
-                out.push(':');
-                write_json_depth(v, out, stop, depth + 1);
+                seq.end()
             }
-            out.push('}');
+            Value::Map(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(&key_text(k), &TreeOrder(v, depth + 1))?;
+                }
+                map.end()
+            }
+            _ => to_json_depth(node, depth).serialize(s),
         }
-        _ => out.push_str(&to_json_depth(node, depth).to_string()),
+    }
+}
+
+/// Bytes written until `stop` are held; the write that reaches it is the last accepted.
+struct Capped {
+    out: Vec<u8>,
+    stop: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.out.len() >= self.stop {
+            return Err(std::io::Error::other("enough shown"));
+        }
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

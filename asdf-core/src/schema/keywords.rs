@@ -199,30 +199,6 @@ impl TypeKeyword {
     }
 }
 
-/// A short description of a node for "found" in messages.
-pub(crate) fn describe_found(node: &Node) -> String {
-    match node.value() {
-        Value::Null | Value::Recursive(_) => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => format!("{f:?}"),
-        Value::Str(s) => {
-            let q = format!("{s:?}");
-            if q.chars().count() > 40 {
-                let cut: String = q.chars().take(37).collect();
-                format!("string {cut}...")
-            } else {
-                format!("string {q}")
-            }
-        }
-        Value::Timestamp(t) if t.time.is_some() => format!("timestamp {}", t.text),
-        Value::Timestamp(t) => format!("date {}", t.text),
-        Value::Binary(b) => format!("binary data ({} bytes)", b.len()),
-        Value::Seq(s) => format!("array of {} items", s.len()),
-        Value::Map(m) => format!("object with {} properties", m.len()),
-    }
-}
-
 impl<'i> Keyword<'i, AsdfJson> for TypeKeyword {
     fn validate(&self, instance: NodeRef<'i>) -> Result<(), ValidationError<'i>> {
         if self.matches(instance.node()) {
@@ -231,7 +207,7 @@ impl<'i> Keyword<'i, AsdfJson> for TypeKeyword {
             Err(custom(format!(
                 "expected {}, found {}",
                 self.names,
-                describe_found(instance.node())
+                crate::yaml::describe(instance.node())
             )))
         }
     }

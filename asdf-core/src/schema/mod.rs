@@ -358,7 +358,7 @@ fn write_checks(root: &Node, standard: &str, skip: &NodeIds) -> Result<(), Valid
             out.push(
                 path.to_string(),
                 "integer".into(),
-                format!("expected {range}, found {}", keywords::describe_found(node)),
+                format!("expected {range}, found {}", crate::yaml::describe(node)),
                 "",
             );
         }
@@ -368,10 +368,7 @@ fn write_checks(root: &Node, standard: &str, skip: &NodeIds) -> Result<(), Valid
                     out.push(
                         path.to_string(),
                         "key".into(),
-                        format!(
-                            "expected {range}, found key {}",
-                            keywords::describe_found(k)
-                        ),
+                        format!("expected {range}, found key {}", crate::yaml::describe(k)),
                         "",
                     );
                 }
@@ -386,9 +383,8 @@ fn write_checks(root: &Node, standard: &str, skip: &NodeIds) -> Result<(), Valid
                         path.to_string(),
                         "key".into(),
                         format!(
-                            "expected a string, integer or boolean key, found {}{}",
-                            k.tag().map(|t| format!("!<{t}> ")).unwrap_or_default(),
-                            keywords::describe_found(k)
+                            "expected a string, integer or boolean key, found {}",
+                            crate::yaml::describe(k)
                         ),
                         "",
                     );

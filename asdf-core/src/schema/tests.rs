@@ -172,9 +172,9 @@ fn all_errors_listed_with_paths() {
         errs,
         vec![
             "/: required: expected property c, found it missing".to_string(),
-            "/a: type: expected string, found 1".to_string(),
+            "/a: type: expected string, found integer 1".to_string(),
             "/b/1: type: expected integer, found string \"x\"".to_string(),
-            "/b/2: type: expected integer, found 3.5".to_string(),
+            "/b/2: type: expected integer, found float 3.5".to_string(),
         ]
     );
 }
@@ -363,7 +363,10 @@ fn write_checks_follow_python() {
         lines[0].starts_with("/x: integer: expected an integer from"),
         "{lines:?}"
     );
-    assert!(lines[0].ends_with("found 9223372036854775808"), "{lines:?}");
+    assert!(
+        lines[0].ends_with("found integer 9223372036854775808"),
+        "{lines:?}"
+    );
     let keys = Node::new(Value::Map(vec![
         (Node::new(Value::Float(1.5)), Node::int(1)),
         (Node::new(Value::Bool(true)), Node::int(2)),
@@ -376,8 +379,8 @@ fn write_checks_follow_python() {
     assert_eq!(
         lines,
         vec![
-            "/: key: expected a string, integer or boolean key, found 1.5".to_string(),
-            "/: key: expected a string, integer or boolean key, found !<tag:example.org/k> string \"k\"".to_string(),
+            "/: key: expected a string, integer or boolean key, found float 1.5".to_string(),
+            "/: key: expected a string, integer or boolean key, found string \"k\" tagged tag:example.org/k".to_string(),
         ]
     );
     // Before 1.6.0 any key is allowed.

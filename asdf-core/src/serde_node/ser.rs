@@ -31,7 +31,7 @@ pub(super) fn key_text(k: &Node) -> String {
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".to_string(),
-        Value::Float(f) => f.to_string(),
+        Value::Float(f) => crate::floats::python_repr(*f),
         Value::Timestamp(t) => t.text.clone(),
         Value::Binary(_) => "<binary>".to_string(),
         Value::Seq(_) => "<sequence>".to_string(),

@@ -2,7 +2,7 @@
 //!
 //! See [`emit`].
 
-use super::pytext;
+use crate::floats;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -607,105 +607,6 @@ fn push_u64(out: &mut String, mut v: u64) {
     out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
 }
 
-/// Python's `repr(float)` with PyYAML's changes: `.nan`, `.inf`, `-.inf`, and `.0` inserted
-/// before an exponent without a dot (`1.0e+16`).
-fn push_float(out: &mut String, scratch: &mut String, x: f64) {
-    if !push_short_float(out, x) {
-        push_float_general(out, scratch, x);
-    }
-}
-
-/// The common case of short decimals (`0.37`, `12.5`, `3.0`) without the general shortest-
-/// digits algorithm. At `k` decimal places the decimals that read back as `x` lie in an
-/// interval about `10^k · ulp(x)` wide; while that is below a quarter (and `x · 10^k` is
-/// computed with an error below an eighth), at most one integer `m` qualifies and it is
-/// `x · 10^k` rounded. The first `k` with `m / 10^k == x` gives the shortest digits, which
-/// `repr` writes positionally at these magnitudes. Returns false to leave the rest to the
-/// general path.
-fn push_short_float(out: &mut String, x: f64) -> bool {
-    const LIMIT: f64 = 1_125_899_906_842_624.0; // 2^50
-    let a = x.abs();
-    if !(1e-4..1e15).contains(&a) {
-        return false;
-    }
-    let ulp = f64::from_bits(a.to_bits() + 1) - a;
-    let mut p = 1.0f64;
-    for k in 0..9usize {
-        let t = a * p;
-        if t >= LIMIT || p * ulp >= 0.25 {
-            return false;
-        }
-        // Round half up through an integer conversion (`f64::round` is a libm call).
-        let digits = (t + 0.5) as u64;
-        let m = digits as f64;
-        // `m` can only read back as `x` if `|m - x·10^k| ≤ 10^k·ulp(x)/2`, and `t` is within
-        // `ulp(t)/2` of `x·10^k`: a cheap test (with a margin) before the division.
-        let ulp_t = f64::from_bits(t.to_bits() + 1) - t;
-        if (t - m).abs() <= p * ulp + ulp_t && m / p == a {
-            if x < 0.0 {
-                out.push('-');
-            }
-            let mut buf = [0u8; 20];
-            let mut i = buf.len();
-            let mut v = digits;
-            loop {
-                i -= 1;
-                buf[i] = b'0' + (v % 10) as u8;
-                v /= 10;
-                if v == 0 {
-                    break;
-                }
-            }
-            let d = std::str::from_utf8(&buf[i..]).unwrap_or("0");
-            if k == 0 {
-                out.push_str(d);
-                out.push_str(".0");
-            } else if d.len() <= k {
-                out.push_str("0.");
-                for _ in d.len()..k {
-                    out.push('0');
-                }
-                out.push_str(d);
-            } else {
-                let (int, frac) = d.split_at(d.len() - k);
-                out.push_str(int);
-                out.push('.');
-                out.push_str(frac);
-            }
-            return true;
-        }
-        p *= 10.0;
-    }
-    false
-}
-
-/// [`push_float`] through python's `repr` ([`pytext::push_repr`]), with PyYAML's changes.
-fn push_float_general(out: &mut String, scratch: &mut String, x: f64) {
-    if x.is_nan() {
-        out.push_str(".nan");
-        return;
-    }
-    if x.is_infinite() {
-        out.push_str(if x > 0.0 { ".inf" } else { "-.inf" });
-        return;
-    }
-    let start = out.len();
-    pytext::push_repr(out, scratch, x, true);
-    let Some(e) = out[start..].find('e').map(|i| start + i) else {
-        return;
-    };
-    // PyYAML writes a bare exponent's mantissa with `.0` (`1e+16` -> `1.0e+16`).
-    if !out[start..e].contains('.') {
-        out.insert_str(e, ".0");
-    }
-    // `d.de-XXX` (8 characters, `-` at index 4) is taken by our resolver for a timestamp
-    // and read as a string (PyYAML reads a float): `d.d0e-XXX` is the same float either way.
-    let e = out[start..].find('e').map_or(out.len(), |i| start + i);
-    if x > 0.0 && e - start == 3 && out[e + 1..].starts_with('-') && out.len() - e >= 5 {
-        out.insert(e, '0');
-    }
-}
-
 fn push_single_quoted(out: &mut String, s: &str) {
     out.push('\'');
     let mut rest = s;
@@ -1296,7 +1197,7 @@ impl Emitter<'_> {
                 }
                 self.out.push_str(s);
             }
-            Value::Float(x) => push_float(&mut self.out, &mut self.scratch, *x),
+            Value::Float(x) => floats::push_yaml(&mut self.out, &mut self.scratch, *x),
             Value::Str(s) => self.string(s, tagged, node.style(), ctx),
             Value::Timestamp(ts) => self.timestamp(ts, tagged, ctx),
             Value::Binary(data) => self.binary(data, tagged, ctx),

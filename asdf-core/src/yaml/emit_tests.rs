@@ -594,11 +594,11 @@ fn floats_resolve_back_exactly() {
     // Short decimals take the quick path; others the general one.
     let mut out = String::new();
     for x in [0.37, -12.5, 3.0, 0.0001, 123456.789] {
-        assert!(super::push_short_float(&mut out, x), "{x}");
+        assert!(crate::floats::push_short_float(&mut out, x), "{x}");
     }
     assert_eq!(out, "0.37-12.53.00.0001123456.789");
     for x in [0.0, 1e16, 1e-5, std::f64::consts::PI, f64::NAN] {
-        assert!(!super::push_short_float(&mut out, x), "{x}");
+        assert!(!crate::floats::push_short_float(&mut out, x), "{x}");
     }
 }
 
@@ -1134,8 +1134,8 @@ proptest! {
         let mut fast = String::new();
         let mut general = String::new();
         let mut scratch = String::new();
-        super::push_float(&mut fast, &mut scratch, x);
-        super::push_float_general(&mut general, &mut scratch, x);
+        crate::floats::push_yaml(&mut fast, &mut scratch, x);
+        crate::floats::push_float_general(&mut general, &mut scratch, x);
         prop_assert_eq!(&fast, &general);
     }
 

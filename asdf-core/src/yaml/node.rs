@@ -182,6 +182,48 @@ impl Value {
     }
 }
 
+/// What a node holds, for error messages ("expected ..., found {}"): `null`, `boolean
+/// true`, `integer 3`, `float 1.0` (python's `repr`), `string "x"` (quoted as Rust's `{:?}`,
+/// cut after 37 characters with `...`), `timestamp 2020-01-01 00:00:00`, `date 2020-01-01`,
+/// `binary data (3 bytes)`, `a sequence of 2 items`, `a mapping of 2 keys`, `a recursive
+/// alias *a`; then ` tagged <tag>` when the node has a tag. The one describer of nodes for
+/// messages (schema validation, datatypes and array descriptors, the typed layer and the
+/// derive).
+///
+/// ```
+/// use asdf_core::{tree, yaml::describe, Node};
+/// assert_eq!(describe(&Node::float(1.0)), "float 1.0");
+/// assert_eq!(describe(&tree!({"a": 1, "b": 2})), "a mapping of 2 keys");
+/// assert_eq!(describe(&Node::str("x")), "string \"x\"");
+/// ```
+pub fn describe(node: &Node) -> String {
+    let kind = match node.value() {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Int(i) => format!("integer {i}"),
+        Value::Float(f) => format!("float {}", crate::floats::python_repr(*f)),
+        Value::Str(s) => {
+            let q = format!("{s:?}");
+            if q.chars().count() > 40 {
+                let cut: String = q.chars().take(37).collect();
+                format!("string {cut}...")
+            } else {
+                format!("string {q}")
+            }
+        }
+        Value::Timestamp(t) if t.time.is_some() => format!("timestamp {}", t.text),
+        Value::Timestamp(t) => format!("date {}", t.text),
+        Value::Binary(b) => format!("binary data ({} bytes)", b.len()),
+        Value::Seq(s) => format!("a sequence of {} items", s.len()),
+        Value::Map(m) => format!("a mapping of {} keys", m.len()),
+        Value::Recursive(a) => format!("a recursive alias *{a}"),
+    };
+    match node.tag() {
+        Some(t) => format!("{kind} tagged {t}"),
+        None => kind,
+    }
+}
+
 /// The data behind a [`Node`] handle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeData {

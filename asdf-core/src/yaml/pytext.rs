@@ -1,82 +1,10 @@
-//! Python's text forms of numbers, as python asdf writes and reads them in trees: `repr` of
-//! floats and complex numbers, and what `complex()` accepts.
+//! Python's text forms of complex numbers, as python asdf writes and reads them in trees:
+//! `repr(complex)` and what `complex()` accepts.
 //!
-//! The YAML emitter writes floats as PyYAML does, which is `repr` with `.nan`/`.inf` and `.0`
-//! before a bare exponent ([`push_repr`] is its general path); inline arrays of strings hold
-//! `repr(float)` ([`float_repr`]); `!core/complex-1.0.0` scalars are `repr(complex)`
-//! ([`complex_repr`]) and are read back with [`parse_complex`]. The canonical JSON form has
-//! its own float text (a JSON number), specified in docs/canonical.md.
+//! `!core/complex-1.0.0` scalars are `repr(complex)` ([`complex_repr`]) and are read back
+//! with [`parse_complex`]. The text of floats, one rule per purpose, is in [`crate::floats`].
 
-use std::fmt::Write as _;
-
-/// Python's `repr` of a finite `x`: the shortest digits that read back as `x`, positional
-/// for decimal exponents -4 ..= 15, else `d.ddde±XX`. `dot0` adds `.0` to a positional
-/// integer (`repr(float)` does, the parts of `repr(complex)` do not). `scratch` is reused
-/// for the digits.
-pub(crate) fn push_repr(out: &mut String, scratch: &mut String, x: f64, dot0: bool) {
-    scratch.clear();
-    let _ = write!(scratch, "{:e}", x.abs());
-    let (mant, exp) = scratch.split_once('e').unwrap_or((scratch.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (d0, rest) = mant.split_at(1.min(mant.len()));
-    let frac = rest.strip_prefix('.').unwrap_or(rest);
-    if x.is_sign_negative() {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let e = exp as usize;
-            out.push_str(d0);
-            if frac.len() <= e {
-                out.push_str(frac);
-                for _ in frac.len()..e {
-                    out.push('0');
-                }
-                if dot0 {
-                    out.push_str(".0");
-                }
-            } else {
-                out.push_str(&frac[..e]);
-                out.push('.');
-                out.push_str(&frac[e..]);
-            }
-        } else {
-            out.push_str("0.");
-            for _ in 0..(-exp - 1) {
-                out.push('0');
-            }
-            out.push_str(d0);
-            out.push_str(frac);
-        }
-    } else {
-        out.push_str(d0);
-        if !frac.is_empty() {
-            out.push('.');
-            out.push_str(frac);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let _ = write!(out, "{:02}", exp.unsigned_abs());
-    }
-}
-
-/// `repr` of a float part, `nan` and `inf` included (python drops the sign of a NaN).
-fn push_part(out: &mut String, scratch: &mut String, x: f64, dot0: bool) {
-    if x.is_nan() {
-        out.push_str("nan");
-    } else if x.is_infinite() {
-        out.push_str(if x > 0.0 { "inf" } else { "-inf" });
-    } else {
-        push_repr(out, scratch, x, dot0);
-    }
-}
-
-/// Python's `repr(float)`: `0.1`, `1.0`, `1e+16`, `1e-05`, `-0.0`, `nan`, `inf`.
-pub(crate) fn float_repr(x: f64) -> String {
-    let mut out = String::new();
-    push_part(&mut out, &mut String::new(), x, true);
-    out
-}
+use crate::floats::push_python_repr;
 
 /// Python's `repr(complex)`: `(1+2j)`, `(1.5-0j)`, `(nan-infj)`, and `2j` (no parentheses)
 /// when the real part is `+0.0`.
@@ -84,16 +12,16 @@ pub(crate) fn complex_repr(re: f64, im: f64) -> String {
     let mut out = String::new();
     let mut scratch = String::new();
     if re == 0.0 && re.is_sign_positive() {
-        push_part(&mut out, &mut scratch, im, false);
+        push_python_repr(&mut out, &mut scratch, im, false);
         out.push('j');
         return out;
     }
     out.push('(');
-    push_part(&mut out, &mut scratch, re, false);
+    push_python_repr(&mut out, &mut scratch, re, false);
     if im.is_nan() || im.is_sign_positive() {
         out.push('+');
     }
-    push_part(&mut out, &mut scratch, im, false);
+    push_python_repr(&mut out, &mut scratch, im, false);
     out.push_str("j)");
     out
 }
@@ -197,36 +125,6 @@ mod tests {
         for (re, im, want) in cases {
             assert_eq!(complex_repr(re, im), want, "({re}, {im})");
         }
-    }
-
-    #[test]
-    fn float_repr_matches_python() {
-        // `repr(float)` in python 3.11.
-        let cases: [(f64, &str); 18] = [
-            (1e300, "1e+300"),
-            (123456789.0, "123456789.0"),
-            (0.00012345, "0.00012345"),
-            (-2.5e-5, "-2.5e-05"),
-            (1.2345e20, "1.2345e+20"),
-            (1.0, "1.0"),
-            (0.0, "0.0"),
-            (-0.0, "-0.0"),
-            (1e16, "1e+16"),
-            (1e-5, "1e-05"),
-            (0.0001, "0.0001"),
-            (123.456, "123.456"),
-            (1e22, "1e+22"),
-            (5e-324, "5e-324"),
-            (f64::MAX, "1.7976931348623157e+308"),
-            (0.1 + 0.2, "0.30000000000000004"),
-            (-1e-7, "-1e-07"),
-            (1e15, "1000000000000000.0"),
-        ];
-        for (x, want) in cases {
-            assert_eq!(float_repr(x), want);
-        }
-        assert_eq!(float_repr(f64::NAN), "nan");
-        assert_eq!(float_repr(f64::NEG_INFINITY), "-inf");
     }
 
     #[test]
