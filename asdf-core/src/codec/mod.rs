@@ -7,7 +7,7 @@
 //! | `lz4\0` | python asdf's chunks: `[u32 BE n][u32 LE len][lz4 block of n-4 bytes]`, 4 MiB of input each | `lz4` |
 //! | `zstd` | one zstd frame (asdf-compression), large ones compressed on every core | `zstd` |
 //! | `lz4f` | one lz4 frame (asdf-compression) | `lz4f` |
-//! | `blsc` | one c-blosc1 chunk as python-blosc writes it (asdf-compression; feature `blosc`) | `blsc` |
+//! | `blsc` | one Blosc1 chunk as python-blosc writes it (asdf-compression; through asdf-blosc2, feature `blosc2`) | `blsc` |
 //!
 //! Decoding never trusts the declared size for its allocation: the output buffer is at most a
 //! per-codec plausible multiple of the stored size and grows as real output arrives, never
@@ -105,7 +105,7 @@ pub enum Compression {
     Zstd,
     /// `lz4f`: an lz4 frame.
     Lz4f,
-    /// `blsc`: a c-blosc1 chunk.
+    /// `blsc`: a Blosc1 chunk (python-blosc, C-Blosc 1.x).
     Blsc,
     /// `bsc2`: a Blosc2 contiguous frame of a 1-D super-chunk (abacusutils).
     Bsc2,

@@ -226,7 +226,7 @@ fn block_extent(start: u64, cbytes: u64, bsize: u64, typesize: u64) -> u64 {
     (bsize + 4 * typesize.max(1)).min(cbytes.saturating_sub(start))
 }
 
-/// `blsc`: one c-blosc1 chunk, decoded a block at a time through c-blosc.
+/// `blsc`: one Blosc1 chunk, decoded a block at a time through asdf-blosc2.
 struct Blosc1<S> {
     stored: S,
     state: Option<B1State>,

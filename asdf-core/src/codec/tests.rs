@@ -27,7 +27,7 @@ fn oracle() -> Vec<(Compression, &'static [u8])> {
         (Compression::Zstd, ZSTD),
         (Compression::Lz4f, LZ4F),
     ];
-    if cfg!(feature = "blosc") {
+    if cfg!(feature = "blosc2") {
         v.push((Compression::Blsc, BLSC_MEMCPY));
     }
     v
@@ -72,7 +72,7 @@ fn decodes_python_output() {
 }
 
 #[test]
-#[cfg(feature = "blosc")]
+#[cfg(feature = "blosc2")]
 fn decodes_compressed_blosc_chunk() {
     assert_eq!(
         decode(Compression::Blsc, BLSC_8000, 8000).unwrap(),
@@ -191,7 +191,7 @@ fn lz4_chunk_errors() {
 }
 
 #[test]
-#[cfg(feature = "blosc")]
+#[cfg(feature = "blosc2")]
 fn blosc_header_checks() {
     let mut bad = BLSC_8000.to_vec();
     bad[12] = 0xff; // cbytes beyond the stored bytes
@@ -219,7 +219,7 @@ fn blosc_header_checks() {
 }
 
 #[test]
-#[cfg(not(feature = "blosc"))]
+#[cfg(not(feature = "blosc2"))]
 fn blosc_without_feature_is_unsupported() {
     assert!(matches!(
         decode(Compression::Blsc, BLSC_8000, 8000),
@@ -241,7 +241,7 @@ fn sample(n: usize) -> Vec<u8> {
 #[test]
 fn round_trips() {
     for c in Compression::ALL {
-        if c == Compression::Blsc && !cfg!(feature = "blosc") {
+        if c == Compression::Blsc && !cfg!(feature = "blosc2") {
             continue;
         }
         for n in [0usize, 1, 80, 100_000] {
@@ -474,7 +474,7 @@ mod fuzz {
         #[test]
         fn round_trip_any_data(data in proptest::collection::vec(any::<u8>(), 0..3000)) {
             for c in Compression::ALL {
-                if c == Compression::Blsc && !cfg!(feature = "blosc") {
+                if c == Compression::Blsc && !cfg!(feature = "blosc2") {
                     continue;
                 }
                 let stored = encode(c, &data, None).unwrap();
