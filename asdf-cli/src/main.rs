@@ -33,6 +33,8 @@
 //! inside the input file's folder; `--external none|same-folder|any` and `--allow-dir DIR`
 //! (repeatable) change that.
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

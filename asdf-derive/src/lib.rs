@@ -2,6 +2,8 @@
 //! and from ASDF trees. Use it through `asdf_core::AsdfType`; the attributes are described
 //! on [`macro@AsdfType`].
 
+#![forbid(unsafe_code)]
+
 mod attr;
 mod expand;
 

@@ -16,6 +16,8 @@
 //! read and written while the other file is written), so memory holds a few bands whatever
 //! their size: see [`ToAsdfOptions::band_min_bytes`] and [`FromAsdfOptions::band_min_bytes`].
 
+#![forbid(unsafe_code)]
+
 mod band;
 mod datatype;
 mod from_asdf;

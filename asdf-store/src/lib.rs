@@ -38,6 +38,8 @@
 //! to the folder of the file opened ([`StoreOptions::allow_escape`] lifts that); a remote
 //! file never leads to a local one or to another store.
 
+#![forbid(unsafe_code)]
+
 mod opener;
 mod reader;
 mod runtime;

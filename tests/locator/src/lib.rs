@@ -20,6 +20,8 @@
 //! assert!(dir.join("1.6.0/basic.asdf").is_file());
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming another data root (a folder laid out like `tests/data`).
