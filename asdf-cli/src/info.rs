@@ -5,7 +5,11 @@ use std::fmt::Write;
 use std::path::Path;
 
 use asdf_core::array::{ArraySource, Dim, NdArrayMeta};
+use asdf_core::layout::BlockHeader;
 use asdf_core::{AsdfFile, Node, Value};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::Serialize;
+use serde_json::json;
 
 /// Longest scalar text shown before it is cut.
 const MAX_SCALAR: usize = 60;
@@ -309,132 +313,129 @@ pub(crate) fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String 
 }
 
 /// `info --json`: the outline as one JSON document (file, versions, the tree with each
-/// array summarised from its descriptor, and with `blocks` the block headers).
+/// array summarised from its descriptor, and with `blocks` the block headers). serde_json
+/// writes it: the tree through [`JsonTree`] (mappings in the file's order), with
+/// [`Spaced`]'s separators and float text.
 pub fn run_json(access: &crate::Access, path: &Path, blocks: bool) -> Result<String, String> {
     let file = access.open(path)?;
     let h = file.header();
-    let mut out = String::with_capacity(4096);
-    out.push_str("{\"file\": ");
-    json_str(&mut out, &path.display().to_string());
-    out.push_str(", \"asdf_version\": ");
-    json_opt(&mut out, h.asdf_version.as_deref());
-    out.push_str(", \"standard_version\": ");
-    json_opt(&mut out, h.standard_version.as_deref());
-    out.push_str(",\n\"tree\": ");
-    json_node(&file, file.tree(), &mut String::new(), &mut out);
-    if blocks {
-        out.push_str(",\n\"blocks\": [");
-        for (i, b) in file.blocks().iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            let _ = write!(
-                out,
-                "{{\"index\": {}, \"offset\": {}, \"header_size\": {}, \"flags\": {}, \"streamed\": {}, \"compression\": ",
-                b.index,
-                b.offset,
-                b.header_size,
-                b.flags,
-                b.is_streamed()
-            );
-            json_str(&mut out, &label_text(b.compression_label()));
-            let _ = write!(
-                out,
-                ", \"allocated\": {}, \"used\": {}, \"data\": {}, \"md5\": ",
-                b.allocated_size, b.used_size, b.data_size
-            );
-            if b.has_checksum() {
-                let sum: String = b.checksum.iter().map(|x| format!("{x:02x}")).collect();
-                json_str(&mut out, &sum);
-            } else {
-                out.push_str("null");
-            }
-            out.push('}');
-        }
-        out.push(']');
-    }
-    out.push_str("}\n");
+    let blocks = blocks.then(|| file.blocks());
+    let doc = InfoDoc {
+        file: path.display().to_string(),
+        asdf_version: h.asdf_version.as_deref(),
+        standard_version: h.standard_version.as_deref(),
+        tree: JsonTree(&file, file.tree(), String::new()),
+        blocks,
+    };
+    let mut out = Vec::with_capacity(4096);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Spaced);
+    doc.serialize(&mut ser).map_err(|e| e.to_string())?;
+    out.push(b'\n');
     crate::exit_soon(file);
-    Ok(out)
+    String::from_utf8(out).map_err(|e| e.to_string())
 }
 
-fn json_opt(out: &mut String, s: Option<&str>) {
-    match s {
-        Some(s) => json_str(out, s),
-        None => out.push_str("null"),
+/// The document `info --json` prints (`blocks` only when asked for).
+struct InfoDoc<'a> {
+    file: String,
+    asdf_version: Option<&'a str>,
+    standard_version: Option<&'a str>,
+    tree: JsonTree<'a>,
+    blocks: Option<&'a [BlockHeader]>,
+}
+
+impl Serialize for InfoDoc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("file", &self.file)?;
+        m.serialize_entry("asdf_version", &self.asdf_version)?;
+        m.serialize_entry("standard_version", &self.standard_version)?;
+        m.serialize_entry("tree", &self.tree)?;
+        if let Some(blocks) = self.blocks {
+            let blocks: Vec<BlockJson<'_>> = blocks.iter().map(BlockJson).collect();
+            m.serialize_entry("blocks", &blocks)?;
+        }
+        m.end()
     }
 }
 
-/// `s` as a JSON string.
-pub(crate) fn json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+/// A block header as `info --json --blocks` lists it.
+struct BlockJson<'a>(&'a BlockHeader);
+
+impl Serialize for BlockJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let b = self.0;
+        let mut m = s.serialize_map(Some(10))?;
+        m.serialize_entry("index", &b.index)?;
+        m.serialize_entry("offset", &b.offset)?;
+        m.serialize_entry("header_size", &b.header_size)?;
+        m.serialize_entry("flags", &b.flags)?;
+        m.serialize_entry("streamed", &b.is_streamed())?;
+        m.serialize_entry("compression", &label_text(b.compression_label()))?;
+        m.serialize_entry("allocated", &b.allocated_size)?;
+        m.serialize_entry("used", &b.used_size)?;
+        m.serialize_entry("data", &b.data_size)?;
+        let md5 = b.has_checksum().then(|| {
+            b.checksum
+                .iter()
+                .map(|x| format!("{x:02x}"))
+                .collect::<String>()
+        });
+        m.serialize_entry("md5", &md5)?;
+        m.end()
+    }
+}
+
+/// Compact JSON with a space after each `,` and `:` (as python's `json.dumps`), floats as
+/// asdf-core's JSON number text.
+struct Spaced;
+
+impl serde_json::ser::Formatter for Spaced {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
         }
     }
-    out.push('"');
-}
-
-fn json_head(out: &mut String, kind: &str, node: &Node) {
-    out.push_str("{\"kind\": \"");
-    out.push_str(kind);
-    out.push('"');
-    if let Some(tag) = node.tag() {
-        out.push_str(", \"tag\": ");
-        json_str(out, tag);
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
+        }
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, x: f64) -> std::io::Result<()> {
+        w.write_all(asdf_core::internals::json_number(x).as_bytes())
     }
 }
 
-fn json_node(file: &AsdfFile, node: &Node, path: &mut String, out: &mut String) {
-    if node.is_ndarray() {
-        json_head(out, "ndarray", node);
-        json_array(file, node, path, out);
-        out.push('}');
-        return;
-    }
-    let len = path.len();
-    match node.value() {
-        Value::Map(entries) => {
-            json_head(out, "mapping", node);
-            out.push_str(", \"children\": {");
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                let key = crate::tree::key_text(k);
-                json_str(out, &key);
-                out.push_str(": ");
-                path.push('/');
-                crate::tree::push_pointer_segment(path, &key);
-                json_node(file, v, path, out);
-                path.truncate(len);
-            }
-            out.push_str("}}");
-        }
-        Value::Seq(items) => {
-            json_head(out, "sequence", node);
-            out.push_str(", \"items\": [");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                let _ = write!(path, "/{i}");
-                json_node(file, item, path, out);
-                path.truncate(len);
-            }
-            out.push_str("]}");
-        }
-        v => {
-            let kind = match v {
+/// A node of the tree (at the JSON pointer held in the third field, for errors), as `info --json` shows it: `kind`, `tag`, then
+/// `children` (mappings, in the file's order), `items` (sequences), `value` (scalars) or
+/// the array's summary.
+struct JsonTree<'a>(&'a AsdfFile, &'a Node, String);
+
+impl Serialize for JsonTree<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let JsonTree(file, node, path) = self;
+        let mut m = s.serialize_map(None)?;
+        let kind = if node.is_ndarray() {
+            "ndarray"
+        } else {
+            match node.value() {
+                Value::Map(_) => "mapping",
+                Value::Seq(_) => "sequence",
                 Value::Null => "null",
                 Value::Bool(_) => "boolean",
                 Value::Int(_) => "integer",
@@ -443,113 +444,149 @@ fn json_node(file: &AsdfFile, node: &Node, path: &mut String, out: &mut String) 
                 Value::Timestamp(_) => "timestamp",
                 Value::Binary(_) => "binary",
                 Value::Recursive(_) => "recursive",
-                Value::Map(_) | Value::Seq(_) => unreachable!("handled above"),
-            };
-            json_head(out, kind, node);
-            out.push_str(", \"value\": ");
-            match v {
-                Value::Null => out.push_str("null"),
-                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-                Value::Int(i) => {
-                    let _ = write!(out, "{i}");
-                }
-                Value::Float(f) if f.is_finite() => asdf_core::internals::push_json_number(out, *f),
-                Value::Float(f) => json_str(
-                    out,
-                    if f.is_nan() {
-                        "nan"
-                    } else if *f > 0.0 {
-                        "inf"
-                    } else {
-                        "-inf"
-                    },
-                ),
-                Value::Str(s) => json_str(out, s),
-                Value::Timestamp(t) => json_str(out, &t.text),
-                Value::Binary(b) => {
-                    let _ = write!(out, "{}", b.len());
-                }
-                Value::Recursive(name) => json_str(out, name),
-                Value::Map(_) | Value::Seq(_) => {}
             }
-            out.push('}');
+        };
+        m.serialize_entry("kind", kind)?;
+        if let Some(tag) = node.tag() {
+            m.serialize_entry("tag", tag)?;
+        }
+        if node.is_ndarray() {
+            array_fields(&mut m, file, node, path)?;
+            return m.end();
+        }
+        match node.value() {
+            Value::Map(entries) => m.serialize_entry("children", &Children(file, entries, path))?,
+            Value::Seq(items) => m.serialize_entry("items", &Items(file, items, path))?,
+            Value::Null => m.serialize_entry("value", &())?,
+            Value::Bool(b) => m.serialize_entry("value", b)?,
+            Value::Int(i) => match (i.as_i64(), i.as_u64()) {
+                (Some(v), _) => m.serialize_entry("value", &v)?,
+                (None, Some(v)) => m.serialize_entry("value", &v)?,
+                // beyond 64 bits: the digits as a JSON number
+                _ => m.serialize_entry("value", &RawNumber(i.to_string()))?,
+            },
+            Value::Float(f) if f.is_finite() => m.serialize_entry("value", f)?,
+            Value::Float(f) => m.serialize_entry(
+                "value",
+                if f.is_nan() {
+                    "nan"
+                } else if *f > 0.0 {
+                    "inf"
+                } else {
+                    "-inf"
+                },
+            )?,
+            Value::Str(t) => m.serialize_entry("value", t)?,
+            Value::Timestamp(t) => m.serialize_entry("value", &t.text)?,
+            Value::Binary(b) => m.serialize_entry("value", &b.len())?,
+            Value::Recursive(name) => m.serialize_entry("value", name)?,
+        }
+        m.end()
+    }
+}
+
+/// Integer digits written as they are (a JSON number beyond 64 bits).
+struct RawNumber(String);
+
+impl Serialize for RawNumber {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match serde_json::value::RawValue::from_string(self.0.clone()) {
+            Ok(raw) => raw.serialize(s),
+            Err(_) => s.serialize_str(&self.0),
         }
     }
 }
 
-fn json_array(file: &AsdfFile, node: &Node, path: &str, out: &mut String) {
+struct Children<'a>(&'a AsdfFile, &'a [(Node, Node)], &'a String);
+
+impl Serialize for Children<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Children(file, entries, path) = self;
+        let mut m = s.serialize_map(Some(entries.len()))?;
+        for (k, v) in entries.iter() {
+            let key = crate::tree::key_text(k);
+            let mut child = (*path).clone();
+            child.push('/');
+            crate::tree::push_pointer_segment(&mut child, &key);
+            m.serialize_entry(&key, &JsonTree(file, v, child))?;
+        }
+        m.end()
+    }
+}
+
+struct Items<'a>(&'a AsdfFile, &'a [Node], &'a String);
+
+impl Serialize for Items<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Items(file, items, path) = self;
+        let mut q = s.serialize_seq(Some(items.len()))?;
+        for (i, item) in items.iter().enumerate() {
+            q.serialize_element(&JsonTree(file, item, format!("{path}/{i}")))?;
+        }
+        q.end()
+    }
+}
+
+/// An array's summary from its descriptor: datatype, shape (`"*"` for a streamed
+/// dimension), where its data is, offset, strides, whether masked; or the error its
+/// descriptor has.
+fn array_fields<M: SerializeMap>(
+    m: &mut M,
+    file: &AsdfFile,
+    node: &Node,
+    path: &str,
+) -> Result<(), M::Error> {
     let meta = match NdArrayMeta::from_node(node, path) {
-        Ok(m) => m,
-        Err(e) => {
-            out.push_str(", \"error\": ");
-            json_str(out, &crate::chain(&e));
-            return;
-        }
+        Ok(meta) => meta,
+        Err(e) => return m.serialize_entry("error", &crate::chain(&e)),
     };
-    out.push_str(", \"datatype\": ");
-    match &meta.dtype {
-        Some(d) => json_str(out, &d.to_string()),
-        None => out.push_str("null"),
-    }
-    out.push_str(", \"shape\": ");
-    match &meta.shape {
-        Some(dims) => {
-            out.push('[');
-            for (i, d) in dims.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                match d {
-                    Dim::Fixed(n) => {
-                        let _ = write!(out, "{n}");
-                    }
-                    Dim::Streamed => out.push_str("\"*\""),
-                }
-            }
-            out.push(']');
-        }
-        None => out.push_str("null"),
-    }
+    m.serialize_entry("datatype", &meta.dtype.as_ref().map(|d| d.to_string()))?;
+    let shape = meta.shape.as_ref().map(|dims| {
+        dims.iter()
+            .map(|d| match d {
+                Dim::Fixed(n) => json!(n),
+                Dim::Streamed => json!("*"),
+            })
+            .collect::<Vec<_>>()
+    });
+    m.serialize_entry("shape", &shape)?;
     match &meta.source {
-        ArraySource::Inline(_) => out.push_str(", \"storage\": \"inline\""),
+        ArraySource::Inline(_) => m.serialize_entry("storage", "inline")?,
         ArraySource::Uri(u) => {
-            out.push_str(", \"storage\": \"external\", \"source\": ");
-            json_str(out, u);
+            m.serialize_entry("storage", "external")?;
+            m.serialize_entry("source", u)?;
         }
         ArraySource::Block(i) => {
             let count = file.blocks().len() as i64;
             let idx = if *i < 0 { count + i } else { *i };
             match usize::try_from(idx).ok().and_then(|k| file.blocks().get(k)) {
                 Some(b) => {
-                    let _ = write!(
-                        out,
-                        ", \"storage\": \"{}\", \"block\": {idx}, \"compression\": ",
-                        if b.is_streamed() {
-                            "streamed"
-                        } else {
-                            "internal"
-                        }
-                    );
-                    json_str(out, &label_text(b.compression_label()));
+                    let storage = if b.is_streamed() {
+                        "streamed"
+                    } else {
+                        "internal"
+                    };
+                    m.serialize_entry("storage", storage)?;
+                    m.serialize_entry("block", &idx)?;
+                    m.serialize_entry("compression", &label_text(b.compression_label()))?;
                 }
                 None => {
-                    let _ = write!(out, ", \"storage\": \"missing block\", \"block\": {i}");
+                    m.serialize_entry("storage", "missing block")?;
+                    m.serialize_entry("block", i)?;
                 }
             }
         }
         // ArraySource is non-exhaustive: a kind of source added later
-        other => {
-            out.push_str(", \"storage\": ");
-            json_str(out, &format!("{other:?}"));
-        }
+        other => m.serialize_entry("storage", &format!("{other:?}"))?,
     }
     if meta.offset != 0 {
-        let _ = write!(out, ", \"offset\": {}", meta.offset);
+        m.serialize_entry("offset", &meta.offset)?;
     }
     if let Some(st) = &meta.strides {
-        let _ = write!(out, ", \"strides\": {st:?}");
+        m.serialize_entry("strides", st)?;
     }
     if meta.mask.is_some() {
-        out.push_str(", \"masked\": true");
+        m.serialize_entry("masked", &true)?;
     }
+    Ok(())
 }
