@@ -202,7 +202,8 @@ pub fn read_region<'py>(
 /// `PieceCodec` name: `none`, `zlib`, `lz4-block`, `blosc2-chunk`, ...), `decoded` (a
 /// `(start, stop)` of the decoded block's bytes) and `region` (a list of `(start, stop)` per
 /// axis, or `None`); `offset` and `strides` (`None`: C order) of the array in its block's
-/// decoded bytes, `tree` (the byte range of the file's YAML tree, or `None`) and
+/// decoded bytes, `tree` (the byte range of the file's YAML tree from `asdf_offset`, where
+/// the ASDF bytes begin: 0, or in an ASDF-in-FITS file its `ASDF` extension's data) and
 /// `inline_nulls` (inline data holding `null`s, which python asdf masks) and `mask_value`
 /// (a scalar `mask`, else `None`). The file opened through this process's cache.
 #[pyfunction]
@@ -239,6 +240,7 @@ pub fn manifest<'py>(
     d.set_item("offset", meta.offset)?;
     d.set_item("strides", meta.strides.clone())?;
     d.set_item("tree", file.layout().tree)?;
+    d.set_item("asdf_offset", file.asdf_offset())?;
     let nulls = matches!(meta.source, asdf_core::array::ArraySource::Inline(_))
         && asdf_core::internals::inline_null_mask(&meta, array_path)
             .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?

@@ -7,9 +7,11 @@ the same. Needs the packages of tests/oracle-dask-requirements.txt (.ci/run's .v
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -370,7 +372,6 @@ def test_drop_variables(files, registry):
 
 def test_codecs_are_found_by_entry_points_without_import():
     """A reader of references or virtual datasets needs asdf-rs installed, not imported."""
-    import sys
 
     code = (
         "import sys, numcodecs, zarr.registry\n"
@@ -652,3 +653,28 @@ def test_keys_with_slash_and_tilde(scratch, registry):
     assert "asdf_rs_not_virtualized" not in root.attrs
     sub = zarr.open_group(AsdfParser(group="c~d")(_url(path), registry), mode="r", zarr_format=3)
     np.testing.assert_array_equal(sub["e"][...], np.arange(4.0))
+
+
+def test_asdf_in_fits_images_and_blocks(registry):
+    """ASDF-in-FITS: blocks lie in the ASDF extension's data, `fits:` images stored as read
+    (no BSCALE/BZERO/BLANK) are their HDU's data, big-endian; their values hash as the
+    generator's sidecar says (docs/canonical.md). Scaled images and tables, whose values
+    astropy computes, are what is left out, named."""
+    sys.path.insert(0, str(REPOSITORY / "tests" / "oracle"))
+    import canonical  # the oracle's value hash
+
+    for name, arrays, left_out in [("image_extension", {"by_index", "by_name", "local"}, set()),
+                                   ("cube", {"data", "err"}, {"dq"}),
+                                   ("scaled", set(), {"sci", "var"})]:
+        path = testdata.require(f"asdf-in-fits/{name}.fits")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            root = zarr.open_group(AsdfParser()(_url(path), registry), mode="r", zarr_format=3)
+        assert arrays <= {n for n, _ in root.arrays()}, name
+        assert left_out <= set(root.attrs.get("asdf_rs_not_virtualized", [])), name
+        assert all("BSCALE" in str(x.message) for x in w if "not virtualized" in str(x.message))
+        expect = json.loads(Path(str(path)[:-5] + ".expect.json").read_text())["tree"]["value"]
+        for n in arrays:
+            want = expect[n]["$ndarray"]
+            assert root[n].shape == tuple(want["shape"]), (name, n)
+            assert canonical.value_hash(root[n][...]) == want["sha256"], (name, n)

@@ -86,6 +86,53 @@ impl Container {
         }
     }
 
+    /// Where the ASDF extension's bytes (the ASDF file the tree and blocks are read from)
+    /// begin in the FITS file.
+    pub(crate) fn asdf_offset(&self) -> Option<u64> {
+        self.hdus
+            .iter()
+            .find(|h| h.name == "ASDF" && h.index > 0)
+            .map(|h| h.data_offset)
+    }
+
+    /// The image a `fits:` source names as it lies in the file, when astropy reads it as
+    /// stored (big-endian, no `BSCALE`/`BZERO`/`BLANK`): its data offset, its bytes, its
+    /// datatype and shape (C order), for chunk manifests. `Unsupported` for scaled images,
+    /// whose values astropy computes, and for tables.
+    pub(crate) fn raw_image(&self, uri: &str) -> Result<(u64, u64, DType, Vec<usize>), FitsError> {
+        let hdu = self.find(uri)?;
+        let unsupported = |what: String| FitsError::Unsupported {
+            hdu: hdu.index,
+            name: hdu.name.clone(),
+            offset: hdu.header_offset,
+            what,
+        };
+        if !matches!(hdu.kind, HduKind::Primary | HduKind::Image) || hdu.axes.is_empty() {
+            return Err(unsupported(
+                "only the data of an image lies in the file as it is read".into(),
+            ));
+        }
+        let plan = image_plan(hdu);
+        let elements = hdu.axes.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        if elements.and_then(|n| n.checked_mul(plan.raw.size() as u64)) != Some(hdu.data_len) {
+            return Err(unsupported(
+                "its data is not one image (GCOUNT other than 1, or random groups)".into(),
+            ));
+        }
+        if !matches!(plan.scaling, Scaling::Raw) {
+            return Err(unsupported(
+                "its values are computed from the stored ones (BSCALE, BZERO or BLANK)".into(),
+            ));
+        }
+        let shape = hdu
+            .shape()
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| unsupported("an axis longer than this machine's memory".into()))?;
+        Ok((hdu.data_offset, hdu.data_len, scalar(plan.out.ty()), shape))
+    }
+
     /// The array of the HDU a `fits:` source names, as astropy reads it. `max_bytes` bounds
     /// the array's size in memory.
     pub(crate) fn array(&self, uri: &str, max_bytes: u64) -> Result<DynArray, FitsError> {

@@ -14,6 +14,11 @@
 //! | `bls2` | the one Blosc2 chunk |
 //! | `zlib`, `bzp2`, `zstd`, `lz4f`, `blsc` | the whole block |
 //! | inline data | one piece with [`PieceSource::Inline`] and no byte range |
+//! | a `fits:` image of an ASDF-in-FITS file | its data, raw big-endian (scaled images: unsupported) |
+//!
+//! In an ASDF-in-FITS file, the blocks lie in the data of the `ASDF` extension: their
+//! pieces' offsets are in the FITS file ([`AsdfFile::asdf_offset`] is where that data
+//! begins).
 //!
 //! ```
 //! use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
@@ -267,18 +272,52 @@ impl AsdfFile {
     /// documentation](crate::file::manifest)). Reads block headers and the indexes of `lz4`
     /// and `bsc2` blocks, never array data (inline data is parsed from the tree).
     ///
-    /// Errors name the tree path: not an array, a malformed descriptor or block, and
-    /// [`Error::Unsupported`] for ASDF-in-FITS files (their arrays are FITS HDUs) and blocks
-    /// of ASDF 0.1.0 encoding chains.
+    /// Errors name the tree path: not an array, a malformed descriptor or block,
+    /// [`Error::Fits`] for a `fits:` HDU that is no image astropy reads as stored (scaled
+    /// by `BSCALE`/`BZERO`/`BLANK`, a table) and [`Error::Unsupported`] for blocks of ASDF
+    /// 0.1.0 encoding chains.
     pub fn manifest(&self, path: &str, opts: &ManifestOptions) -> Result<Manifest> {
         let node = self.ndarray_node(path)?;
         let unsupported = |what: &str| Error::Unsupported {
             what: format!("{path}: manifests of {what} are not supported yet"),
         };
-        if self.fits.is_some() {
-            return Err(unsupported("ASDF-in-FITS files"));
-        }
         let meta = NdArrayMeta::from_node(node, path)?;
+        let mut m = self.manifest_of(node, &meta, path, opts, &unsupported)?;
+        if let (ArraySource::Block(_), Some(base)) = (&meta.source, self.asdf_offset_in_fits()) {
+            // ASDF-in-FITS: the blocks lie in the ASDF extension's data
+            let shift = |offset: &mut u64| *offset = offset.saturating_add(base);
+            for p in m.pieces.iter_mut() {
+                if p.source == PieceSource::File {
+                    shift(&mut p.offset);
+                }
+            }
+            if let Some(b) = m.block.as_mut() {
+                shift(&mut b.offset);
+            }
+        }
+        Ok(m)
+    }
+
+    /// Where the bytes of the ASDF file (its header, tree and blocks) begin in the opened
+    /// file: 0, or for an ASDF-in-FITS file the data of its `ASDF` extension. The byte
+    /// ranges of [`Layout`](crate::layout::Layout) are from there; those of manifests are in
+    /// the opened file.
+    pub fn asdf_offset(&self) -> u64 {
+        self.asdf_offset_in_fits().unwrap_or(0)
+    }
+
+    fn asdf_offset_in_fits(&self) -> Option<u64> {
+        self.fits.as_ref().and_then(|c| c.asdf_offset())
+    }
+
+    fn manifest_of(
+        &self,
+        node: &crate::Node,
+        meta: &NdArrayMeta,
+        path: &str,
+        opts: &ManifestOptions,
+        unsupported: &dyn Fn(&str) -> Error,
+    ) -> Result<Manifest> {
         match &meta.source {
             ArraySource::Inline(_) => {
                 let a = self.dyn_array_of(node, path)?;
@@ -302,17 +341,49 @@ impl AsdfFile {
             }
             ArraySource::Block(src) => {
                 let idx = self.block_index(*src, path)?;
-                block_manifest(self, idx, &meta, path, PieceSource::File, opts)
+                block_manifest(self, idx, meta, path, PieceSource::File, opts)
             }
             ArraySource::Uri(uri) if uri.starts_with("fits:") => {
-                Err(unsupported("FITS HDUs (source fits:...)"))
+                let Some(container) = &self.fits else {
+                    return Err(unsupported(
+                        "FITS HDUs (source fits:...) outside FITS files",
+                    ));
+                };
+                let (offset, length, dtype, shape) =
+                    container.raw_image(uri).map_err(|error| Error::Fits {
+                        path: path.to_string(),
+                        error,
+                    })?;
+                let full: Vec<Range<usize>> = shape.iter().map(|&n| 0..n).collect();
+                Ok(Manifest {
+                    path: path.to_string(),
+                    dtype,
+                    shape,
+                    pieces: vec![Piece {
+                        source: PieceSource::File,
+                        offset,
+                        length,
+                        codec: PieceCodec::None,
+                        decoded: 0..length,
+                        region: Some(full),
+                    }],
+                    block: Some(WholeBlock {
+                        source: PieceSource::File,
+                        offset,
+                        length,
+                        compression: None,
+                        data_size: length,
+                    }),
+                    exact: true,
+                    whole: true,
+                })
             }
             ArraySource::Uri(uri) => {
                 let ext = self.external_block_file(uri, path)?;
                 block_manifest(
                     &ext,
                     0,
-                    &meta,
+                    meta,
                     path,
                     PieceSource::External(uri.clone()),
                     opts,
@@ -524,6 +595,38 @@ mod tests {
         assert_eq!(slab_rows(1_000_003, 1, &o), 1000);
         let o = ManifestOptions::default().slab_bytes(10);
         assert_eq!(slab_rows(13, 100, &o), 1);
+    }
+
+    #[test]
+    fn asdf_in_fits_images_and_blocks_lie_in_the_fits_file() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/data/asdf-in-fits/image_extension.fits"
+        );
+        let raw = std::fs::read(path).unwrap();
+        let file = AsdfFile::open(path).unwrap();
+        assert!(file.asdf_offset() > 0 && file.asdf_offset() % 2880 == 0);
+        for name in ["/by_index", "/by_name", "/local"] {
+            let m = file.manifest(name, &ManifestOptions::default()).unwrap();
+            let want = file.dyn_array(name).unwrap();
+            assert_eq!(m.dtype, want.dtype, "{name}");
+            assert_eq!(m.zarr_chunks(), Some(want.shape.clone()), "{name}");
+            let [p] = m.pieces.as_slice() else {
+                panic!("{name}: {:?}", m.pieces)
+            };
+            assert_eq!(p.source, PieceSource::File);
+            let at = p.offset as usize..(p.offset + p.length) as usize;
+            assert_eq!(&raw[at], &want.data[..], "{name}: the bytes at the piece");
+        }
+        let scaled = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/data/asdf-in-fits/scaled.fits"
+        );
+        let file = AsdfFile::open(scaled).unwrap();
+        let e = file
+            .manifest("/sci", &ManifestOptions::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("BSCALE"), "{e}");
     }
 
     #[test]

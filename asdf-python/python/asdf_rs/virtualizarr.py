@@ -63,9 +63,14 @@ zarr later reads the chunks through.
   ``null``s of inline data (``asdf_inline`` with ``part="nulls"``), or for a scalar
   ``mask`` (``-999``, ``.nan``) the data's chunks through ``asdf_mask_value`` (python
   asdf's masking: NaNs, else ``numpy.ma.masked_values``).
+- ASDF-in-FITS files: their blocks lie in the data of the ``ASDF`` extension (chunks as
+  above, offsets in the FITS file); a ``fits:`` image stored as astropy reads it is one
+  chunk, its HDU's big-endian data.
 - Left out (warned, and named in the group attribute ``asdf_rs_not_virtualized``) only what
-  asdf-rs has no chunk manifest of: the arrays of ASDF-in-FITS files (FITS HDUs) and blocks
-  of ASDF 0.1.0 encoding chains (files of 2015). ``asdf_rs.to_dask`` reads every one of them.
+  asdf-rs has no chunk manifest of: ``fits:`` images scaled by ``BSCALE``/``BZERO``/``BLANK``
+  and ``fits:`` tables (astropy computes their values: no codec here does that arithmetic
+  yet), and blocks of ASDF 0.1.0 encoding chains (files of 2015). ``asdf_rs.to_dask`` reads
+  every one of them.
 """
 
 from __future__ import annotations
@@ -424,7 +429,7 @@ class AsdfParser:
         codec = _v3("asdf_inline", pointer=pointer, dtype=m["dtype"], shape=list(shape),
                     part=part)
         return (list(shape), [codec],
-                {key: {"path": url, "offset": 0, "length": m["tree"][1]}}, None)
+                {key: {"path": url, "offset": m["asdf_offset"], "length": m["tree"][1]}}, None)
 
     @staticmethod
     def _view(url, m, dtype, slab_bytes):
