@@ -129,7 +129,7 @@ pub mod internals {
     pub use crate::layout::index::encode_block_index;
     pub use crate::layout::legacy::parse_legacy_block_header;
     pub use crate::layout::read_layout;
-    pub use crate::write::atomic::{write_atomically, AtomicFile};
+    pub use crate::write::atomic::{write_atomically, AtomicFile, ScratchFile};
     pub use crate::yaml::pointer::{
         escape_segment as escape_pointer_segment, join_segments as pointer_of_segments,
         push_segment as push_pointer_segment, unescape_segment as unescape_pointer_segment,

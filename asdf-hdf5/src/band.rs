@@ -9,8 +9,9 @@
 //! - Compressed blocks are decoded in order. A view whose elements come in increasing order
 //!   of position in C order (C order, with an offset or padded rows) skips forward through
 //!   the decoded bytes; any other view (another axis order, negative strides) first decodes
-//!   the block into a spill file beside the output, removed when done, and is gathered from
-//!   there: the disk holds the block, memory a piece.
+//!   the block into a spill file beside the output (`ScratchFile`: anonymous on Linux, so
+//!   nothing is left even if the process is killed; elsewhere removed when done), and is
+//!   gathered from there: the disk holds the block, memory a piece.
 //! - With checksums verified, the stored bytes are hashed in file order the first time they
 //!   are reached (bytes skipped are hashed as they are passed, once), the decoded bytes as
 //!   they are decoded (the MD5 of legacy writers); the block's MD5 is checked before the
@@ -23,7 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use asdf_core::checksum::Md5;
 use asdf_core::codec::Compression;
-use asdf_core::internals::StoredAt;
+use asdf_core::internals::{ScratchFile, StoredAt};
 use asdf_core::layout::{BlockHeader, ReadAt};
 
 /// Bytes of output gathered at a time.
@@ -148,29 +149,22 @@ impl Decoded {
     }
 }
 
-/// A decoded block written out to a file beside the output, removed when dropped.
-struct Spill {
-    file: File,
-    path: PathBuf,
-}
-
-impl Drop for Spill {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 /// Where the decoded bytes come from.
 enum Source {
     /// An uncompressed block, read by position.
     Block(Stored),
     /// A compressed block, decoded in order, read forward only.
     Forward(Decoded),
-    /// A compressed block whose view is not in order: decoded into a spill file on the
-    /// first read (`path` names it), then read by position.
-    Spilling { decoded: Decoded, path: PathBuf },
+    /// A compressed block whose view is not in order: decoded into a spill file (a
+    /// `ScratchFile` in `dir`: anonymous on Linux, so a killed conversion leaves nothing) on
+    /// the first read, then read by position.
+    Spilling {
+        decoded: Decoded,
+        dir: PathBuf,
+        name: String,
+    },
     Spilled {
-        spill: Spill,
+        spill: ScratchFile,
         decoded_md5: Option<[u8; 16]>,
     },
     /// Between two states.
@@ -313,15 +307,11 @@ impl ViewReader {
                 if view.in_order() {
                     Source::Forward(decoded)
                 } else {
-                    static SPILLS: std::sync::atomic::AtomicU64 =
-                        std::sync::atomic::AtomicU64::new(0);
-                    let n = SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let path = block.spill_dir.join(format!(
-                        ".asdf-hdf5-block{}.{}.{n}.spill",
-                        h.index,
-                        std::process::id()
-                    ));
-                    Source::Spilling { decoded, path }
+                    Source::Spilling {
+                        decoded,
+                        dir: block.spill_dir.clone(),
+                        name: format!("asdf-hdf5-block{}.spill", h.index),
+                    }
                 }
             }
         };
@@ -504,18 +494,16 @@ impl ViewReader {
         let Source::Spilling { .. } = &self.source else {
             return Ok(());
         };
-        let Source::Spilling { mut decoded, path } =
-            std::mem::replace(&mut self.source, Source::Gone)
+        let Source::Spilling {
+            mut decoded,
+            dir,
+            name,
+        } = std::mem::replace(&mut self.source, Source::Gone)
         else {
             return Ok(());
         };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
-        let spill = Spill { file, path };
-        let mut w = io::BufWriter::with_capacity(1 << 20, &spill.file);
+        let spill = ScratchFile::create_in(&dir, &name)?;
+        let mut w = io::BufWriter::with_capacity(1 << 20, spill.file());
         let mut buf = vec![0u8; 1 << 20];
         loop {
             let n = decoded.read_some(&mut buf)?;
@@ -559,7 +547,7 @@ impl ViewReader {
             buf.resize((end - start) as usize, 0);
             match &mut self.source {
                 Source::Block(s) => s.read_stored_at(start, &mut buf)?,
-                Source::Spilled { spill, .. } => spill.file.read_exact_at(&mut buf, start)?,
+                Source::Spilled { spill, .. } => spill.file().read_exact_at(&mut buf, start)?,
                 Source::Forward(d) => {
                     if start < d.pos {
                         return Err(io::Error::other("a view read out of order"));

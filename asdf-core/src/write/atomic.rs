@@ -119,26 +119,35 @@ fn remove_stale_temps(_: &Path) {}
 #[cfg(target_os = "linux")]
 const PROC_SELF_FD: &str = "/proc/self/fd";
 
-/// Creates the temporary file for a write of `path`.
-fn create_temp(path: &Path) -> std::io::Result<(File, Temp)> {
-    remove_stale_temps(path);
+/// An anonymous file (`O_TMPFILE`, read and write) in `dir`, or `None` where the system or
+/// the file system has none.
+fn anonymous_in(dir: &Path) -> Option<File> {
     #[cfg(target_os = "linux")]
     if Path::new(PROC_SELF_FD).is_dir() {
         use std::os::unix::fs::OpenOptionsExt;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
         };
         // File systems without O_TMPFILE refuse it (EOPNOTSUPP, EISDIR, EINVAL): fall back.
-        if let Ok(f) = fs::OpenOptions::new()
+        return fs::OpenOptions::new()
             .read(true)
             .write(true)
             .mode(0o666)
             .custom_flags(libc::O_TMPFILE)
             .open(dir)
-        {
-            return Ok((f, Temp::Anonymous));
-        }
+            .ok();
+    }
+    let _ = dir;
+    None
+}
+
+/// Creates the temporary file for a write of `path`.
+fn create_temp(path: &Path) -> std::io::Result<(File, Temp)> {
+    remove_stale_temps(path);
+    if let Some(f) = anonymous_in(path.parent().unwrap_or(Path::new(""))) {
+        return Ok((f, Temp::Anonymous));
     }
     let tmp = temp_path(path);
     let f = fs::OpenOptions::new()
@@ -245,6 +254,52 @@ impl Drop for AtomicFile {
         // an anonymous file vanishes with its descriptor; a named one is removed
         if let Some(Temp::Named(tmp)) = &self.temp {
             let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+/// A file for scratch data (read and written by position), in a chosen folder, that leaves
+/// nothing behind: on Linux it never has a name (`O_TMPFILE`), so even a killed process
+/// leaves no file; elsewhere (or on file systems without anonymous files) it is a hidden
+/// `.NAME.PID-N.tmp` removed when dropped, and by the next scratch file of that name once its
+/// process is gone.
+#[derive(Debug)]
+pub struct ScratchFile {
+    file: File,
+    path: Option<PathBuf>,
+}
+
+impl ScratchFile {
+    /// A new scratch file in `dir`; `name` names it where it needs a name.
+    pub fn create_in(dir: impl AsRef<Path>, name: &str) -> std::io::Result<ScratchFile> {
+        let dir = dir.as_ref();
+        if let Some(file) = anonymous_in(dir) {
+            return Ok(ScratchFile { file, path: None });
+        }
+        let like = dir.join(name);
+        remove_stale_temps(&like);
+        let path = temp_path(&like);
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        Ok(ScratchFile {
+            file,
+            path: Some(path),
+        })
+    }
+
+    /// The file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        if let Some(path) = &self.path {
+            let _ = fs::remove_file(path);
         }
     }
 }
@@ -397,6 +452,25 @@ mod tests {
         w.write_to_path(&root, &path).unwrap();
         assert!(!dead.exists(), "a dead writer's temporary file is removed");
         assert!(ours.exists() && other.exists() && unrelated.exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn scratch_files_leave_nothing() {
+        let dir = tmpdir("scratch");
+        let s = ScratchFile::create_in(&dir, "x.spill").unwrap();
+        let mut f = s.file();
+        f.write_all(b"scratch").unwrap();
+        let mut back = [0u8; 7];
+        std::os::unix::fs::FileExt::read_exact_at(s.file(), &mut back, 0).unwrap();
+        assert_eq!(&back, b"scratch");
+        if cfg!(target_os = "linux") {
+            // anonymous: no name in the folder while it is open
+            assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+        }
+        drop(s);
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
         let _ = fs::remove_dir_all(&dir);
     }
 
