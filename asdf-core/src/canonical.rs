@@ -6,6 +6,10 @@
 //! The text is written like python's `json.dumps(sort_keys=True, indent=1,
 //! ensure_ascii=False)`, so diffs against the oracle's sidecars stay readable; compare
 //! parsed values, not text.
+//!
+//! The writer is hand-written: serde_json cannot lay out the form's inline objects and lists
+//! inside the indented document, and it is slower on trees of many scalars
+//! (`examples/canonical_vs_serde_json.rs`: 479 ms against 578 ms for a 15 MB document).
 
 use std::fmt::Write;
 
