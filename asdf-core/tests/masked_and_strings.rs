@@ -140,5 +140,9 @@ fn string_arrays_read_ascii_and_ucs4_and_write_ucs4() {
     // a NUL cannot be kept (ucs4 pads with NULs)
     let bad = arr1(&["a\0b".to_string()]);
     let mut w = Writer::new(WriteOptions::default());
-    assert!(w.add_value(&bad).is_err());
+    let err = w.add_value(&bad).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "/: the string \"a\\0b\" holds a NUL, which a ucs4 array cannot keep (NULs pad it)"
+    );
 }
