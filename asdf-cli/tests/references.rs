@@ -159,14 +159,17 @@ fn manifest_table_paths_and_refusals() {
         "{}",
         stderr(&out)
     );
-    // ASDF in FITS: a typed refusal naming the path
+    // ASDF in FITS: an image stored as astropy reads it is its HDU's data; a scaled one
+    // (DQ: BZERO) is a typed refusal naming the path
     let fits = asdf_test_data::require_dir("asdf-in-fits")
         .unwrap_or_else(|| panic!("tests/data/asdf-in-fits is absent"))
         .join("image.fits");
-    let out = asdftool(&["manifest", fits.to_str().unwrap()]);
+    let data = ok(&asdftool(&["manifest", fits.to_str().unwrap(), "/data"]));
+    assert!(data.contains("1 piece, regular chunks"), "{data}");
+    let out = asdftool(&["manifest", fits.to_str().unwrap(), "/dq"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("manifests of ASDF-in-FITS files are not supported yet"),
+        stderr(&out).contains("/dq: HDU 2 (DQ)") && stderr(&out).contains("BZERO"),
         "{}",
         stderr(&out)
     );
