@@ -463,6 +463,41 @@ mod tests {
         }
     }
 
+    /// Decode and encode speed on the chunk python-blosc wrote of `floats.data` (in the
+    /// folder `asdf-codec-bench` of the system's temporary directory, as asdf-core's
+    /// `time_decode`): `cargo test -p asdfrs-blosc2 --release --features dev-tools --lib
+    /// blosc1_speed -- --nocapture`.
+    #[test]
+    #[cfg(feature = "dev-tools")]
+    fn blosc1_speed() {
+        use std::time::{Duration, Instant};
+        let dir = std::env::temp_dir().join("asdf-codec-bench");
+        let data = std::fs::read(dir.join("floats.data")).unwrap();
+        let stored = std::fs::read(dir.join("floats.blsc")).unwrap();
+        let best = |n: usize, f: &mut dyn FnMut()| {
+            (0..n).fold(Duration::MAX, |b, _| {
+                let t = Instant::now();
+                f();
+                b.min(t.elapsed())
+            })
+        };
+        let whole = best(15, &mut || {
+            assert!(decode(&stored, data.len()).unwrap() == data)
+        });
+        let mut out = vec![0u8; data.len()];
+        let into = best(15, &mut || decode_to_slice(&stored, &mut out).unwrap());
+        let mut ours = Vec::new();
+        let enc = best(5, &mut || ours = encode(&data, &Params::default()).unwrap());
+        assert!(decode(&ours, data.len()).unwrap() == data);
+        eprintln!(
+            "python-blosc's chunk of {} MiB (ratio {:.2}): decode best {whole:?} (into a warm \
+             buffer {into:?}); our encoding {enc:?}, ratio {:.2}",
+            data.len() >> 20,
+            data.len() as f64 / stored.len() as f64,
+            data.len() as f64 / ours.len() as f64
+        );
+    }
+
     #[test]
     fn chunks_from_before_the_split_flag_decode_unsplit() {
         // 32-byte items, flag clear: one stream a block, as C-Blosc 1.x reads it

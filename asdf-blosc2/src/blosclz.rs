@@ -75,8 +75,13 @@ pub(crate) fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
             } else if from + len <= op {
                 out.copy_within(from..from + len, op);
             } else {
-                for k in 0..len {
-                    out[op + k] = out[from + k];
+                // an overlapping match repeats the `op - from` bytes before `op`: copy what
+                // is already there, doubling each time (no byte-at-a-time loop)
+                let mut done = 0;
+                while done < len {
+                    let n = (len - done).min(op + done - from);
+                    out.copy_within(from..from + n, op + done);
+                    done += n;
                 }
             }
             op += len;
