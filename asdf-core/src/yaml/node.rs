@@ -191,8 +191,8 @@ impl Value {
 /// derive).
 ///
 /// ```
-/// use asdf_core::{tree, yaml::describe, Node};
-/// assert_eq!(describe(&Node::float(1.0)), "float 1.0");
+/// use asdf_core::{tree, yaml::describe, Node, Value};
+/// assert_eq!(describe(&Node::new(Value::Float(1.0))), "float 1.0");
 /// assert_eq!(describe(&tree!({"a": 1, "b": 2})), "a mapping of 2 keys");
 /// assert_eq!(describe(&Node::str("x")), "string \"x\"");
 /// ```
