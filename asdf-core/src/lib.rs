@@ -121,6 +121,7 @@ pub mod internals {
     pub use crate::canonical::dtype_json;
     pub use crate::codec::stream::{decoder, decoder_at, StoredAt};
     pub use crate::codec::{decode, decode_into, encode, encode_items};
+    pub use crate::file::fits::{scale_fits_image, FitsScaling, ScaledImage};
     pub use crate::file::legacy::decode_chain;
     pub use crate::floats::{json_number, push_json_number, python_repr};
     pub use crate::layout::blocks::{

@@ -271,6 +271,36 @@ pub fn swap<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// `asdf_rs._fits_scale(data, bitpix, bscale, bzero, bzero_int=None, blank=None)`: the
+/// values astropy computes from the stored big-endian bytes of a FITS image scaled by
+/// `BSCALE`/`BZERO`/`BLANK` (asdf-core's own arithmetic for reading such an image): their
+/// numpy dtype (big-endian) and bytes. `ValueError` for a `BITPIX` FITS has not, a scale
+/// that is not finite, data that is no whole number of values or too large a result. The
+/// GIL is released while scaling.
+#[pyfunction]
+#[pyo3(name = "_fits_scale", signature = (data, bitpix, bscale, bzero, bzero_int = None, blank = None))]
+pub fn fits_scale<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    bitpix: i64,
+    bscale: f64,
+    bzero: f64,
+    bzero_int: Option<i128>,
+    blank: Option<i128>,
+) -> PyResult<(String, Bound<'py, PyBytes>)> {
+    let scaling = asdf_core::internals::FitsScaling {
+        bitpix,
+        bscale,
+        bzero,
+        bzero_int,
+        blank,
+    };
+    let (dtype, out) = py
+        .detach(|| asdf_core::internals::scale_fits_image(&scaling, data))
+        .map_err(|e| PyValueError::new_err(format!("asdf_fits_scale: {e}")))?;
+    Ok((dtype.to_numpy_str(), PyBytes::new(py, &out)))
+}
+
 /// `asdf_rs._inline(data, pointer, dtype, shape, part="data")`: the inline array at the
 /// JSON `pointer` of the ASDF file whose first bytes (its header and YAML tree) are `data`,
 /// parsed from the tree's text: its C-order bytes in numpy's `dtype` (which must be the

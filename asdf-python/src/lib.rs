@@ -36,6 +36,7 @@ fn _asdf_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codecs::strided, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::inline, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::swap, m)?)?;
+    m.add_function(wrap_pyfunction!(codecs::fits_scale, m)?)?;
     tasks::register(m)?;
     m.add_class::<file::PyAsdfFile>()?;
     m.add_class::<array::NDArray>()?;

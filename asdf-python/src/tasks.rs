@@ -311,7 +311,43 @@ pub fn clear_cache() -> PyResult<usize> {
 }
 
 /// Registers the functions of this module in the native module.
+/// `asdf_rs._fits_scaled(source, array_path, storage_options=None)`: for an array of an
+/// ASDF-in-FITS file that is a scaled `fits:` image (`BSCALE`, `BZERO`, `BLANK`), which
+/// `_manifest` refuses, a dict of where its stored bytes lie (`offset`, `length` in the
+/// FITS file), the values' `dtype` (numpy's string, big-endian) and `shape`, and its
+/// scaling (`bitpix`, `bscale`, `bzero`, `bzero_int`, `blank`: the configuration of the
+/// `asdf_fits_scale` codec); `None` for any other array.
+#[pyfunction]
+#[pyo3(name = "_fits_scaled", signature = (source, array_path, storage_options = None))]
+pub fn fits_scaled<'py>(
+    py: Python<'py>,
+    source: &str,
+    array_path: &str,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let (file, _) = opened(py, source, storage_options)?;
+    let path = array_path.to_string();
+    let Some(img) = py
+        .detach(move || file.fits_scaled_image(&path))
+        .map_err(to_py)?
+    else {
+        return Ok(None);
+    };
+    let d = PyDict::new(py);
+    d.set_item("offset", img.offset)?;
+    d.set_item("length", img.length)?;
+    d.set_item("dtype", img.dtype.to_numpy_str())?;
+    d.set_item("shape", PyTuple::new(py, &img.shape)?)?;
+    d.set_item("bitpix", img.scaling.bitpix)?;
+    d.set_item("bscale", img.scaling.bscale)?;
+    d.set_item("bzero", img.scaling.bzero)?;
+    d.set_item("bzero_int", img.scaling.bzero_int)?;
+    d.set_item("blank", img.scaling.blank)?;
+    Ok(Some(d))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fits_scaled, m)?)?;
     m.add_function(wrap_pyfunction!(array, m)?)?;
     m.add_function(wrap_pyfunction!(read_region, m)?)?;
     m.add_function(wrap_pyfunction!(manifest, m)?)?;

@@ -657,15 +657,16 @@ def test_keys_with_slash_and_tilde(scratch, registry):
 
 def test_asdf_in_fits_images_and_blocks(registry):
     """ASDF-in-FITS: blocks lie in the ASDF extension's data, `fits:` images stored as read
-    (no BSCALE/BZERO/BLANK) are their HDU's data, big-endian; their values hash as the
-    generator's sidecar says (docs/canonical.md). Scaled images and tables, whose values
-    astropy computes, are what is left out, named."""
+    (no BSCALE/BZERO/BLANK) are their HDU's data, big-endian, scaled ones their HDU's data
+    through asdf_fits_scale; their values hash as the generator's sidecar (astropy's values)
+    says (docs/canonical.md). Tables, whose values astropy computes, are what is left out,
+    named."""
     sys.path.insert(0, str(REPOSITORY / "tests" / "oracle"))
     import canonical  # the oracle's value hash
 
     for name, arrays, left_out in [("image_extension", {"by_index", "by_name", "local"}, set()),
-                                   ("cube", {"data", "err"}, {"dq"}),
-                                   ("scaled", set(), {"sci", "var"})]:
+                                   ("cube", {"data", "err", "dq"}, set()),
+                                   ("scaled", set(SCALED), set())]:
         path = testdata.require(f"asdf-in-fits/{name}.fits")
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
@@ -678,3 +679,58 @@ def test_asdf_in_fits_images_and_blocks(registry):
             want = expect[n]["$ndarray"]
             assert root[n].shape == tuple(want["shape"]), (name, n)
             assert canonical.value_hash(root[n][...]) == want["sha256"], (name, n)
+
+
+# every scaling of tests/data/asdf-in-fits/scaled.fits: BSCALE, BZERO and BLANK (float32),
+# unsigned BZEROs (uint16, uint64), int8's BZERO = -128, an int32 offset (float64), a scaled
+# float32 image, BLANK = 0 (converts, blanks nothing), a scaled byte image
+SCALED = ("sci", "var", "big", "sbyte", "offset", "fscale", "blank0", "bscaled")
+
+
+def test_scaled_fits_images_are_virtual(scratch, registry):
+    """Scaled `fits:` images (BSCALE/BZERO/BLANK): one chunk, the HDU's stored data, which
+    asdf_fits_scale (asdf-core's arithmetic) makes astropy's values: through
+    open_virtual_dataset and xarray, and written out as kerchunk references read back, the
+    values hash as the sidecar of astropy's values says, in astropy's datatypes."""
+    sys.path.insert(0, str(REPOSITORY / "tests" / "oracle"))
+    import canonical
+
+    path = testdata.require("asdf-in-fits/scaled.fits")
+    expect = json.loads(Path(str(path)[:-5] + ".expect.json").read_text())["tree"]["value"]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        vds = virtualizarr.open_virtual_dataset(_url(path), parser=AsdfParser(),
+                                                registry=registry)
+    assert not [x for x in w if "not virtualized" in str(x.message)]
+    assert "asdf_rs_not_virtualized" not in vds.attrs
+    assert set(SCALED) <= set(vds.data_vars)
+    loaded = xr.open_zarr(AsdfParser()(_url(path), registry), zarr_format=3, consolidated=False)
+    refs = scratch / "scaled.json"
+    vds[list(SCALED)].vz.to_kerchunk(str(refs), format="json")
+    fs = fsspec.filesystem("reference", fo=str(refs), asynchronous=True)
+    root = zarr.open_group(zarr.storage.FsspecStore(fs, read_only=True, path=""), mode="r",
+                           zarr_format=2)
+    for n in SCALED:
+        want = expect[n]["$ndarray"]
+        for got in (loaded[n].values, root[n][...]):
+            assert got.dtype.newbyteorder("=") == np.dtype(want["dtype"]).newbyteorder("="), n
+            assert got.shape == tuple(want["shape"]), n
+            assert canonical.value_hash(got) == want["sha256"], n
+    assert np.isnan(loaded["sci"].values).sum() == 1  # the BLANK pixel
+
+
+def test_fits_scale_codec_refuses_bad_configurations_and_bytes():
+    from asdf_rs.codecs import AsdfFitsScale
+
+    got = AsdfFitsScale(16, 0.25, 100.0, None, -32768).decode(
+        np.array([4, -32768], ">i2").tobytes())
+    np.testing.assert_array_equal(np.frombuffer(got, ">f4")[:1], [101.0])
+    assert np.isnan(np.frombuffer(got, ">f4")[1])
+    u16 = AsdfFitsScale(16, 1.0, 32768.0, 32768).decode(np.array([-32768, 0], ">i2").tobytes())
+    np.testing.assert_array_equal(np.frombuffer(u16, ">u2"), [0, 32768])
+    for bad, data in [(AsdfFitsScale(12), b"\0" * 4), (AsdfFitsScale(16, float("nan")), b"\0" * 4),
+                      (AsdfFitsScale(32, 2.0), b"\0" * 3)]:
+        with pytest.raises(ValueError, match="asdf_fits_scale"):
+            bad.decode(data)
+    with pytest.raises(ValueError, match="asdf_fits_scale"):
+        AsdfFitsScale(16, 1.0, 0.0, None, 1 << 200).decode(b"\0\0")

@@ -133,6 +133,52 @@ impl Container {
         Ok((hdu.data_offset, hdu.data_len, scalar(plan.out.ty()), shape))
     }
 
+    /// The image a `fits:` source names when astropy computes its values from the stored
+    /// ones (`BSCALE`, `BZERO`, `BLANK`): where its data lies and its scaling; `None` for an
+    /// image read as stored. `Unsupported` for tables and data that is not one image.
+    pub(crate) fn scaled_image(&self, uri: &str) -> Result<Option<ScaledImage>, FitsError> {
+        let hdu = self.find(uri)?;
+        let unsupported = |what: String| FitsError::Unsupported {
+            hdu: hdu.index,
+            name: hdu.name.clone(),
+            offset: hdu.header_offset,
+            what,
+        };
+        if !matches!(hdu.kind, HduKind::Primary | HduKind::Image) || hdu.axes.is_empty() {
+            return Err(unsupported("it is no image".into()));
+        }
+        let plan = image_plan(hdu);
+        if matches!(plan.scaling, Scaling::Raw) {
+            return Ok(None);
+        }
+        let elements = hdu.axes.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        if elements.and_then(|n| n.checked_mul(plan.raw.size() as u64)) != Some(hdu.data_len) {
+            return Err(unsupported(
+                "its data is not one image (GCOUNT other than 1, or random groups)".into(),
+            ));
+        }
+        let shape = hdu
+            .shape()
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| unsupported("an axis longer than this machine's memory".into()))?;
+        let zero_card = hdu.value("BZERO");
+        Ok(Some(ScaledImage {
+            offset: hdu.data_offset,
+            length: hdu.data_len,
+            dtype: scalar(plan.out.ty()),
+            shape,
+            scaling: FitsScaling {
+                bitpix: hdu.bitpix,
+                bscale: number(hdu, "BSCALE").unwrap_or(1.0),
+                bzero: zero_card.and_then(CardValue::as_f64).unwrap_or(0.0),
+                bzero_int: zero_card.and_then(CardValue::as_int),
+                blank: hdu.value("BLANK").and_then(CardValue::as_int),
+            },
+        }))
+    }
+
     /// The array of the HDU a `fits:` source names, as astropy reads it. `max_bytes` bounds
     /// the array's size in memory.
     pub(crate) fn array(&self, uri: &str, max_bytes: u64) -> Result<DynArray, FitsError> {
@@ -346,8 +392,99 @@ fn zero_is(value: Option<&CardValue>, v: i128) -> bool {
     }
 }
 
+/// What an image's header says of its scaling (`BITPIX`, `BSCALE`, `BZERO`, `BLANK`), as
+/// [`scale_fits_image`] takes it: the configuration of a codec that computes an image's
+/// values from its stored bytes as astropy does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitsScaling {
+    /// `BITPIX`: 8, 16, 32, 64 (integers), -32, -64 (reals).
+    pub bitpix: i64,
+    /// `BSCALE` (1 when absent).
+    pub bscale: f64,
+    /// `BZERO` (0 when absent).
+    pub bzero: f64,
+    /// `BZERO` when the card is an integer (its exact value, `2^63` included).
+    pub bzero_int: Option<i128>,
+    /// `BLANK` of integer data.
+    pub blank: Option<i128>,
+}
+
+/// A scaled image of an ASDF-in-FITS file ([`crate::AsdfFile::fits_scaled_image`]): where
+/// its stored bytes lie, its scaling and the array astropy makes of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaledImage {
+    /// Absolute byte offset of its data in the FITS file.
+    pub offset: u64,
+    /// Bytes of its stored data.
+    pub length: u64,
+    /// The datatype of the values astropy computes (big-endian).
+    pub dtype: DType,
+    /// Its shape (C order).
+    pub shape: Vec<usize>,
+    /// How its values are computed from the stored ones.
+    pub scaling: FitsScaling,
+}
+
+/// The values astropy computes from the stored big-endian bytes `data` of an image scaled
+/// by `scaling` (the same arithmetic as reading the image from its file): their datatype
+/// (big-endian) and bytes. An error for a `BITPIX` FITS has not, data that is no whole
+/// number of values, or a result larger than [`crate::array::MAX_EXPANDED_BYTES`].
+pub fn scale_fits_image(scaling: &FitsScaling, data: &[u8]) -> Result<(DType, Vec<u8>), String> {
+    if ![8, 16, 32, 64, -32, -64].contains(&scaling.bitpix) {
+        return Err(format!("BITPIX {}", scaling.bitpix));
+    }
+    if !scaling.bscale.is_finite() || !scaling.bzero.is_finite() {
+        return Err(format!(
+            "BSCALE {} and BZERO {}",
+            scaling.bscale, scaling.bzero
+        ));
+    }
+    let zero_card = match scaling.bzero_int {
+        Some(i) => Some(CardValue::Int(i)),
+        None if scaling.bzero != 0.0 => Some(CardValue::Float(scaling.bzero)),
+        None => None,
+    };
+    let plan = plan_of(
+        scaling.bitpix,
+        scaling.bscale,
+        zero_card.as_ref(),
+        scaling.blank,
+    );
+    let (raw, out) = (plan.raw.size(), plan.out.size());
+    if data.len() % raw != 0 {
+        return Err(format!(
+            "{} bytes are no whole number of {raw}-byte values",
+            data.len()
+        ));
+    }
+    let out_bytes = (data.len() / raw) as u64 * out as u64;
+    if out_bytes > crate::array::MAX_EXPANDED_BYTES && out_bytes > data.len() as u64 {
+        return Err(format!(
+            "{out_bytes} bytes of values, more than the limit of {}",
+            crate::array::MAX_EXPANDED_BYTES
+        ));
+    }
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(data.len())
+        .map_err(|e| format!("{} bytes: {e}", data.len()))?;
+    buf.extend_from_slice(data);
+    Ok((scalar(plan.out.ty()), plan.apply(buf)))
+}
+
 fn image_plan(hdu: &Hdu) -> ImagePlan {
-    let raw = match hdu.bitpix {
+    let scale = number(hdu, "BSCALE").unwrap_or(1.0);
+    let blank = hdu.value("BLANK").and_then(CardValue::as_int);
+    plan_of(hdu.bitpix, scale, hdu.value("BZERO"), blank)
+}
+
+/// The scaling of an image's header keywords (`BITPIX`, `BSCALE`, `BZERO`, `BLANK`).
+fn plan_of(
+    bitpix: i64,
+    scale: f64,
+    zero_card: Option<&CardValue>,
+    blank: Option<i128>,
+) -> ImagePlan {
+    let raw = match bitpix {
         8 => Num::U8,
         16 => Num::I16,
         32 => Num::I32,
@@ -355,17 +492,11 @@ fn image_plan(hdu: &Hdu) -> ImagePlan {
         -32 => Num::F32,
         _ => Num::F64,
     };
-    let scale = number(hdu, "BSCALE").unwrap_or(1.0);
-    let zero_card = hdu.value("BZERO");
     let zero = zero_card.and_then(CardValue::as_f64).unwrap_or(0.0);
     let unscaled = scale == 1.0 && zero == 0.0;
-    let integer = hdu.bitpix > 0;
+    let integer = bitpix > 0;
     // astropy keeps BLANK only for integer data
-    let blank = if integer {
-        hdu.value("BLANK").and_then(CardValue::as_int)
-    } else {
-        None
-    };
+    let blank = if integer { blank } else { None };
     let keep = |out| ImagePlan {
         raw,
         out,
@@ -375,7 +506,7 @@ fn image_plan(hdu: &Hdu) -> ImagePlan {
         return keep(raw);
     }
     if !unscaled && scale == 1.0 && integer {
-        let unsigned = match hdu.bitpix {
+        let unsigned = match bitpix {
             8 if zero_is(zero_card, -128) => Some(Num::I8),
             16 if zero_is(zero_card, 1 << 15) => Some(Num::U16),
             32 if zero_is(zero_card, 1 << 31) => Some(Num::U32),
@@ -392,7 +523,7 @@ fn image_plan(hdu: &Hdu) -> ImagePlan {
     }
     // astropy: `if self._blank:` turns blanks into NaN, so BLANK = 0 converts but blanks none
     let blank = blank.filter(|&b| b != 0);
-    match (integer, hdu.bitpix) {
+    match (integer, bitpix) {
         (true, 8 | 16) => ImagePlan {
             raw,
             out: Num::F32,

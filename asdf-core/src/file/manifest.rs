@@ -14,7 +14,7 @@
 //! | `bls2` | the one Blosc2 chunk |
 //! | `zlib`, `bzp2`, `zstd`, `lz4f`, `blsc` | the whole block |
 //! | inline data | one piece with [`PieceSource::Inline`] and no byte range |
-//! | a `fits:` image of an ASDF-in-FITS file | its data, raw big-endian (scaled images: unsupported) |
+//! | a `fits:` image of an ASDF-in-FITS file | its data, raw big-endian (scaled images: [`AsdfFile::fits_scaled_image`]) |
 //!
 //! In an ASDF-in-FITS file, the blocks lie in the data of the `ASDF` extension: their
 //! pieces' offsets are in the FITS file ([`AsdfFile::asdf_offset`] is where that data
@@ -268,13 +268,32 @@ impl Manifest {
 }
 
 impl AsdfFile {
+    /// The scaled image (`BSCALE`, `BZERO`, `BLANK`) of an ASDF-in-FITS file that the array
+    /// at `path` is (`source: fits:...`), which [`AsdfFile::manifest`] refuses: where its
+    /// stored bytes lie and the scaling that makes astropy's values of them
+    /// ([`crate::internals::scale_fits_image`]). `None` for any other array.
+    pub fn fits_scaled_image(&self, path: &str) -> Result<Option<crate::file::fits::ScaledImage>> {
+        let node = self.ndarray_node(path)?;
+        let meta = NdArrayMeta::from_node(node, path)?;
+        match (&meta.source, &self.fits) {
+            (ArraySource::Uri(uri), Some(container)) if uri.starts_with("fits:") => {
+                container.scaled_image(uri).map_err(|error| Error::Fits {
+                    path: path.to_string(),
+                    error,
+                })
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The independently readable pieces of the array at `path` (see the [module
     /// documentation](crate::file::manifest)). Reads block headers and the indexes of `lz4`
     /// and `bsc2` blocks, never array data (inline data is parsed from the tree).
     ///
     /// Errors name the tree path: not an array, a malformed descriptor or block,
     /// [`Error::Fits`] for a `fits:` HDU that is no image astropy reads as stored (scaled
-    /// by `BSCALE`/`BZERO`/`BLANK`, a table) and [`Error::Unsupported`] for blocks of ASDF
+    /// by `BSCALE`/`BZERO`/`BLANK`: [`AsdfFile::fits_scaled_image`]; a table) and
+    /// [`Error::Unsupported`] for blocks of ASDF
     /// 0.1.0 encoding chains.
     pub fn manifest(&self, path: &str, opts: &ManifestOptions) -> Result<Manifest> {
         let node = self.ndarray_node(path)?;
@@ -627,6 +646,45 @@ mod tests {
             .manifest("/sci", &ManifestOptions::default())
             .unwrap_err();
         assert!(e.to_string().contains("BSCALE"), "{e}");
+        // every scaled image: its stored bytes through the scaling it names are the array
+        // read from the file
+        let raw = std::fs::read(scaled).unwrap();
+        for name in [
+            "sci", "var", "big", "sbyte", "offset", "fscale", "blank0", "bscaled",
+        ] {
+            let path = format!("/{name}");
+            let img = file.fits_scaled_image(&path).unwrap().expect(name);
+            let want = file.dyn_array(&path).unwrap();
+            assert_eq!(
+                (&img.dtype, &img.shape),
+                (&want.dtype, &want.shape),
+                "{name}"
+            );
+            let at = img.offset as usize..(img.offset + img.length) as usize;
+            let (dtype, data) = crate::internals::scale_fits_image(&img.scaling, &raw[at]).unwrap();
+            assert_eq!(dtype, want.dtype, "{name}");
+            assert!(data == want.data, "{name}: scaled bytes differ");
+        }
+        let plain = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/data/asdf-in-fits/image_extension.fits"
+        );
+        let plain = AsdfFile::open(plain).unwrap();
+        assert_eq!(plain.fits_scaled_image("/by_name").unwrap(), None);
+        assert_eq!(plain.fits_scaled_image("/local").unwrap(), None);
+        // bad configurations and bytes: errors, no panic
+        let s = |bitpix, bscale, bzero| crate::internals::FitsScaling {
+            bitpix,
+            bscale,
+            bzero,
+            bzero_int: None,
+            blank: None,
+        };
+        let e = |sc, data: &[u8]| crate::internals::scale_fits_image(&sc, data).unwrap_err();
+        assert!(e(s(12, 2.0, 0.0), &[0; 4]).contains("BITPIX"));
+        assert!(e(s(16, f64::NAN, 0.0), &[0; 4]).contains("BSCALE"));
+        assert!(e(s(16, 1.0, f64::INFINITY), &[0; 4]).contains("BZERO"));
+        assert!(e(s(32, 2.0, 0.0), &[0; 6]).contains("whole number"));
     }
 
     #[test]

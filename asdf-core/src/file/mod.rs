@@ -22,7 +22,7 @@ pub(crate) mod blocks;
 use blocks::BlockBytes;
 mod confine;
 mod direct_read;
-mod fits;
+pub(crate) mod fits;
 mod journal;
 pub(crate) mod legacy;
 pub mod manifest;

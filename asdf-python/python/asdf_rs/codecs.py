@@ -25,6 +25,8 @@ this module, which decode through asdf-rs (``asdf_rs._decode``):
                           1 where python asdf masks them for the scalar ``mask`` ``value``
 ``asdf_inline``           the file's first bytes, its header and YAML tree: the inline
                           array at ``pointer`` parsed from the tree's text
+``asdf_fits_scale``       the stored big-endian data of a FITS image scaled by ``BSCALE``,
+                          ``BZERO``, ``BLANK``: the values astropy computes (big-endian)
 ========================  ==========================================================
 
 The first five take ``nbytes``, the decoded size of a whole chunk: a shorter piece (the last
@@ -33,7 +35,9 @@ zarr then cuts off at the array's edge. ``asdf_strided`` takes ``offset`` (the b
 view's first element), ``shape``, ``strides`` (bytes, negative and zero ones too) and
 ``itemsize``; ``asdf_inline`` takes ``pointer`` (the array's JSON pointer), ``dtype``
 (numpy's string, checked against the tree's), ``shape`` and ``part`` (``"data"``, or
-``"nulls"``: a byte per element, 1 where the tree holds ``null``). Their configurations
+``"nulls"``: a byte per element, 1 where the tree holds ``null``); ``asdf_fits_scale`` takes
+the image's ``bitpix``, ``bscale``, ``bzero`` (``bzero_int``: the ``BZERO`` card's exact
+integer, when it is one) and ``blank`` (``None``: none). Their configurations
 and bytes are checked, never trusted: a view reaching outside its bytes, a size that
 overflows, a tree that is no ASDF tree raise ``ValueError`` or ``asdf_rs.AsdfError``.
 
@@ -55,10 +59,10 @@ import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_bytes, ndarray_copy
 
-from ._asdf_rs import _decode, _inline, _strided, _swap
+from ._asdf_rs import _decode, _fits_scale, _inline, _strided, _swap
 
-__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfInline", "AsdfLz4", "AsdfLz4f", "AsdfPad",
-           "AsdfMaskValue", "AsdfStrided", "AsdfSwap"]
+__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfFitsScale", "AsdfInline", "AsdfLz4", "AsdfLz4f",
+           "AsdfPad", "AsdfMaskValue", "AsdfStrided", "AsdfSwap"]
 
 
 class _Decoder(Codec):
@@ -263,6 +267,37 @@ class AsdfInline(Codec):
         return ndarray_copy(data, out)
 
 
+class AsdfFitsScale(Codec):
+    """A FITS image scaled by ``BSCALE``/``BZERO``/``BLANK`` (an ASDF-in-FITS ``fits:``
+    array): its stored big-endian data become the values astropy computes (unsigned or
+    ``int8`` integers for the sign-flipping ``BZERO``s, else ``float32`` for 8- and 16-bit
+    data, ``float64`` for wider, blanks NaN), big-endian, by asdf-core's own arithmetic."""
+
+    codec_id = "asdf_fits_scale"
+
+    def __init__(self, bitpix, bscale=1.0, bzero=0.0, bzero_int=None, blank=None):
+        self.bitpix = int(bitpix)
+        self.bscale = float(bscale)
+        self.bzero = float(bzero)
+        self.bzero_int = None if bzero_int is None else int(bzero_int)
+        self.blank = None if blank is None else int(blank)
+
+    def get_config(self):
+        return {"id": self.codec_id, "bitpix": self.bitpix, "bscale": self.bscale,
+                "bzero": self.bzero, "bzero_int": self.bzero_int, "blank": self.blank}
+
+    def encode(self, buf):
+        raise NotImplementedError(f"{self.codec_id} only decodes (asdf-rs references)")
+
+    def decode(self, buf, out=None):
+        try:
+            _, data = _fits_scale(ensure_bytes(buf), self.bitpix, self.bscale, self.bzero,
+                                  self.bzero_int, self.blank)
+        except OverflowError as e:  # a number in the configuration wider than FITS has
+            raise ValueError(f"asdf_fits_scale: {e}") from None
+        return ndarray_copy(data, out)
+
+
 for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfPad, AsdfBlock, AsdfStrided, AsdfSwap, AsdfInline,
-               AsdfMaskValue):
+               AsdfMaskValue, AsdfFitsScale):
     numcodecs.register_codec(_codec)

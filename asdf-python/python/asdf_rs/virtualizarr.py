@@ -56,7 +56,8 @@ zarr later reads the chunks through.
 - Codecs: numcodecs' ``zlib``, ``bz2``, ``zstd``, ``blosc``, ``lz4`` where they read the
   pieces; for the formats numcodecs lacks, the codecs of :mod:`asdf_rs.codecs`
   (``asdf_lz4``, ``asdf_lz4f``, ``asdf_blosc2``, ``asdf_block``, ``asdf_pad``,
-  ``asdf_strided``, ``asdf_swap``, ``asdf_inline``, ``asdf_mask_value``) as zarr v3 codecs
+  ``asdf_strided``, ``asdf_swap``, ``asdf_inline``, ``asdf_mask_value``,
+  ``asdf_fits_scale``) as zarr v3 codecs
   ``numcodecs.asdf_*``, registered with zarr when this module is imported (and found by
   zarr through the package's ``zarr.codecs`` entry points otherwise).
 - A masked array's mask is a variable of its own, ``{name}_mask``: the mask ndarray, the
@@ -65,12 +66,15 @@ zarr later reads the chunks through.
   asdf's masking: NaNs, else ``numpy.ma.masked_values``).
 - ASDF-in-FITS files: their blocks lie in the data of the ``ASDF`` extension (chunks as
   above, offsets in the FITS file); a ``fits:`` image stored as astropy reads it is one
-  chunk, its HDU's big-endian data.
+  chunk, its HDU's big-endian data; a ``fits:`` image scaled by ``BSCALE``/``BZERO``/
+  ``BLANK`` is one chunk, its HDU's stored data, through ``asdf_fits_scale`` (configured with
+  the HDU's ``bitpix``, ``bscale``, ``bzero``, ``blank``), which computes astropy's values
+  with asdf-core's own arithmetic (unsigned and ``int8`` integers for the sign-flipping
+  ``BZERO``s, else big-endian ``float32``/``float64``, blanks NaN).
 - Left out (warned, and named in the group attribute ``asdf_rs_not_virtualized``) only what
-  asdf-rs has no chunk manifest of: ``fits:`` images scaled by ``BSCALE``/``BZERO``/``BLANK``
-  and ``fits:`` tables (astropy computes their values: no codec here does that arithmetic
-  yet), and blocks of ASDF 0.1.0 encoding chains (files of 2015). ``asdf_rs.to_dask`` reads
-  every one of them.
+  asdf-rs has no chunk manifest of: ``fits:`` tables (astropy computes their records field
+  by field: no codec here does that yet), and blocks of ASDF 0.1.0 encoding chains (files of
+  2015). ``asdf_rs.to_dask`` reads every one of them.
 """
 
 from __future__ import annotations
@@ -90,7 +94,8 @@ from . import codecs as _codecs  # registers the numcodecs codecs
 __all__ = ["AsdfParser"]
 
 _ASDF_CODECS = ("asdf_lz4", "asdf_lz4f", "asdf_blosc2", "asdf_block", "asdf_pad",
-                "asdf_strided", "asdf_inline", "asdf_swap", "asdf_mask_value")
+                "asdf_strided", "asdf_inline", "asdf_swap", "asdf_mask_value",
+                "asdf_fits_scale")
 
 
 def _zarr3_codec(codec_id):
@@ -113,8 +118,10 @@ try:
     AsdfInlineZarr3 = _zarr3_codec("asdf_inline")
     AsdfSwapZarr3 = _zarr3_codec("asdf_swap")
     AsdfMaskValueZarr3 = _zarr3_codec("asdf_mask_value")
+    AsdfFitsScaleZarr3 = _zarr3_codec("asdf_fits_scale")
     for _cls in (AsdfLz4Zarr3, AsdfLz4fZarr3, AsdfBlosc2Zarr3, AsdfBlockZarr3, AsdfPadZarr3,
-                 AsdfStridedZarr3, AsdfInlineZarr3, AsdfSwapZarr3, AsdfMaskValueZarr3):
+                 AsdfStridedZarr3, AsdfInlineZarr3, AsdfSwapZarr3, AsdfMaskValueZarr3,
+                 AsdfFitsScaleZarr3):
         _zarr_registry.register_codec(_cls.codec_name, _cls)
 except ImportError:  # zarr 3 not installed: the parser is of no use, the module imports
     pass
@@ -327,7 +334,10 @@ class AsdfParser:
         try:
             m = _asdf_rs._manifest(source, pointer, self.storage_options, self.slab_bytes, True)
         except _asdf_rs.AsdfError as e:
-            raise _NotVirtual(str(e)) from e
+            scaled = self._fits_scaled(url, source, pointer, name)
+            if scaled is None:
+                raise _NotVirtual(str(e)) from e
+            return scaled, None
         dtype = _dtype(m["dtype"])
         shape = tuple(m["shape"])
         dims = [f"{name}_dim_{i}" for i in range(len(shape))]
@@ -367,6 +377,24 @@ class AsdfParser:
                                     [_v3("asdf_inline", pointer=pointer, dtype=m["dtype"],
                                          shape=list(shape), part="nulls")], entries, None)
         return array, nulls
+
+    def _fits_scaled(self, url, source, pointer, name):
+        """A scaled ``fits:`` image of an ASDF-in-FITS file: one chunk, its HDU's stored
+        data, through ``asdf_fits_scale``; ``None`` for any other array."""
+        try:
+            s = _asdf_rs._fits_scaled(source, pointer, self.storage_options)
+        except _asdf_rs.AsdfError:
+            return None
+        if s is None:
+            return None
+        shape = tuple(s["shape"])
+        key = ".".join("0" for _ in shape) or "0"
+        codec = _v3("asdf_fits_scale", bitpix=s["bitpix"], bscale=s["bscale"],
+                    bzero=s["bzero"], bzero_int=s["bzero_int"], blank=s["blank"])
+        return _manifest_array(shape, np.dtype(s["dtype"]),
+                               [f"{name}_dim_{i}" for i in range(len(shape))], list(shape),
+                               [codec], {key: {"path": url, "offset": s["offset"],
+                                               "length": s["length"]}}, None)
 
     @staticmethod
     def _grid(url, m, dtype):
