@@ -121,7 +121,10 @@ pub mod internals {
     pub use crate::canonical::dtype_json;
     pub use crate::codec::stream::{decoder, decoder_at, StoredAt};
     pub use crate::codec::{decode, decode_into, encode, encode_items};
-    pub use crate::file::fits::{scale_fits_image, FitsScaling, ScaledImage};
+    pub use crate::file::fits::{
+        convert_fits_table, scale_fits_image, FitsScaling, FitsTable, ScaledImage,
+    };
+    pub use crate::layout::fits::CardValue as FitsCardValue;
     pub use crate::file::legacy::decode_chain;
     pub use crate::floats::{json_number, push_json_number, python_repr};
     pub use crate::layout::blocks::{

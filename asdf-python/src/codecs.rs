@@ -301,6 +301,46 @@ pub fn fits_scale<'py>(
     Ok((dtype.to_numpy_str(), PyBytes::new(py, &out)))
 }
 
+/// `asdf_rs._fits_table(data, cards)`: the records astropy makes of the rows `data` of a
+/// FITS binary table described by `cards` (`[keyword, value]` pairs: `NAXIS1`, `TFIELDS`,
+/// `TFORMn`, `TTYPEn`, `TDIMn`, `TSCALn`, `TZEROn`; a value a string, an integer, a float,
+/// a boolean or `None`), by asdf-core's own conversion: their numpy dtype (`descr` text,
+/// big-endian fields) and bytes. `ValueError` for cards that describe no such table, data
+/// that is no whole number of rows or too large a result. The GIL is released while
+/// converting.
+#[pyfunction]
+#[pyo3(name = "_fits_table_rows")]
+pub fn fits_table_rows<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    cards: Vec<(String, Bound<'py, PyAny>)>,
+) -> PyResult<(String, Bound<'py, PyBytes>)> {
+    use asdf_core::internals::FitsCardValue as V;
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+    let bad = |k: &str| PyValueError::new_err(format!("asdf_fits_table: card {k}: bad value"));
+    let mut parsed = Vec::with_capacity(cards.len().min(1 << 14));
+    for (k, v) in &cards {
+        let value = if v.is_none() {
+            V::Undefined
+        } else if v.is_instance_of::<PyBool>() {
+            V::Bool(v.extract().map_err(|_| bad(k))?)
+        } else if v.is_instance_of::<PyInt>() {
+            V::Int(v.extract().map_err(|_| bad(k))?)
+        } else if v.is_instance_of::<PyFloat>() {
+            V::Float(v.extract().map_err(|_| bad(k))?)
+        } else if v.is_instance_of::<PyString>() {
+            V::Str(v.extract().map_err(|_| bad(k))?)
+        } else {
+            return Err(bad(k));
+        };
+        parsed.push((k.clone(), value));
+    }
+    let (dtype, out) = py
+        .detach(|| asdf_core::internals::convert_fits_table(&parsed, data))
+        .map_err(|e| PyValueError::new_err(format!("asdf_fits_table: {e}")))?;
+    Ok((dtype.to_numpy_str(), PyBytes::new(py, &out)))
+}
+
 /// `asdf_rs._inline(data, pointer, dtype, shape, part="data")`: the inline array at the
 /// JSON `pointer` of the ASDF file whose first bytes (its header and YAML tree) are `data`,
 /// parsed from the tree's text: its C-order bytes in numpy's `dtype` (which must be the

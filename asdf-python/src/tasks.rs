@@ -346,7 +346,49 @@ pub fn fits_scaled<'py>(
     Ok(Some(d))
 }
 
+/// `asdf_rs._fits_table(source, array_path, storage_options=None)`: for an array of an
+/// ASDF-in-FITS file that is a `fits:` binary table, which `_manifest` refuses, a dict of
+/// where its rows lie (`offset`, `length` in the FITS file), the records' `dtype` (numpy's
+/// `descr` text, big-endian fields), `shape` (its rows) and `cards` (`[keyword, value]` of
+/// `NAXIS1`, `TFIELDS`, `TFORMn`, `TTYPEn`, `TDIMn`, `TSCALn`, `TZEROn`: the configuration
+/// of the `asdf_fits_table` codec); `None` for an array whose source is no `fits:` HDU.
+/// `AsdfError` for a `fits:` HDU that is no table astropy reads as records.
+#[pyfunction]
+#[pyo3(name = "_fits_table", signature = (source, array_path, storage_options = None))]
+pub fn fits_table<'py>(
+    py: Python<'py>,
+    source: &str,
+    array_path: &str,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    use asdf_core::internals::FitsCardValue as V;
+    let (file, _) = opened(py, source, storage_options)?;
+    let path = array_path.to_string();
+    let Some(t) = py.detach(move || file.fits_table(&path)).map_err(to_py)? else {
+        return Ok(None);
+    };
+    let d = PyDict::new(py);
+    d.set_item("offset", t.offset)?;
+    d.set_item("length", t.length)?;
+    d.set_item("dtype", t.dtype.to_numpy_str())?;
+    d.set_item("shape", PyTuple::new(py, [t.rows])?)?;
+    let cards = PyList::empty(py);
+    for (k, v) in &t.cards {
+        let v = match v {
+            V::Str(s) | V::Other(s) => s.clone().into_pyobject(py)?.into_any(),
+            V::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+            V::Int(i) => i.into_pyobject(py)?.into_any(),
+            V::Float(f) => f.into_pyobject(py)?.into_any(),
+            _ => py.None().into_bound(py),
+        };
+        cards.append((k, v))?;
+    }
+    d.set_item("cards", cards)?;
+    Ok(Some(d))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fits_table, m)?)?;
     m.add_function(wrap_pyfunction!(fits_scaled, m)?)?;
     m.add_function(wrap_pyfunction!(array, m)?)?;
     m.add_function(wrap_pyfunction!(read_region, m)?)?;

@@ -179,6 +179,41 @@ impl Container {
         }))
     }
 
+    /// The binary table a `fits:` source names: where its rows lie and the cards that
+    /// describe its columns. `Unsupported` for any other HDU and tables astropy does not
+    /// read as records (variable-length columns).
+    pub(crate) fn table(&self, uri: &str) -> Result<FitsTable, FitsError> {
+        let hdu = self.find(uri)?;
+        let unsupported = |what: String| FitsError::Unsupported {
+            hdu: hdu.index,
+            name: hdu.name.clone(),
+            offset: hdu.header_offset,
+            what,
+        };
+        if !matches!(hdu.kind, HduKind::BinTable) {
+            return Err(unsupported("it is no binary table".into()));
+        }
+        let table = Table::describe(hdu).map_err(unsupported)?;
+        let rows = hdu.axes.get(1).copied().unwrap_or(0);
+        let width = hdu.axes.first().copied().unwrap_or(0);
+        if rows.checked_mul(width) != Some(hdu.data_len) {
+            return Err(unsupported("its data is not NAXIS1 × NAXIS2 bytes".into()));
+        }
+        Ok(FitsTable {
+            offset: hdu.data_offset,
+            length: hdu.data_len,
+            dtype: DType::Record(table.fields()),
+            rows: usize::try_from(rows)
+                .map_err(|_| unsupported("more rows than this machine's memory".into()))?,
+            cards: hdu
+                .cards
+                .iter()
+                .filter(|c| table_keyword(&c.keyword))
+                .map(|c| (c.keyword.clone(), c.value.clone()))
+                .collect(),
+        })
+    }
+
     /// The array of the HDU a `fits:` source names, as astropy reads it. `max_bytes` bounds
     /// the array's size in memory.
     pub(crate) fn array(&self, uri: &str, max_bytes: u64) -> Result<DynArray, FitsError> {
@@ -469,6 +504,109 @@ pub fn scale_fits_image(scaling: &FitsScaling, data: &[u8]) -> Result<(DType, Ve
         .map_err(|e| format!("{} bytes: {e}", data.len()))?;
     buf.extend_from_slice(data);
     Ok((scalar(plan.out.ty()), plan.apply(buf)))
+}
+
+/// A binary table of an ASDF-in-FITS file ([`crate::AsdfFile::fits_table`]): where its rows
+/// lie, the header cards that describe its columns, and the records astropy makes of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitsTable {
+    /// Absolute byte offset of its rows in the FITS file.
+    pub offset: u64,
+    /// Bytes of its rows (`NAXIS1 × NAXIS2`, no heap).
+    pub length: u64,
+    /// The records' datatype (big-endian fields).
+    pub dtype: DType,
+    /// Its rows.
+    pub rows: usize,
+    /// The cards [`convert_fits_table`] reads: `NAXIS1`, `TFIELDS`, and each column's
+    /// `TFORMn`, `TTYPEn`, `TDIMn`, `TSCALn`, `TZEROn`.
+    pub cards: Vec<(String, CardValue)>,
+}
+
+/// Most cards [`convert_fits_table`] takes (`NAXIS1`, `TFIELDS`, five per column of 999).
+const MAX_TABLE_CARDS: usize = 2 + 5 * 999;
+
+/// Whether `keyword` is one of the cards that describe a table's columns.
+fn table_keyword(keyword: &str) -> bool {
+    keyword == "NAXIS1"
+        || keyword == "TFIELDS"
+        || ["TFORM", "TTYPE", "TDIM", "TSCAL", "TZERO"]
+            .iter()
+            .any(|k| {
+                keyword
+                    .strip_prefix(k)
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+}
+
+/// The records astropy makes of the rows `data` of a binary table described by `cards`
+/// (`NAXIS1`, `TFIELDS`, `TFORMn`, `TTYPEn`, `TDIMn`, `TSCALn`, `TZEROn`; others are
+/// ignored): the same conversion as reading the table from its file, field by field. Their
+/// datatype (big-endian fields) and bytes. An error for cards that describe no table astropy
+/// reads (variable-length columns, a row width other than `NAXIS1`), data that is no whole
+/// number of rows, or a result larger than [`crate::array::MAX_EXPANDED_BYTES`].
+pub fn convert_fits_table(
+    cards: &[(String, CardValue)],
+    data: &[u8],
+) -> Result<(DType, Vec<u8>), String> {
+    if cards.len() > MAX_TABLE_CARDS {
+        return Err(format!(
+            "{} cards, more than {MAX_TABLE_CARDS}",
+            cards.len()
+        ));
+    }
+    let row_width = cards
+        .iter()
+        .find(|(k, _)| k == "NAXIS1")
+        .and_then(|(_, v)| v.as_int())
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or("NAXIS1 is missing or negative")?;
+    let rows = match (data.len() as u64).checked_div(row_width) {
+        Some(r) if r * row_width == data.len() as u64 => r,
+        None if data.is_empty() => 0,
+        _ => {
+            return Err(format!(
+                "{} bytes are no whole number of {row_width}-byte rows",
+                data.len()
+            ))
+        }
+    };
+    let hdu = Hdu {
+        index: 0,
+        kind: HduKind::BinTable,
+        header_offset: 0,
+        data_offset: 0,
+        data_len: data.len() as u64,
+        heap_len: 0,
+        bitpix: 8,
+        axes: vec![row_width, rows],
+        name: String::new(),
+        ver: 1,
+        cards: cards
+            .iter()
+            .filter(|(k, _)| table_keyword(k))
+            .map(|(k, v)| fits::Card {
+                keyword: k.clone(),
+                value: v.clone(),
+                comment: String::new(),
+                offset: 0,
+            })
+            .collect(),
+    };
+    let table = Table::describe(&hdu)?;
+    let out_bytes = rows
+        .checked_mul(table.out_width as u64)
+        .filter(|&n| n <= crate::array::MAX_EXPANDED_BYTES || n <= data.len() as u64)
+        .ok_or_else(|| {
+            format!(
+                "{rows} rows of {} bytes, more than the limit of {}",
+                table.out_width,
+                crate::array::MAX_EXPANDED_BYTES
+            )
+        })?;
+    let rows = usize::try_from(rows).map_err(|_| format!("{rows} rows"))?;
+    usize::try_from(out_bytes).map_err(|_| format!("{out_bytes} bytes"))?;
+    Ok((DType::Record(table.fields()), table.convert(data, rows)))
 }
 
 fn image_plan(hdu: &Hdu) -> ImagePlan {

@@ -286,6 +286,25 @@ impl AsdfFile {
         }
     }
 
+    /// The binary table of an ASDF-in-FITS file that the array at `path` is (`source:
+    /// fits:...`), which [`AsdfFile::manifest`] refuses: where its rows lie and the cards
+    /// that describe its columns ([`crate::internals::convert_fits_table`] makes astropy's
+    /// records of them). `None` for an array whose source is no `fits:` HDU; an error for a
+    /// `fits:` HDU that is no table astropy reads as records.
+    pub fn fits_table(&self, path: &str) -> Result<Option<crate::file::fits::FitsTable>> {
+        let node = self.ndarray_node(path)?;
+        let meta = NdArrayMeta::from_node(node, path)?;
+        match (&meta.source, &self.fits) {
+            (ArraySource::Uri(uri), Some(container)) if uri.starts_with("fits:") => {
+                container.table(uri).map(Some).map_err(|error| Error::Fits {
+                    path: path.to_string(),
+                    error,
+                })
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The independently readable pieces of the array at `path` (see the [module
     /// documentation](crate::file::manifest)). Reads block headers and the indexes of `lz4`
     /// and `bsc2` blocks, never array data (inline data is parsed from the tree).
@@ -672,6 +691,34 @@ mod tests {
         let plain = AsdfFile::open(plain).unwrap();
         assert_eq!(plain.fits_scaled_image("/by_name").unwrap(), None);
         assert_eq!(plain.fits_scaled_image("/local").unwrap(), None);
+        assert_eq!(plain.fits_table("/local").unwrap(), None);
+        assert!(plain.fits_table("/by_name").is_err());
+        // a table: its rows through the cards it names are the records read from the file
+        let tables = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/data/asdf-in-fits/table_types.fits"
+        );
+        let tables_raw = std::fs::read(tables).unwrap();
+        let tables = AsdfFile::open(tables).unwrap();
+        let t = tables.fits_table("/table").unwrap().expect("a table");
+        let want = tables.dyn_array("/table").unwrap();
+        assert_eq!((&t.dtype, &[t.rows][..]), (&want.dtype, &want.shape[..]));
+        let at = t.offset as usize..(t.offset + t.length) as usize;
+        let (dtype, data) =
+            crate::internals::convert_fits_table(&t.cards, &tables_raw[at.clone()]).unwrap();
+        assert_eq!(dtype, want.dtype);
+        assert!(data == want.data, "table rows differ");
+        let short = at.start..at.end - 1;
+        assert!(
+            crate::internals::convert_fits_table(&t.cards, &tables_raw[short])
+                .unwrap_err()
+                .contains("whole number")
+        );
+        assert!(
+            crate::internals::convert_fits_table(&t.cards[1..], &tables_raw[at])
+                .unwrap_err()
+                .contains("NAXIS1")
+        );
         // bad configurations and bytes: errors, no panic
         let s = |bitpix, bscale, bzero| crate::internals::FitsScaling {
             bitpix,

@@ -27,6 +27,8 @@ this module, which decode through asdf-rs (``asdf_rs._decode``):
                           array at ``pointer`` parsed from the tree's text
 ``asdf_fits_scale``       the stored big-endian data of a FITS image scaled by ``BSCALE``,
                           ``BZERO``, ``BLANK``: the values astropy computes (big-endian)
+``asdf_fits_table``       the rows of a FITS binary table: the records astropy makes of
+                          them, field by field (big-endian fields)
 ========================  ==========================================================
 
 The first five take ``nbytes``, the decoded size of a whole chunk: a shorter piece (the last
@@ -37,7 +39,9 @@ view's first element), ``shape``, ``strides`` (bytes, negative and zero ones too
 (numpy's string, checked against the tree's), ``shape`` and ``part`` (``"data"``, or
 ``"nulls"``: a byte per element, 1 where the tree holds ``null``); ``asdf_fits_scale`` takes
 the image's ``bitpix``, ``bscale``, ``bzero`` (``bzero_int``: the ``BZERO`` card's exact
-integer, when it is one) and ``blank`` (``None``: none). Their configurations
+integer, when it is one) and ``blank`` (``None``: none); ``asdf_fits_table`` the table's
+``cards`` (``[keyword, value]`` of ``NAXIS1``, ``TFIELDS``, ``TFORMn``, ``TTYPEn``,
+``TDIMn``, ``TSCALn``, ``TZEROn``). Their configurations
 and bytes are checked, never trusted: a view reaching outside its bytes, a size that
 overflows, a tree that is no ASDF tree raise ``ValueError`` or ``asdf_rs.AsdfError``.
 
@@ -59,10 +63,10 @@ import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_bytes, ndarray_copy
 
-from ._asdf_rs import _decode, _fits_scale, _inline, _strided, _swap
+from ._asdf_rs import _decode, _fits_scale, _fits_table_rows, _inline, _strided, _swap
 
-__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfFitsScale", "AsdfInline", "AsdfLz4", "AsdfLz4f",
-           "AsdfPad", "AsdfMaskValue", "AsdfStrided", "AsdfSwap"]
+__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfFitsScale", "AsdfFitsTable", "AsdfInline", "AsdfLz4",
+           "AsdfLz4f", "AsdfPad", "AsdfMaskValue", "AsdfStrided", "AsdfSwap"]
 
 
 class _Decoder(Codec):
@@ -298,6 +302,31 @@ class AsdfFitsScale(Codec):
         return ndarray_copy(data, out)
 
 
+class AsdfFitsTable(Codec):
+    """The rows of a FITS binary table (an ASDF-in-FITS ``fits:`` array) as the records
+    astropy makes of them (logical columns as ``bool``, bits as arrays of ``bool``, strings
+    without trailing blanks, ``TSCAL``/``TZERO`` applied), big-endian fields, by asdf-core's
+    own conversion; ``cards`` are the ``[keyword, value]`` pairs that describe the columns."""
+
+    codec_id = "asdf_fits_table"
+
+    def __init__(self, cards):
+        self.cards = [[str(k), v] for k, v in cards]
+
+    def get_config(self):
+        return {"id": self.codec_id, "cards": self.cards}
+
+    def encode(self, buf):
+        raise NotImplementedError(f"{self.codec_id} only decodes (asdf-rs references)")
+
+    def decode(self, buf, out=None):
+        try:
+            _, data = _fits_table_rows(ensure_bytes(buf), [tuple(c) for c in self.cards])
+        except (OverflowError, TypeError) as e:
+            raise ValueError(f"asdf_fits_table: {e}") from None
+        return ndarray_copy(data, out)
+
+
 for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfPad, AsdfBlock, AsdfStrided, AsdfSwap, AsdfInline,
-               AsdfMaskValue, AsdfFitsScale):
+               AsdfMaskValue, AsdfFitsScale, AsdfFitsTable):
     numcodecs.register_codec(_codec)

@@ -57,7 +57,7 @@ zarr later reads the chunks through.
   pieces; for the formats numcodecs lacks, the codecs of :mod:`asdf_rs.codecs`
   (``asdf_lz4``, ``asdf_lz4f``, ``asdf_blosc2``, ``asdf_block``, ``asdf_pad``,
   ``asdf_strided``, ``asdf_swap``, ``asdf_inline``, ``asdf_mask_value``,
-  ``asdf_fits_scale``) as zarr v3 codecs
+  ``asdf_fits_scale``, ``asdf_fits_table``) as zarr v3 codecs
   ``numcodecs.asdf_*``, registered with zarr when this module is imported (and found by
   zarr through the package's ``zarr.codecs`` entry points otherwise).
 - A masked array's mask is a variable of its own, ``{name}_mask``: the mask ndarray, the
@@ -70,11 +70,15 @@ zarr later reads the chunks through.
   ``BLANK`` is one chunk, its HDU's stored data, through ``asdf_fits_scale`` (configured with
   the HDU's ``bitpix``, ``bscale``, ``bzero``, ``blank``), which computes astropy's values
   with asdf-core's own arithmetic (unsigned and ``int8`` integers for the sign-flipping
-  ``BZERO``s, else big-endian ``float32``/``float64``, blanks NaN).
+  ``BZERO``s, else big-endian ``float32``/``float64``, blanks NaN); a ``fits:`` binary table
+  is one chunk, its rows, through ``asdf_fits_table`` (configured with the cards that
+  describe its columns), which makes astropy's records of them with asdf-core's own
+  conversion (logical and bit columns as ``bool``, strings, ``TSCAL``/``TZERO``), then as
+  any records (``asdf_swap``, subarray fields as raw bytes). Variable-length columns
+  (``P``/``Q``), which no ndarray expresses, are left out as asdf-rs refuses them.
 - Left out (warned, and named in the group attribute ``asdf_rs_not_virtualized``) only what
-  asdf-rs has no chunk manifest of: ``fits:`` tables (astropy computes their records field
-  by field: no codec here does that yet), and blocks of ASDF 0.1.0 encoding chains (files of
-  2015). ``asdf_rs.to_dask`` reads every one of them.
+  asdf-rs has no chunk manifest of: blocks of ASDF 0.1.0 encoding chains (files of 2015).
+  ``asdf_rs.to_dask`` reads them.
 """
 
 from __future__ import annotations
@@ -95,7 +99,7 @@ __all__ = ["AsdfParser"]
 
 _ASDF_CODECS = ("asdf_lz4", "asdf_lz4f", "asdf_blosc2", "asdf_block", "asdf_pad",
                 "asdf_strided", "asdf_inline", "asdf_swap", "asdf_mask_value",
-                "asdf_fits_scale")
+                "asdf_fits_scale", "asdf_fits_table")
 
 
 def _zarr3_codec(codec_id):
@@ -119,9 +123,10 @@ try:
     AsdfSwapZarr3 = _zarr3_codec("asdf_swap")
     AsdfMaskValueZarr3 = _zarr3_codec("asdf_mask_value")
     AsdfFitsScaleZarr3 = _zarr3_codec("asdf_fits_scale")
+    AsdfFitsTableZarr3 = _zarr3_codec("asdf_fits_table")
     for _cls in (AsdfLz4Zarr3, AsdfLz4fZarr3, AsdfBlosc2Zarr3, AsdfBlockZarr3, AsdfPadZarr3,
                  AsdfStridedZarr3, AsdfInlineZarr3, AsdfSwapZarr3, AsdfMaskValueZarr3,
-                 AsdfFitsScaleZarr3):
+                 AsdfFitsScaleZarr3, AsdfFitsTableZarr3):
         _zarr_registry.register_codec(_cls.codec_name, _cls)
 except ImportError:  # zarr 3 not installed: the parser is of no use, the module imports
     pass
@@ -335,14 +340,17 @@ class AsdfParser:
             m = _asdf_rs._manifest(source, pointer, self.storage_options, self.slab_bytes, True)
         except _asdf_rs.AsdfError as e:
             scaled = self._fits_scaled(url, source, pointer, name)
-            if scaled is None:
+            if scaled is not None:
+                return scaled, None
+            m = self._fits_table(url, source, pointer)
+            if m is None:
                 raise _NotVirtual(str(e)) from e
-            return scaled, None
         dtype = _dtype(m["dtype"])
         shape = tuple(m["shape"])
         dims = [f"{name}_dim_{i}" for i in range(len(shape))]
-        got = (self._grid(url, m, dtype) or self._whole(url, m) or self._inline(url, m, pointer)
-               or self._view(url, m, dtype, self.slab_bytes))
+        got = m.get("got") or (
+            self._grid(url, m, dtype) or self._whole(url, m) or self._inline(url, m, pointer)
+            or self._view(url, m, dtype, self.slab_bytes))
         if got is None:
             raise _NotVirtual("no chunk of the file holds it")
         chunks, codecs, entries, fill = got
@@ -395,6 +403,23 @@ class AsdfParser:
                                [f"{name}_dim_{i}" for i in range(len(shape))], list(shape),
                                [codec], {key: {"path": url, "offset": s["offset"],
                                                "length": s["length"]}}, None)
+
+    def _fits_table(self, url, source, pointer):
+        """A ``fits:`` binary table of an ASDF-in-FITS file: one chunk, its HDU's rows,
+        through ``asdf_fits_table`` (records then as any: ``asdf_swap``, subarray fields as
+        raw bytes); ``None`` for any other array."""
+        try:
+            t = _asdf_rs._fits_table(source, pointer, self.storage_options)
+        except _asdf_rs.AsdfError:
+            return None
+        if t is None:
+            return None
+        shape = tuple(t["shape"])
+        entries = {"0": {"path": url, "offset": t["offset"], "length": t["length"]}}
+        got = (list(shape), [_v3("asdf_fits_table", cards=[list(c) for c in t["cards"]])],
+               entries, None)
+        return {"dtype": t["dtype"], "shape": shape, "got": got, "mask_value": None,
+                "inline_nulls": False}
 
     @staticmethod
     def _grid(url, m, dtype):
