@@ -1338,6 +1338,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "blosc2")]
     fn blosc_codecs_decode_block_by_block_from_positions() {
         // several blocks and chunks, a short last one; blsc written on several threads
         // (its blocks may be stored out of order)
@@ -1378,6 +1379,7 @@ mod tests {
 
     /// The chunk with its blocks stored in reverse order (as a multithreaded writer may
     /// store them), the block starts updated: `header_len` is 16 (blsc) or 32 (bls2).
+    #[cfg(feature = "blosc2")]
     fn reversed_blocks(stored: &[u8], header_len: usize) -> Vec<u8> {
         let (nbytes, blocksize, cbytes) = (
             le32(stored, 4) as usize,
@@ -1403,6 +1405,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "blosc2")]
     fn blosc_blocks_stored_in_any_order_decode_in_order() {
         let data = items(3 << 18);
         for (c, header_len) in [(Compression::Blsc, 16), (Compression::Bls2, 32)] {
@@ -1421,6 +1424,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "blosc2")]
     fn blosc_block_starts_out_of_place_are_errors_not_panics() {
         let data = items(1 << 18);
         let mut stored = encode(Compression::Blsc, &data, None).unwrap();

@@ -333,7 +333,16 @@ mod tests {
 
     #[test]
     fn every_codec_reads_back_with_its_checksum() {
-        let codecs = std::iter::once(None).chain(Compression::ALL.into_iter().map(Some));
+        // (the Blosc codecs only with the feature that has them)
+        let codecs = std::iter::once(None).chain(
+            Compression::ALL
+                .into_iter()
+                .filter(|c| {
+                    cfg!(feature = "blosc2")
+                        || !matches!(c, Compression::Blsc | Compression::Bls2 | Compression::Bsc2)
+                })
+                .map(Some),
+        );
         for codec in codecs {
             // lz4 over more than one of its 4 MiB chunks; the others small (a debug build)
             let (r, c) = match codec {
