@@ -102,7 +102,9 @@ pub use error::{display_chain, Error, Result};
 pub use file::{
     AsdfFile, ExternalOpenError, ExternalOpener, ExternalPolicy, ExternalSource, OpenOptions,
 };
-pub use file::{Manifest, ManifestOptions, Piece, PieceCodec, PieceSource, WholeBlock};
+pub use file::{
+    LegacyChain, Manifest, ManifestOptions, Piece, PieceCodec, PieceSource, WholeBlock,
+};
 pub use progress::Progress;
 pub use write::{StandardVersion, WriteError, WriteOptions, Writer};
 pub use yaml::{Integer, Node, Value};
@@ -124,12 +126,12 @@ pub mod internals {
     pub use crate::file::fits::{
         convert_fits_table, scale_fits_image, FitsScaling, FitsTable, ScaledImage,
     };
-    pub use crate::layout::fits::CardValue as FitsCardValue;
     pub use crate::file::legacy::decode_chain;
     pub use crate::floats::{json_number, push_json_number, python_repr};
     pub use crate::layout::blocks::{
         encode_block_header, parse_block_header, read_stored, read_stored_into,
     };
+    pub use crate::layout::fits::CardValue as FitsCardValue;
     pub use crate::layout::index::encode_block_index;
     pub use crate::layout::legacy::parse_legacy_block_header;
     pub use crate::layout::read_layout;

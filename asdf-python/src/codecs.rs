@@ -341,6 +341,41 @@ pub fn fits_table_rows<'py>(
     Ok((dtype.to_numpy_str(), PyBytes::new(py, &out)))
 }
 
+/// `asdf_rs._chain(data, nbytes, byteorder)`: the stored bytes of a block of an ASDF 0.1.0
+/// encoding chain (the chain's YAML, then the encoded data) decoded by asdf-core's chain
+/// decoder (`zlib`, `tile`, `quantize` steps) into exactly `nbytes` bytes; `byteorder`
+/// (`"<"`, `">"`) is that of the floats a `quantize` step makes. `ValueError` for a bad
+/// configuration or `nbytes` over the limit, `AsdfError` for bytes that are no such chain.
+/// The GIL is released while decoding.
+#[pyfunction]
+#[pyo3(name = "_chain")]
+pub fn chain<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    nbytes: u64,
+    byteorder: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    use asdf_core::array::ByteOrder;
+    let order = match byteorder {
+        "<" => ByteOrder::Little,
+        ">" => ByteOrder::Big,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "asdf_chain: byteorder {other:?}, not \"<\" or \">\""
+            )))
+        }
+    };
+    if nbytes > MAX_EXPANDED_BYTES {
+        return Err(PyValueError::new_err(format!(
+            "asdf_chain: {nbytes} bytes, more than the limit of {MAX_EXPANDED_BYTES}"
+        )));
+    }
+    let out = py
+        .detach(|| asdf_core::internals::decode_chain(data, nbytes, MAX_EXPANDED_BYTES, order))
+        .map_err(|e| AsdfError::new_err(format!("asdf_chain: {e}")))?;
+    Ok(PyBytes::new(py, &out))
+}
+
 /// `asdf_rs._inline(data, pointer, dtype, shape, part="data")`: the inline array at the
 /// JSON `pointer` of the ASDF file whose first bytes (its header and YAML tree) are `data`,
 /// parsed from the tree's text: its C-order bytes in numpy's `dtype` (which must be the

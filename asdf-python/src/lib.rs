@@ -38,6 +38,7 @@ fn _asdf_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codecs::swap, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::fits_scale, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::fits_table_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(codecs::chain, m)?)?;
     tasks::register(m)?;
     m.add_class::<file::PyAsdfFile>()?;
     m.add_class::<array::NDArray>()?;

@@ -387,7 +387,41 @@ pub fn fits_table<'py>(
     Ok(Some(d))
 }
 
+/// `asdf_rs._legacy_chain(source, array_path, storage_options=None)`: for an array of a
+/// block of an ASDF 0.1.0 encoding chain, which `_manifest` refuses, a dict of where the
+/// block's stored bytes lie (`offset`, `length`), its decoded size `data_size`,
+/// `byteorder` (`"<"`, `">"`: the floats of a `quantize` step), and the array's `dtype`,
+/// `shape`, `start` (its first byte in the decoded block), `strides` and `contiguous`;
+/// `None` for any other array.
+#[pyfunction]
+#[pyo3(name = "_legacy_chain", signature = (source, array_path, storage_options = None))]
+pub fn legacy_chain<'py>(
+    py: Python<'py>,
+    source: &str,
+    array_path: &str,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let (file, _) = opened(py, source, storage_options)?;
+    let path = array_path.to_string();
+    let Some(c) = py.detach(move || file.legacy_chain(&path)).map_err(to_py)? else {
+        return Ok(None);
+    };
+    let d = PyDict::new(py);
+    d.set_item("offset", c.offset)?;
+    d.set_item("length", c.length)?;
+    d.set_item("data_size", c.data_size)?;
+    let big = matches!(c.byte_order, asdf_core::array::ByteOrder::Big);
+    d.set_item("byteorder", if big { ">" } else { "<" })?;
+    d.set_item("dtype", c.dtype.to_numpy_str())?;
+    d.set_item("shape", PyTuple::new(py, &c.shape)?)?;
+    d.set_item("start", c.start)?;
+    d.set_item("strides", c.strides.clone())?;
+    d.set_item("contiguous", c.contiguous)?;
+    Ok(Some(d))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(legacy_chain, m)?)?;
     m.add_function(wrap_pyfunction!(fits_table, m)?)?;
     m.add_function(wrap_pyfunction!(fits_scaled, m)?)?;
     m.add_function(wrap_pyfunction!(array, m)?)?;

@@ -816,3 +816,50 @@ def test_fits_table_codec_refuses_bad_cards_and_bytes():
                       (cards + [["TDIM2", object()]], b"\0" * 6)]:
         with pytest.raises(ValueError, match="asdf_fits_table"):
             AsdfFitsTable(bad).decode(data)
+
+
+def test_legacy_encoding_chains_are_virtual(registry):
+    """ASDF 0.1.0 blocks of an encoding chain (the 2015 draft's ENCODED blocks, `--- [zlib]`):
+    one chunk, the whole stored block, which asdf_chain (asdf-core's chain decoder) decodes;
+    the values are those of the file's twin with every array inline (no python reader reads
+    these files)."""
+    import asdf_rs
+
+    folder = "legacy-0.1.0/2015-01-07-b453313"
+    path = testdata.require(f"{folder}/compressed.asdf")
+    twin = testdata.require(f"{folder}/compressed.yaml")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        vds = virtualizarr.open_virtual_dataset(_url(path), parser=AsdfParser(),
+                                                registry=registry)
+    assert not [x for x in w if "not virtualized" in str(x.message)]
+    assert "asdf_rs_not_virtualized" not in vds.attrs
+    root = zarr.open_group(AsdfParser()(_url(path), registry), mode="r", zarr_format=3)
+    with asdf_rs.open(str(twin)) as f:
+        names = [k for k, v in f.tree.items() if isinstance(v, asdf_rs.NDArray)]
+        assert names
+        for name in names:
+            want = np.asarray(f.tree[name][...])
+            got = root[name][...]
+            assert got.shape == want.shape, name
+            np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def test_chain_codec_refuses_bad_configurations_and_bytes():
+    from asdf_rs.codecs import AsdfChain
+
+    with pytest.raises(ValueError, match="asdf_chain"):
+        AsdfChain(8, "|").decode(b"--- [zlib]\n...\n")
+    with pytest.raises(ValueError, match="asdf_chain"):
+        AsdfChain(1 << 62).decode(b"")
+    with pytest.raises(ValueError, match="asdf_chain"):
+        AsdfChain(-1).decode(b"")
+    for data in (b"", b"--- [zlib]\n...\nnot zlib", b"--- [nope]\n...\n", b"\xff" * 64):
+        with pytest.raises(asdf_rs_errors(), match="asdf_chain"):
+            AsdfChain(8).decode(data)
+
+
+def asdf_rs_errors():
+    import asdf_rs
+
+    return (asdf_rs.AsdfError, ValueError)

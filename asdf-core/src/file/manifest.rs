@@ -184,6 +184,29 @@ pub struct WholeBlock {
     pub data_size: u64,
 }
 
+/// An array of a block of an ASDF 0.1.0 encoding chain ([`AsdfFile::legacy_chain`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LegacyChain {
+    /// Absolute byte offset of the block's stored bytes (its chain, then its data).
+    pub offset: u64,
+    /// Bytes stored.
+    pub length: u64,
+    /// Bytes the chain decodes to (`memory_size`).
+    pub data_size: u64,
+    /// The byte order of the floats a `quantize` step produces.
+    pub byte_order: crate::array::ByteOrder,
+    /// The array's datatype.
+    pub dtype: DType,
+    /// The array's shape.
+    pub shape: Vec<usize>,
+    /// The byte of its first element in the decoded block.
+    pub start: u64,
+    /// Its byte strides in the decoded block.
+    pub strides: Vec<i64>,
+    /// Whether it is C-contiguous.
+    pub contiguous: bool,
+}
+
 /// The pieces of one array ([`AsdfFile::manifest`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Manifest {
@@ -303,6 +326,43 @@ impl AsdfFile {
             }
             _ => Ok(None),
         }
+    }
+
+    /// The block of an ASDF 0.1.0 encoding chain (the 2015 draft's ENCODED blocks) that the
+    /// array at `path` reads, which [`AsdfFile::manifest`] refuses: where its stored bytes
+    /// (the chain, then the encoded data) lie in this file, its decoded size, the byte order
+    /// of the floats a `quantize` step makes, and where the array lies in the decoded bytes
+    /// ([`crate::internals::decode_chain`] decodes the block). `None` for any other array.
+    pub fn legacy_chain(&self, path: &str) -> Result<Option<LegacyChain>> {
+        let node = self.ndarray_node(path)?;
+        let meta = NdArrayMeta::from_node(node, path)?;
+        let ArraySource::Block(src) = &meta.source else {
+            return Ok(None);
+        };
+        let idx = self.block_index(*src, path)?;
+        let h = self.block_header(idx)?;
+        match self.layout.legacy_block(idx) {
+            Some(lb) if lb.has_chain(h) => {}
+            _ => return Ok(None),
+        }
+        let range = self.stored_range(h)?;
+        let block_len = usize::try_from(h.data_size).map_err(|_| Error::Limit {
+            what: "decoded block size",
+            limit: usize::MAX as u64,
+            found: h.data_size,
+        })?;
+        let l = array::bind::layout(&meta, block_len, path)?;
+        Ok(Some(LegacyChain {
+            offset: range.start as u64,
+            length: (range.end - range.start) as u64,
+            data_size: h.data_size,
+            byte_order: self.legacy_byte_order(idx),
+            dtype: l.dtype,
+            shape: l.shape,
+            start: l.start,
+            strides: l.strides,
+            contiguous: l.contiguous,
+        }))
     }
 
     /// The independently readable pieces of the array at `path` (see the [module
@@ -732,6 +792,31 @@ mod tests {
         assert!(e(s(16, f64::NAN, 0.0), &[0; 4]).contains("BSCALE"));
         assert!(e(s(16, 1.0, f64::INFINITY), &[0; 4]).contains("BZERO"));
         assert!(e(s(32, 2.0, 0.0), &[0; 6]).contains("whole number"));
+    }
+
+    #[test]
+    fn legacy_chains_decode_to_the_arrays_read() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/data/legacy-0.1.0/2015-01-07-b453313/compressed.asdf"
+        );
+        let raw = std::fs::read(path).unwrap();
+        let file = AsdfFile::open(path).unwrap();
+        assert!(file.manifest("/data", &ManifestOptions::default()).is_err());
+        let c = file.legacy_chain("/data").unwrap().expect("a chain");
+        let want = file.dyn_array("/data").unwrap();
+        assert_eq!((&c.dtype, &c.shape), (&want.dtype, &want.shape));
+        assert!(c.contiguous && c.start == 0);
+        let at = c.offset as usize..(c.offset + c.length) as usize;
+        let data =
+            crate::internals::decode_chain(&raw[at], c.data_size, 1 << 30, c.byte_order).unwrap();
+        assert!(data == want.data, "decoded block differs");
+        let plain = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/data/legacy-0.1.0/2015-01-07-b453313/basic.asdf"
+        );
+        let plain = AsdfFile::open(plain).unwrap();
+        assert_eq!(plain.legacy_chain("/data").unwrap(), None);
     }
 
     #[test]

@@ -33,7 +33,9 @@ mod verify;
 
 pub use journal::journal_path;
 pub use legacy::LegacyEncodingError;
-pub use manifest::{Manifest, ManifestOptions, Piece, PieceCodec, PieceSource, WholeBlock};
+pub use manifest::{
+    LegacyChain, Manifest, ManifestOptions, Piece, PieceCodec, PieceSource, WholeBlock,
+};
 
 pub use confine::ExternalPolicy;
 pub use refs::RefTarget;

@@ -29,6 +29,8 @@ this module, which decode through asdf-rs (``asdf_rs._decode``):
                           ``BZERO``, ``BLANK``: the values astropy computes (big-endian)
 ``asdf_fits_table``       the rows of a FITS binary table: the records astropy makes of
                           them, field by field (big-endian fields)
+``asdf_chain``            a block of an ASDF 0.1.0 encoding chain (its YAML chain, then
+                          the encoded data): decoded to ``nbytes``
 ========================  ==========================================================
 
 The first five take ``nbytes``, the decoded size of a whole chunk: a shorter piece (the last
@@ -41,7 +43,8 @@ view's first element), ``shape``, ``strides`` (bytes, negative and zero ones too
 the image's ``bitpix``, ``bscale``, ``bzero`` (``bzero_int``: the ``BZERO`` card's exact
 integer, when it is one) and ``blank`` (``None``: none); ``asdf_fits_table`` the table's
 ``cards`` (``[keyword, value]`` of ``NAXIS1``, ``TFIELDS``, ``TFORMn``, ``TTYPEn``,
-``TDIMn``, ``TSCALn``, ``TZEROn``). Their configurations
+``TDIMn``, ``TSCALn``, ``TZEROn``); ``asdf_chain`` ``nbytes`` and ``byteorder`` (that of
+the floats a ``quantize`` step makes). Their configurations
 and bytes are checked, never trusted: a view reaching outside its bytes, a size that
 overflows, a tree that is no ASDF tree raise ``ValueError`` or ``asdf_rs.AsdfError``.
 
@@ -63,10 +66,10 @@ import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_bytes, ndarray_copy
 
-from ._asdf_rs import _decode, _fits_scale, _fits_table_rows, _inline, _strided, _swap
+from ._asdf_rs import _chain, _decode, _fits_scale, _fits_table_rows, _inline, _strided, _swap
 
-__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfFitsScale", "AsdfFitsTable", "AsdfInline", "AsdfLz4",
-           "AsdfLz4f", "AsdfPad", "AsdfMaskValue", "AsdfStrided", "AsdfSwap"]
+__all__ = ["AsdfBlock", "AsdfBlosc2", "AsdfChain", "AsdfFitsScale", "AsdfFitsTable", "AsdfInline",
+           "AsdfLz4", "AsdfLz4f", "AsdfPad", "AsdfMaskValue", "AsdfStrided", "AsdfSwap"]
 
 
 class _Decoder(Codec):
@@ -327,6 +330,30 @@ class AsdfFitsTable(Codec):
         return ndarray_copy(data, out)
 
 
+class AsdfChain(Codec):
+    """A block of an ASDF 0.1.0 encoding chain (files of 2015): decoded by asdf-core's chain
+    decoder to ``nbytes``; ``byteorder`` is that of the floats a ``quantize`` step makes."""
+
+    codec_id = "asdf_chain"
+
+    def __init__(self, nbytes, byteorder="<"):
+        self.nbytes = int(nbytes)
+        self.byteorder = str(byteorder)
+
+    def get_config(self):
+        return {"id": self.codec_id, "nbytes": self.nbytes, "byteorder": self.byteorder}
+
+    def encode(self, buf):
+        raise NotImplementedError(f"{self.codec_id} only decodes (asdf-rs references)")
+
+    def decode(self, buf, out=None):
+        try:
+            data = _chain(ensure_bytes(buf), self.nbytes, self.byteorder)
+        except OverflowError as e:
+            raise ValueError(f"asdf_chain: {e}") from None
+        return ndarray_copy(data, out)
+
+
 for _codec in (AsdfLz4f, AsdfBlosc2, AsdfLz4, AsdfPad, AsdfBlock, AsdfStrided, AsdfSwap, AsdfInline,
-               AsdfMaskValue, AsdfFitsScale, AsdfFitsTable):
+               AsdfMaskValue, AsdfFitsScale, AsdfFitsTable, AsdfChain):
     numcodecs.register_codec(_codec)

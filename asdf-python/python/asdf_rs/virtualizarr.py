@@ -57,7 +57,7 @@ zarr later reads the chunks through.
   pieces; for the formats numcodecs lacks, the codecs of :mod:`asdf_rs.codecs`
   (``asdf_lz4``, ``asdf_lz4f``, ``asdf_blosc2``, ``asdf_block``, ``asdf_pad``,
   ``asdf_strided``, ``asdf_swap``, ``asdf_inline``, ``asdf_mask_value``,
-  ``asdf_fits_scale``, ``asdf_fits_table``) as zarr v3 codecs
+  ``asdf_fits_scale``, ``asdf_fits_table``, ``asdf_chain``) as zarr v3 codecs
   ``numcodecs.asdf_*``, registered with zarr when this module is imported (and found by
   zarr through the package's ``zarr.codecs`` entry points otherwise).
 - A masked array's mask is a variable of its own, ``{name}_mask``: the mask ndarray, the
@@ -76,9 +76,13 @@ zarr later reads the chunks through.
   conversion (logical and bit columns as ``bool``, strings, ``TSCAL``/``TZERO``), then as
   any records (``asdf_swap``, subarray fields as raw bytes). Variable-length columns
   (``P``/``Q``), which no ndarray expresses, are left out as asdf-rs refuses them.
-- Left out (warned, and named in the group attribute ``asdf_rs_not_virtualized``) only what
-  asdf-rs has no chunk manifest of: blocks of ASDF 0.1.0 encoding chains (files of 2015).
-  ``asdf_rs.to_dask`` reads them.
+- ASDF 0.1.0 blocks of an encoding chain (files of 2015, ``--- [zlib]`` before the data):
+  one chunk, the whole stored block, which ``asdf_chain`` decodes with asdf-core's chain
+  decoder (then ``asdf_strided`` for a view of the block).
+- Left out (warned, and named in the group attribute ``asdf_rs_not_virtualized``): a
+  ``fits:`` table of variable-length columns (asdf-rs reads no array of it), and an ASDF
+  0.1.0 encoding chain in an external block file (``source: other.asdf``; no such file is
+  known), which ``asdf_rs.to_dask`` reads.
 """
 
 from __future__ import annotations
@@ -99,7 +103,7 @@ __all__ = ["AsdfParser"]
 
 _ASDF_CODECS = ("asdf_lz4", "asdf_lz4f", "asdf_blosc2", "asdf_block", "asdf_pad",
                 "asdf_strided", "asdf_inline", "asdf_swap", "asdf_mask_value",
-                "asdf_fits_scale", "asdf_fits_table")
+                "asdf_fits_scale", "asdf_fits_table", "asdf_chain")
 
 
 def _zarr3_codec(codec_id):
@@ -124,9 +128,10 @@ try:
     AsdfMaskValueZarr3 = _zarr3_codec("asdf_mask_value")
     AsdfFitsScaleZarr3 = _zarr3_codec("asdf_fits_scale")
     AsdfFitsTableZarr3 = _zarr3_codec("asdf_fits_table")
+    AsdfChainZarr3 = _zarr3_codec("asdf_chain")
     for _cls in (AsdfLz4Zarr3, AsdfLz4fZarr3, AsdfBlosc2Zarr3, AsdfBlockZarr3, AsdfPadZarr3,
                  AsdfStridedZarr3, AsdfInlineZarr3, AsdfSwapZarr3, AsdfMaskValueZarr3,
-                 AsdfFitsScaleZarr3, AsdfFitsTableZarr3):
+                 AsdfFitsScaleZarr3, AsdfFitsTableZarr3, AsdfChainZarr3):
         _zarr_registry.register_codec(_cls.codec_name, _cls)
 except ImportError:  # zarr 3 not installed: the parser is of no use, the module imports
     pass
@@ -342,7 +347,8 @@ class AsdfParser:
             scaled = self._fits_scaled(url, source, pointer, name)
             if scaled is not None:
                 return scaled, None
-            m = self._fits_table(url, source, pointer)
+            m = self._fits_table(url, source, pointer) or self._legacy_chain(url, source,
+                                                                              pointer)
             if m is None:
                 raise _NotVirtual(str(e)) from e
         dtype = _dtype(m["dtype"])
@@ -419,6 +425,29 @@ class AsdfParser:
         got = (list(shape), [_v3("asdf_fits_table", cards=[list(c) for c in t["cards"]])],
                entries, None)
         return {"dtype": t["dtype"], "shape": shape, "got": got, "mask_value": None,
+                "inline_nulls": False}
+
+    def _legacy_chain(self, url, source, pointer):
+        """An array of a block of an ASDF 0.1.0 encoding chain: one chunk, the whole stored
+        block, through ``asdf_chain`` (then ``asdf_strided`` for a view of the block);
+        ``None`` for any other array."""
+        try:
+            c = _asdf_rs._legacy_chain(source, pointer, self.storage_options)
+        except _asdf_rs.AsdfError:
+            return None
+        if c is None:
+            return None
+        shape = tuple(c["shape"])
+        dtype = _dtype(c["dtype"])
+        key = ".".join("0" for _ in shape) or "0"
+        codecs = [_v3("asdf_chain", nbytes=c["data_size"], byteorder=c["byteorder"])]
+        if not (c["contiguous"] and c["start"] == 0
+                and dtype.itemsize * int(np.prod(shape)) == c["data_size"]):
+            codecs.insert(0, _v3("asdf_strided", offset=c["start"], shape=list(shape),
+                                 strides=list(c["strides"]), itemsize=dtype.itemsize))
+        got = (list(shape), codecs,
+               {key: {"path": url, "offset": c["offset"], "length": c["length"]}}, None)
+        return {"dtype": c["dtype"], "shape": shape, "got": got, "mask_value": None,
                 "inline_nulls": False}
 
     @staticmethod
