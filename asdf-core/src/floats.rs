@@ -52,17 +52,7 @@ pub(crate) fn push_short_float(out: &mut String, x: f64) -> bool {
                 out.push('-');
             }
             let mut buf = [0u8; 20];
-            let mut i = buf.len();
-            let mut v = digits;
-            loop {
-                i -= 1;
-                buf[i] = b'0' + (v % 10) as u8;
-                v /= 10;
-                if v == 0 {
-                    break;
-                }
-            }
-            let d = std::str::from_utf8(&buf[i..]).unwrap_or("0");
+            let d = u64_digits(digits, &mut buf);
             if k == 0 {
                 out.push_str(d);
                 out.push_str(".0");
@@ -212,6 +202,21 @@ pub fn json_number(x: f64) -> String {
 /// [`json_number`] appended to `out`.
 pub fn push_json_number(out: &mut String, x: f64) {
     let _ = write!(out, "{x:?}");
+}
+
+/// The decimal digits of `v`, written at the end of `buf` (20 bytes hold any `u64`): the one
+/// integer-to-text loop of the float and YAML writers.
+pub(crate) fn u64_digits(mut v: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or("0")
 }
 
 #[cfg(test)]

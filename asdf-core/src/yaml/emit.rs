@@ -593,18 +593,9 @@ fn valid_big(s: &str) -> bool {
     !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()) && (d == "0" || !d.starts_with('0'))
 }
 
-fn push_u64(out: &mut String, mut v: u64) {
+fn push_u64(out: &mut String, v: u64) {
     let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
+    out.push_str(crate::floats::u64_digits(v, &mut buf));
 }
 
 fn push_single_quoted(out: &mut String, s: &str) {
