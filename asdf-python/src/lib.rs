@@ -10,6 +10,10 @@
 //! The GIL is released while files are read, decoded, verified, validated and written, so
 //! several python threads can read arrays at once.
 
+// No unsafe code of our own: the bindings use pyo3's safe API only. pyo3's macros compile
+// under `forbid(unsafe_code)` (pyo3 supports and tests this, see its changelog, #4574).
+#![forbid(unsafe_code)]
+
 use pyo3::prelude::*;
 
 mod array;
