@@ -386,7 +386,7 @@ pub fn from_asdf(
     };
     bar.message(format!("writing {}", output.display()));
     asdf_core::internals::write_atomically(output, |f| {
-        crate::extract::write_reporting(f, &[&bytes], bytes.len() as u64, feed.as_ref())
+        crate::output::write_reporting(f, &[&bytes], bytes.len() as u64, feed.as_ref())
     })
     .map_err(|e| format!("{}: {e}", output.display()))?;
     Ok(format!(

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use asdf_core::codec::Compression;
 use asdf_core::write::{CompressionChoice, Storage, WriteOptions, Writer};
+
+use crate::output::{compression, same_file};
 
 /// What a conversion does to the arrays.
 pub enum Mode {
@@ -16,19 +17,6 @@ pub enum Mode {
     Implode,
     /// Every array inline in the YAML.
     ToYaml,
-}
-
-pub(crate) fn compression(name: &str) -> Result<CompressionChoice, String> {
-    if name == "none" {
-        return Ok(CompressionChoice::None);
-    }
-    name.parse::<Compression>()
-        .map(CompressionChoice::Codec)
-        .map_err(|_| {
-            format!(
-                "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc, bsc2, bls2 or none)"
-            )
-        })
 }
 
 pub fn run(
@@ -83,14 +71,6 @@ pub fn run(
     }
     msg.push('\n');
     Ok(msg)
-}
-
-/// Whether two paths name the same existing file.
-pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
 }
 
 /// A file format `asdftool convert` knows, from a path's extension.

@@ -17,6 +17,7 @@ use std::path::Path;
 use asdf_core::array::{ByteOrder, DType, DynArray, ScalarType};
 use asdf_core::{AsdfFile, Integer, Node, Value};
 
+use crate::summary::short_tag;
 use crate::tree::{cut, key_text, pointer, scalar_text, Pattern};
 
 /// What `diff` compares and how.
@@ -82,10 +83,6 @@ fn show(node: &Node) -> String {
         }
         _ => text,
     }
-}
-
-fn short_tag(tag: &str) -> &str {
-    tag.strip_prefix("tag:stsci.edu:asdf/").unwrap_or(tag)
 }
 
 /// Whether two scalars are the same value (numbers across int and float).

@@ -9,6 +9,7 @@ use asdf_core::codec::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Selection};
 
+use crate::output::write_reporting;
 use crate::tree::{lookup, parse_path, pointer};
 
 /// Extracts the node at `at` (a JSON pointer, or python's `a.b[0]` form) to `output`; with
@@ -38,7 +39,7 @@ pub fn run(
         }
         None => None,
     };
-    if crate::convert::same_file(input, output) {
+    if crate::output::same_file(input, output) {
         return Err(format!(
             "{}: the output would replace the input; choose another output path",
             output.display()
@@ -282,30 +283,6 @@ enum Mask {
     Value(Node),
 }
 
-/// Bytes written between two progress reports.
-const REPORT_EVERY: usize = 8 << 20;
-
-/// Writes `parts` one after the other to `w`, telling `progress` the bytes written of
-/// `total` every [`REPORT_EVERY`] bytes and at the end.
-pub fn write_reporting(
-    w: &mut impl std::io::Write,
-    parts: &[&[u8]],
-    total: u64,
-    progress: Option<&asdf_core::Progress>,
-) -> std::io::Result<()> {
-    let mut done = 0u64;
-    for part in parts {
-        for piece in part.chunks(REPORT_EVERY) {
-            w.write_all(piece)?;
-            done += piece.len() as u64;
-            if let Some(p) = progress {
-                p.report(done, total);
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The header of a numpy `.npy` file (format 1.0, or 2.0 for a header over 64 KiB): the
 /// data follows it.
 pub fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
@@ -353,7 +330,8 @@ mod tests {
         let s = seen.clone();
         let progress = asdf_core::Progress::new(move |d, t| s.lock().unwrap().push((d, t)));
         let mut out = Vec::new();
-        super::write_reporting(&mut out, &[&header, &data], total, Some(&progress)).unwrap();
+        crate::output::write_reporting(&mut out, &[&header, &data], total, Some(&progress))
+            .unwrap();
         assert_eq!(out.len() as u64, total);
         assert_eq!(&out[..header.len()], &header[..]);
         assert!(out[header.len()..] == data[..]);

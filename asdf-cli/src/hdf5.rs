@@ -7,7 +7,7 @@ use std::path::Path;
 /// chunk shapes and filters under `_hdf5`. `-c` compresses every array (default: `zlib` for
 /// the datasets that were deflated).
 pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<String, String> {
-    let compression = codec.map(crate::convert::compression).transpose()?;
+    let compression = codec.map(crate::output::compression).transpose()?;
     let (_bar, progress) = progress_bar(input);
     let opts = asdf_hdf5::ToAsdfOptions {
         compression,

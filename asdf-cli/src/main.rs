@@ -42,23 +42,29 @@ use std::process::ExitCode;
 use asdf_core::{AsdfFile, ExternalPolicy};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-mod blosc2;
+// The commands: each imports only from the format converters and the shared modules below,
+// never from another command.
 mod check_schemas;
 mod convert;
 mod diff;
 mod edit;
 mod extract;
-mod fits;
-#[cfg(feature = "hdf5")]
-mod hdf5;
 mod info;
 mod manifest;
-mod progress;
 mod references;
 mod search;
 mod tags;
-mod tree;
 mod validate;
+// The formats `convert` reads and writes besides ASDF (FITS is read by asdf-core itself).
+mod blosc2;
+#[cfg(feature = "hdf5")]
+mod hdf5;
+// Shared by the commands; they import no command module.
+mod fits;
+mod output;
+mod progress;
+mod summary;
+mod tree;
 
 /// The exit statuses, shown after `--help`.
 const EXIT_STATUS: &str = "\

@@ -7,32 +7,10 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::Path;
 
-use asdf_core::{AsdfFile, Manifest, ManifestOptions, PieceSource};
+use asdf_core::{Manifest, ManifestOptions, PieceSource};
 use serde_json::{json, Value as Json};
 
-use crate::tree::{lookup, parse_path, pointer};
-
-/// The tree paths of the arrays asked for: PATH's (which must be an array), or every array
-/// of the file in document order.
-pub(crate) fn array_paths(
-    file: &AsdfFile,
-    input: &Path,
-    at: Option<&str>,
-) -> Result<Vec<String>, String> {
-    match at {
-        None => Ok(file.arrays().into_iter().map(|(p, _)| p).collect()),
-        Some(at) => {
-            let segs = parse_path(at);
-            let here = pointer(&segs);
-            let node = lookup(file.tree(), &segs)
-                .ok_or_else(|| format!("{}: no node at {at:?}", input.display()))?;
-            if !node.is_ndarray() {
-                return Err(format!("{}: {here} is not an array", input.display()));
-            }
-            Ok(vec![here])
-        }
-    }
-}
+use crate::tree::array_paths;
 
 /// The manifests of the arrays of `input` (or of the one at `at`), as a table or JSON.
 pub fn run(

@@ -89,7 +89,7 @@ pub fn run(
         );
     }
     for input in inputs {
-        if crate::convert::same_file(input, output) {
+        if crate::output::same_file(input, output) {
             return Err(format!(
                 "{}: the output would replace an input; choose another output path",
                 output.display()
@@ -227,7 +227,7 @@ fn arrays_of(
     opts: &ManifestOptions,
 ) -> Result<Vec<ZArray>, String> {
     let paths: Vec<String> = match like {
-        None => crate::manifest::array_paths(file, input, None)?,
+        None => crate::tree::array_paths(file, input, None)?,
         Some(like) => like.iter().map(|z| z.tree_path.clone()).collect(),
     };
     let url = input.to_string_lossy().into_owned();

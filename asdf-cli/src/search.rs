@@ -6,6 +6,7 @@ use std::path::Path;
 use asdf_core::{AsdfFile, Node, Value};
 use regex::Regex;
 
+use crate::summary::{array_summary, short_tag};
 use crate::tree::{cut, push_pointer_segment, scalar_text};
 
 /// What a node must match (every given criterion).
@@ -98,10 +99,6 @@ fn kind_names(v: &Value) -> [&'static str; 2] {
     }
 }
 
-fn short_tag(tag: &str) -> &str {
-    tag.strip_prefix("tag:stsci.edu:asdf/").unwrap_or(tag)
-}
-
 impl Search<'_> {
     fn matches(&self, node: &Node, key: Option<&str>) -> bool {
         if let Some(re) = &self.key {
@@ -188,10 +185,7 @@ impl Search<'_> {
             None => kind_names(node.value())[0].to_string(),
         };
         if node.is_ndarray() {
-            return format!(
-                "{p} {ty} {}",
-                crate::info::array_summary(self.file, node, path)
-            );
+            return format!("{p} {ty} {}", array_summary(self.file, node, path));
         }
         match node.value() {
             Value::Seq(items) => format!("{p} {ty} ({} items)", items.len()),

@@ -1,0 +1,54 @@
+//! What the commands that write a file share: the codec named by `-c`, whether the output
+//! is the input, and writing bytes with progress reports. A shared module: it imports no
+//! command module.
+
+use std::path::Path;
+
+use asdf_core::codec::Compression;
+use asdf_core::write::CompressionChoice;
+
+/// The compression named by `-c NAME`: a codec label, or `none`.
+pub fn compression(name: &str) -> Result<CompressionChoice, String> {
+    if name == "none" {
+        return Ok(CompressionChoice::None);
+    }
+    name.parse::<Compression>()
+        .map(CompressionChoice::Codec)
+        .map_err(|_| {
+            format!(
+                "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc, bsc2, bls2 or none)"
+            )
+        })
+}
+
+/// Whether two paths name the same existing file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Bytes written between two progress reports.
+const REPORT_EVERY: usize = 8 << 20;
+
+/// Writes `parts` one after the other to `w`, telling `progress` the bytes written of
+/// `total` every [`REPORT_EVERY`] bytes and at the end.
+pub fn write_reporting(
+    w: &mut impl std::io::Write,
+    parts: &[&[u8]],
+    total: u64,
+    progress: Option<&asdf_core::Progress>,
+) -> std::io::Result<()> {
+    let mut done = 0u64;
+    for part in parts {
+        for piece in part.chunks(REPORT_EVERY) {
+            w.write_all(piece)?;
+            done += piece.len() as u64;
+            if let Some(p) = progress {
+                p.report(done, total);
+            }
+        }
+    }
+    Ok(())
+}
