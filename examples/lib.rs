@@ -71,7 +71,7 @@ pub mod typed {
     pub struct PartialProduct {
         /// Metadata, of which only the telescope is modelled.
         pub meta: PartialMeta,
-        /// The science image (stored lz4 in the file; read as `f32`).
+        /// The science image (stored zlib-compressed in the file; read as `f32`).
         pub sci: Array2<f32>,
         /// Every other key of the root, in order (arrays, tables, history...).
         #[asdf(extra)]

@@ -4,7 +4,7 @@
 //!
 //! ```toml
 //! [dev-dependencies]
-//! asdf-core = { version = "*", features = ["testing"] }
+//! asdfrs-core = { version = "0.1", features = ["testing"] }
 //! ```
 //!
 //! Everything works with `#[derive(AsdfType)]` types, serde types wrapped in
