@@ -20,6 +20,7 @@
 
 mod band;
 mod datatype;
+mod filters;
 mod from_asdf;
 mod to_asdf;
 
@@ -27,7 +28,11 @@ mod to_asdf;
 /// asdf-rs's one progress type, `asdf_core::Progress`.
 pub use asdf_core::Progress;
 pub use from_asdf::{from_asdf, from_asdf_with, FromAsdfOptions, FromAsdfSummary};
-pub use to_asdf::{read_dataset, to_asdf, to_asdf_bytes, ToAsdfOptions, ToAsdfSummary, META_KEY};
+/// An open HDF5 file (hdf5-reader's type), as [`open`] gives it to [`read_dataset`].
+pub use hdf5_reader::Hdf5File;
+pub use to_asdf::{
+    open, read_dataset, to_asdf, to_asdf_bytes, ToAsdfOptions, ToAsdfSummary, META_KEY,
+};
 
 /// What went wrong converting between HDF5 and ASDF; each names the file and the object.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +53,14 @@ pub enum Hdf5Error {
         /// The HDF5 object path (with `@name` for an attribute).
         path: String,
         /// The datatype, described.
+        what: String,
+    },
+    /// A filter of a dataset's pipeline that asdf-rs cannot decode.
+    #[error("{path}: {what} cannot be decoded")]
+    Filter {
+        /// The HDF5 object path.
+        path: String,
+        /// The filter, described (`HDF5 filter 307 (bzip2)`).
         what: String,
     },
     /// A tree that the conversion cannot express.

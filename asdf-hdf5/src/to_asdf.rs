@@ -14,6 +14,7 @@ use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{Attribute, Dataset, Datatype, Hdf5File, StringSize};
 
 use crate::datatype::{self, Plan};
+use crate::filters;
 use crate::from_asdf::{MASK_ATTR, MASK_VALUE_ATTR};
 use crate::{Hdf5Error, Result};
 
@@ -21,14 +22,36 @@ use crate::{Hdf5Error, Result};
 pub const META_KEY: &str = "_hdf5";
 
 /// HDF5 filter ids with names (as the HDF5 library names them).
-const FILTER_NAMES: [(u16, &str); 7] = [
+const FILTER_NAMES: [(u16, &str); 13] = [
     (1, "deflate"),
     (2, "shuffle"),
     (3, "fletcher32"),
     (4, "szip"),
     (5, "nbit"),
     (6, "scaleoffset"),
+    (307, "bzip2"),
     (32000, "lzf"),
+    (32001, "blosc"),
+    (32004, "lz4"),
+    (32008, "bitshuffle"),
+    (32015, "zstd"),
+    (32017, "sz"),
+];
+
+/// The filters asdf-rs decodes (hdf5-reader's built-in ones and those asdf-hdf5 registers
+/// with it); a dataset filtered by another is left out ([`ToAsdfOptions::strict`]).
+const DECODED: [u16; 11] = [
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    filters::LZF,
+    filters::BLOSC,
+    filters::LZ4,
+    filters::BITSHUFFLE,
+    filters::ZSTD,
 ];
 
 /// Bytes of one band of rows read at a time from a dataset converted band by band (whole
@@ -59,6 +82,12 @@ pub struct ToAsdfOptions {
     /// file is written, and compressed as a stream, so memory holds a few bands whatever the
     /// dataset's size ([`Writer::add_array_pieces`]).
     pub band_min_bytes: u64,
+    /// With `false` (the default) a dataset or attribute whose datatype or filter has no
+    /// ASDF form yet is left out, listed under `_hdf5/left_out` with why, and in
+    /// [`ToAsdfSummary::left_out`], and the rest of the file converts; with `true` it is the
+    /// error ([`Hdf5Error::Unsupported`], [`Hdf5Error::Filter`]). A file that cannot be read
+    /// is an error either way.
+    pub strict: bool,
 }
 
 impl Default for ToAsdfOptions {
@@ -68,6 +97,7 @@ impl Default for ToAsdfOptions {
             compression: None,
             progress: None,
             band_min_bytes: 32 << 20,
+            strict: false,
         }
     }
 }
@@ -79,6 +109,7 @@ impl std::fmt::Debug for ToAsdfOptions {
             .field("compression", &self.compression)
             .field("progress", &self.progress.is_some())
             .field("band_min_bytes", &self.band_min_bytes)
+            .field("strict", &self.strict)
             .finish()
     }
 }
@@ -94,6 +125,9 @@ pub struct ToAsdfSummary {
     pub datasets: usize,
     /// Attributes kept.
     pub attributes: usize,
+    /// Datasets and attributes (`PATH@NAME`) left out, with why (none with
+    /// [`ToAsdfOptions::strict`]); also under `_hdf5/left_out` in the file.
+    pub left_out: Vec<(String, String)>,
 }
 
 fn read_err(path: &str, e: impl std::fmt::Display) -> Hdf5Error {
@@ -103,8 +137,23 @@ fn read_err(path: &str, e: impl std::fmt::Display) -> Hdf5Error {
     }
 }
 
-fn open(input: &Path) -> Result<Hdf5File> {
-    Hdf5File::open(input).map_err(|e| read_err(&input.display().to_string(), e))
+/// Opens an HDF5 file for [`read_dataset`], with the filters this crate decodes registered
+/// (deflate, shuffle, Fletcher-32 and the plugins listed in the crate's README).
+///
+/// ```no_run
+/// let file = asdf_hdf5::open(std::path::Path::new("run.h5"))?;
+/// let image = asdf_hdf5::read_dataset(&file, "/entry/image")?;
+/// println!("{:?} {:?}", image.dtype, image.shape);
+/// # Ok::<(), asdf_hdf5::Hdf5Error>(())
+/// ```
+pub fn open(input: &Path) -> Result<Hdf5File> {
+    Hdf5File::open_with_options(input, open_options())
+        .map_err(|e| read_err(&input.display().to_string(), e))
+}
+
+/// hdf5-reader's options: its defaults, with the filters of [`filters`] registered.
+fn open_options() -> hdf5_reader::OpenOptions {
+    hdf5_reader::OpenOptions::default().with_filter_registry(filters::registry())
 }
 
 /// One HDF5 dataset as an ASDF array: numbers, records (packed), fixed-length strings as
@@ -120,8 +169,9 @@ pub fn read_dataset(file: &Hdf5File, path: &str) -> Result<DynArray> {
     dataset_array(&ds, &plan, path, ToAsdfOptions::default().max_dataset_bytes)
 }
 
-fn dataset_array(ds: &Dataset, plan: &Plan, path: &str, max: u64) -> Result<DynArray> {
-    // the size the dataset declares, checked before anything is allocated
+/// The bytes a dataset declares (variable-length elements counted as their references),
+/// checked against the limit before anything is allocated for it.
+fn declared_len(ds: &Dataset, path: &str, max: u64) -> Result<u64> {
     let len = ds.raw_byte_len().map_err(|e| read_err(path, e))? as u64;
     if len > max {
         return Err(read_err(
@@ -129,6 +179,12 @@ fn dataset_array(ds: &Dataset, plan: &Plan, path: &str, max: u64) -> Result<DynA
             format!("the dataset holds {len} bytes, more than the limit of {max}"),
         ));
     }
+    Ok(len)
+}
+
+fn dataset_array(ds: &Dataset, plan: &Plan, path: &str, max: u64) -> Result<DynArray> {
+    // the size the dataset declares, checked before anything is allocated
+    declared_len(ds, path, max)?;
     let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
     let mut shape: Vec<usize> = ds.shape().iter().map(|&d| d as usize).collect();
     shape.extend(&plan.inner_shape);
@@ -157,7 +213,8 @@ pub fn to_asdf(input: &Path, output: &Path, opts: &ToAsdfOptions) -> Result<ToAs
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn to_asdf_bytes(input: &[u8], opts: &ToAsdfOptions) -> Result<Vec<u8>> {
-    let file = Hdf5File::from_bytes(input).map_err(|e| read_err("/", e))?;
+    let file =
+        Hdf5File::from_bytes_with_options(input, open_options()).map_err(|e| read_err("/", e))?;
     let mut writer = Writer::new(WriteOptions::new());
     let (tree, _) = build(&file, &mut writer, opts)?;
     Ok(writer.write_to_vec(&tree)?)
@@ -181,6 +238,7 @@ fn build(
             groups: 0,
             datasets: 0,
             attributes: 0,
+            left_out: Vec::new(),
         },
         depth: 0,
         bytes_read: Arc::new(AtomicU64::new(0)),
@@ -221,6 +279,8 @@ struct Meta {
     fills: Vec<(String, Node)>,
     maxshapes: Vec<(String, Node)>,
     soft_links: Vec<(String, Node)>,
+    /// Datasets and attributes with no ASDF form yet, with why.
+    left_out: Vec<(String, Node)>,
     /// Entries, and bytes of their paths, that hard links have added so far.
     aliased: (usize, usize),
 }
@@ -246,6 +306,7 @@ impl Meta {
             &mut self.fills,
             &mut self.maxshapes,
             &mut self.soft_links,
+            &mut self.left_out,
         ] {
             let prefix = format!("{first}/");
             let copies: Vec<(String, Node)> = list
@@ -300,6 +361,7 @@ impl Meta {
             ("fill_values", &self.fills),
             ("maxshapes", &self.maxshapes),
             ("soft_links", &self.soft_links),
+            ("left_out", &self.left_out),
         ] {
             if !v.is_empty() {
                 out.push((Node::str(key), map(v)));
@@ -434,7 +496,16 @@ impl Walk<'_, '_> {
                 None => {
                     let n = match m {
                         Member::Group(g) => self.group(g, &p)?,
-                        Member::Dataset(d) => self.dataset(d, &p, masks.get(d.name()).copied())?,
+                        Member::Dataset(d) => {
+                            match self.dataset(d, &p, masks.get(d.name()).copied()) {
+                                Ok(n) => n,
+                                Err(e) => {
+                                    self.leave_out(e)?;
+                                    self.summary.datasets -= 1;
+                                    continue;
+                                }
+                            }
+                        }
                     };
                     self.seen.insert(m.address(), (n.clone(), p.clone()));
                     n
@@ -467,7 +538,19 @@ impl Walk<'_, '_> {
                 "a mask for a dataset of variable-length strings or a scalar dataset",
             ));
         }
+        // chunking and filters, kept as hints for the way back; a filter asdf-rs cannot
+        // decode leaves the dataset out before anything of it is kept
+        let (chunks, filters) = self.layout(ds, path);
+        if let Some((id, name, _)) = filters.iter().find(|(id, ..)| !DECODED.contains(id)) {
+            return Err(Hdf5Error::Filter {
+                path: path.to_string(),
+                what: format!("HDF5 filter {id} ({name})"),
+            });
+        }
         if is_vlen_string(dt) {
+            // its references' size and place checked before they are read
+            declared_len(ds, path, self.opts.max_dataset_bytes)?;
+            self.check_layout(ds, path)?;
             let strings = ds.read_strings().map_err(|e| read_err(path, e))?;
             // recorded with its shape, so that the way back makes it a dataset again
             self.meta.strings.push((
@@ -499,8 +582,6 @@ impl Walk<'_, '_> {
         if let Some(members) = &plan.enum_members {
             self.meta.enums.push((path.to_string(), enum_node(members)));
         }
-        // chunking and filters, kept as hints for the way back
-        let (chunks, filters) = self.layout(ds, path);
         if let Some(c) = &chunks {
             self.meta.chunks.push((
                 path.to_string(),
@@ -638,13 +719,7 @@ impl Walk<'_, '_> {
         if len == 0 || len < self.opts.band_min_bytes {
             return Ok(None);
         }
-        let max = self.opts.max_dataset_bytes;
-        if len > max {
-            return Err(read_err(
-                path,
-                format!("the dataset holds {len} bytes, more than the limit of {max}"),
-            ));
-        }
+        declared_len(ds, path, self.opts.max_dataset_bytes)?;
         let dims = ds.shape().to_vec();
         let Some((&rows, rest)) = dims.split_first() else {
             return Ok(None);
@@ -731,6 +806,26 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
+    /// A dataset or attribute with no ASDF form yet, left out and listed (unless
+    /// [`ToAsdfOptions::strict`]); any other error is returned as is.
+    fn leave_out(&mut self, e: Hdf5Error) -> Result<()> {
+        if self.opts.strict {
+            return Err(e);
+        }
+        let (path, why) = match &e {
+            Hdf5Error::Unsupported { path, what } => {
+                (path, format!("HDF5 datatype {what} has no ASDF equivalent"))
+            }
+            Hdf5Error::Filter { path, what } => (path, format!("{what} cannot be decoded")),
+            _ => return Err(e),
+        };
+        self.meta
+            .left_out
+            .push((path.clone(), Node::str(why.as_str())));
+        self.summary.left_out.push((path.clone(), why));
+        Ok(())
+    }
+
     /// The chunk shape and the filters of a dataset, from its object header.
     fn layout(&self, ds: &Dataset, _path: &str) -> (Option<Vec<u32>>, Vec<Filter>) {
         let chunks = ds.chunks();
@@ -764,10 +859,13 @@ impl Walk<'_, '_> {
                 let strings = a.read_strings().map_err(|e| read_err(&at, e))?;
                 nest_strings(strings, &shape_of(&a.shape))
             } else {
-                let plan = datatype::plan(&a.datatype).map_err(|what| Hdf5Error::Unsupported {
-                    path: at.clone(),
-                    what,
-                })?;
+                let plan = match datatype::plan(&a.datatype) {
+                    Ok(p) => p,
+                    Err(what) => {
+                        self.leave_out(Hdf5Error::Unsupported { path: at, what })?;
+                        continue;
+                    }
+                };
                 let mut shape = shape_of(&a.shape);
                 shape.extend(&plan.inner_shape);
                 let array = DynArray {
@@ -793,9 +891,11 @@ impl Walk<'_, '_> {
             self.summary.attributes += 1;
             out.push((Node::str(a.name.as_str()), node));
         }
-        self.meta
-            .attrs
-            .push((path.to_string(), Node::new(Value::Map(out))));
+        if !out.is_empty() {
+            self.meta
+                .attrs
+                .push((path.to_string(), Node::new(Value::Map(out))));
+        }
         Ok(())
     }
 }

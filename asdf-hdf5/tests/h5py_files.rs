@@ -24,7 +24,7 @@ fn fixtures() -> Vec<String> {
         })
         .collect();
     names.sort();
-    assert_eq!(names.len(), 10, "fixtures: {names:?}");
+    assert_eq!(names.len(), 11, "fixtures: {names:?}");
     names
 }
 
@@ -177,6 +177,14 @@ fn check(
     (array.canonical_sha256_hex() != sha).then(|| format!("{at}: values differ"))
 }
 
+/// Datasets left out of the conversion (a filter asdf-rs does not decode), with why: each
+/// must be missing from the tree and listed under `_hdf5/left_out`, and no other may be.
+const LEFT_OUT: [(&str, &str, &str); 1] = [(
+    "plugins",
+    "/bzip2",
+    "HDF5 filter 307 (bzip2) cannot be decoded",
+)];
+
 #[test]
 fn every_h5py_file_converts_to_what_h5py_reads() {
     let dir = common::Scratch::new("files");
@@ -198,8 +206,37 @@ fn every_h5py_file_converts_to_what_h5py_reads() {
             .values()
             .map(|a| a.as_object().unwrap().len())
             .sum::<usize>();
+        let listed: Vec<(String, String)> = file
+            .get(&format!("/{META_KEY}/left_out"))
+            .and_then(|n| n.as_map())
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| {
+                        let k = k.as_str().unwrap_or_default().to_string();
+                        (k, v.as_str().unwrap_or_default().to_string())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let want_left: Vec<(String, String)> = LEFT_OUT
+            .iter()
+            .filter(|(f, ..)| *f == name)
+            .map(|(_, p, why)| (p.to_string(), why.to_string()))
+            .collect();
+        if listed != want_left {
+            problems.push(format!(
+                "{name}.h5: left out {listed:?}, want {want_left:?}"
+            ));
+        }
         for (p, w) in datasets {
             let at = format!("{name}.h5:{p}");
+            if want_left.iter().any(|(l, _)| l == p) {
+                if file.get(p).is_some() {
+                    problems.push(format!("{at}: converted, but it is left out"));
+                }
+                checked += 1;
+                continue;
+            }
             let Some(node) = file.get(p) else {
                 problems.push(format!("{at}: missing"));
                 continue;
@@ -224,9 +261,10 @@ fn every_h5py_file_converts_to_what_h5py_reads() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    // every expectation was checked, and the files hold all generate.py wrote (172 values)
+    // every expectation was checked, and the files hold all generate.py wrote (172 values,
+    // and the 13 of plugins.h5)
     assert_eq!(checked, expected);
-    assert_eq!(checked, 172, "values checked");
+    assert_eq!(checked, 185, "values checked");
 }
 
 #[test]

@@ -6,7 +6,8 @@ scalars), which asdf-hdf5's tests compare with the converted ASDF file.
 
     .venv-oracle/bin/python asdf-hdf5/tests/data/generate.py
 
-Run with the pinned oracle venv (tests/oracle-requirements.txt: h5py 3.16.0, numpy).
+Run with the pinned oracle venv (tests/oracle-requirements.txt: h5py 3.16.0, numpy,
+hdf5plugin 7.1.0 for the filters of plugins.h5).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ sys.path.insert(0, str(ROOT / "tests" / "oracle"))
 import canonical  # noqa: E402
 
 PIN = "3.16.0"
+HDF5PLUGIN_PIN = "7.1.0"
 
 
 def numeric(h5, np, rng):
@@ -186,6 +188,41 @@ def more_filters(h5, np, rng):
     f.close()
 
 
+def plugins(h5, np, rng):
+    """Filters other writers use: h5py's lzf and hdf5plugin's LZ4, Bitshuffle (alone, with
+    LZ4 and with Zstd inside), Blosc (blosc1 chunks) and Zstd, over data that compresses, in
+    several chunks (a last one partial); BZip2 (filter 307) is one asdf-rs does not decode,
+    so its dataset is left out of the conversion, listed under _hdf5/left_out."""
+    import hdf5plugin
+
+    if hdf5plugin.version != HDF5PLUGIN_PIN:
+        sys.exit(f"refusing to run: hdf5plugin {hdf5plugin.version}, the pin is {HDF5PLUGIN_PIN}")
+    ints = (np.arange(1000) // 7).astype("<i4") + rng.integers(0, 4, 1000, dtype="<i4")
+    grid = np.round(np.sin(np.linspace(0, 20, 20 * 30)), 2).reshape(20, 30).astype("<f8")
+    f = h5.File(HERE / "plugins.h5", "w", libver="latest")
+    f.create_dataset("lzf", data=ints, chunks=(300,), compression="lzf")
+    f.create_dataset("lzf_shuffle", data=grid, chunks=(8, 30), compression="lzf", shuffle=True)
+    f.create_dataset("lz4", data=ints, chunks=(300,), **hdf5plugin.LZ4())
+    f.create_dataset("lz4_blocks", data=grid, chunks=(8, 30), **hdf5plugin.LZ4(nbytes=1000))
+    f.create_dataset("bitshuffle", data=ints, chunks=(300,), **hdf5plugin.Bitshuffle(cname="none"))
+    f.create_dataset("bitshuffle_lz4", data=grid, chunks=(8, 30),
+                     **hdf5plugin.Bitshuffle(nelems=64, cname="lz4"))
+    f.create_dataset("bitshuffle_zstd", data=ints, chunks=(300,),
+                     **hdf5plugin.Bitshuffle(cname="zstd"))
+    f.create_dataset("blosc_lz4", data=ints, chunks=(300,),
+                     **hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE))
+    f.create_dataset("blosc_zstd", data=grid, chunks=(8, 30),
+                     **hdf5plugin.Blosc(cname="zstd", clevel=5,
+                                        shuffle=hdf5plugin.Blosc.BITSHUFFLE))
+    f.create_dataset("blosc_blosclz", data=grid, chunks=(8, 30),
+                     **hdf5plugin.Blosc(cname="blosclz", clevel=9,
+                                        shuffle=hdf5plugin.Blosc.NOSHUFFLE))
+    f.create_dataset("zstd", data=grid, chunks=(8, 30), **hdf5plugin.Zstd(clevel=3))
+    f.create_dataset("bzip2", data=ints, chunks=(300,), **hdf5plugin.BZip2())
+    f["bzip2"].attrs["kept"] = np.int64(7)
+    f.close()
+
+
 def expectations(h5, np, path: Path) -> dict:
     out = {"datasets": {}, "attrs": {}}
 
@@ -238,7 +275,8 @@ def main():
     if h5py.__version__ != PIN:
         sys.exit(f"refusing to run: h5py {h5py.__version__}, the pin is {PIN}")
     rng = np.random.default_rng(20261125)
-    for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters):
+    for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters,
+                 plugins):
         make(h5py, np, rng)
     for libver in ("earliest", "latest"):
         links_layouts(h5py, np, rng, libver)

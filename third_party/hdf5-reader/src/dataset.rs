@@ -1434,6 +1434,7 @@ impl Dataset {
     pub fn read_raw_bytes(&self) -> Result<Vec<u8>> {
         let result: Result<Vec<u8>> = (|| {
             self.check_full_read_budget()?;
+            self.check_stored_len()?;
             let total_bytes = self.raw_byte_len()?;
             let mut output = try_zeroed_bytes(total_bytes)?;
             self.read_raw_bytes_into_inner(&mut output)?;
@@ -1474,6 +1475,7 @@ impl Dataset {
     pub fn read_native_bytes(&self) -> Result<Vec<u8>> {
         let result: Result<Vec<u8>> = (|| {
             self.check_full_read_budget()?;
+            self.check_stored_len()?;
             let total_bytes = self.raw_byte_len()?;
             let mut output = try_zeroed_bytes(total_bytes)?;
             self.read_raw_bytes_into_inner(&mut output)?;
@@ -3954,6 +3956,45 @@ impl Dataset {
                     }
                 }
             }
+        }
+    }
+
+    /// Refuse a whole read whose compact or contiguous data (in this file) does not hold the
+    /// bytes the dataspace declares, or does not lie within the file, before the output is
+    /// allocated: a small file can declare gigabytes of contiguous data (asdf-rs patch 4).
+    /// Data never written (fill values), external raw files and chunked data are left to the
+    /// read, which bounds them by the read budget.
+    fn check_stored_len(&self) -> Result<()> {
+        match &self.layout {
+            DataLayout::Compact { data } => {
+                self.validate_allocated_raw_data_len("compact", data.len())
+            }
+            DataLayout::Contiguous { address, size } => {
+                if self.external_files.is_some()
+                    || Cursor::is_undefined_offset(*address, self.offset_size())
+                    || *size == 0
+                {
+                    return Ok(());
+                }
+                let expected = self.raw_byte_len()?;
+                if u64::try_from(expected).ok() != Some(*size) {
+                    return Err(Error::InvalidData(format!(
+                        "contiguous raw data has {size} bytes, expected {expected} bytes"
+                    )));
+                }
+                let file_len = self.context.storage.len();
+                if address
+                    .checked_add(*size)
+                    .map_or(true, |end| end > file_len)
+                {
+                    return Err(Error::InvalidData(format!(
+                        "contiguous raw data ({size} bytes at {address}) lies beyond the \
+                         end of the file ({file_len} bytes)"
+                    )));
+                }
+                Ok(())
+            }
+            DataLayout::Chunked { .. } => Ok(()),
         }
     }
 

@@ -1,13 +1,17 @@
 //! HDF5 LZ4 filter (filter ID 32004).
 //!
-//! On-disk format per the [HDF5 LZ4 plugin](https://github.com/HDFGroup/hdf5_plugins):
+//! On-disk format per the HDF Group's LZ4 plugin (`H5Zlz4.c`, as hdf5plugin and the HDF5
+//! plugins build it):
 //! - `orig_size: u64 BE` — total uncompressed size of the chunk
+//! - `block_size: u32 BE` — uncompressed size of every block but the last (which holds
+//!   what is left of `orig_size`)
 //! - Repeated blocks:
-//!   - `orig_block_size: u32 BE` — uncompressed size of this block
 //!   - `compressed_size: u32 BE` — compressed size of this block
 //!   - `compressed_data: [u8; compressed_size]`
 //!
-//! When `compressed_size == orig_block_size` the block is stored uncompressed.
+//! When `compressed_size` equals the block's uncompressed size the block is stored
+//! uncompressed. (asdf-rs patch 6: upstream read a block size before every block, which no
+//! writer does, so files hdf5plugin writes failed with "LZ4: expected another byte".)
 
 use crate::error::{Error, Result};
 
@@ -30,8 +34,15 @@ pub fn decompress_with_limit(data: &[u8], max_output_len: usize) -> Result<Vec<u
     decompress_inner(data, Some(max_output_len))
 }
 
+fn be32(data: &[u8], pos: usize, what: &str) -> Result<usize> {
+    let b = data
+        .get(pos..pos.saturating_add(4))
+        .ok_or_else(|| Error::DecompressionError(format!("LZ4: truncated {what} at {pos}")))?;
+    Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+}
+
 fn decompress_inner(data: &[u8], max_output_len: Option<usize>) -> Result<Vec<u8>> {
-    if data.len() < 8 {
+    if data.len() < 12 {
         return Err(Error::DecompressionError(
             "LZ4: input too short for header".into(),
         ));
@@ -52,6 +63,12 @@ fn decompress_inner(data: &[u8], max_output_len: Option<usize>) -> Result<Vec<u8
             )));
         }
     }
+    let block_size = be32(data, 8, "block size")?.min(orig_size);
+    if block_size == 0 && orig_size > 0 {
+        return Err(Error::DecompressionError(
+            "LZ4: block size 0 for a non-empty chunk".into(),
+        ));
+    }
 
     // The output grows as blocks are decoded; reserve no more than LZ4 can expand to
     // (~255:1), so a corrupted size field cannot abort the process.
@@ -60,46 +77,29 @@ fn decompress_inner(data: &[u8], max_output_len: Option<usize>) -> Result<Vec<u8
     output.try_reserve_exact(capacity).map_err(|_| {
         Error::DecompressionError(format!("LZ4: cannot allocate {capacity} output bytes"))
     })?;
-    let mut pos = 8;
+    let mut pos = 12;
 
-    while pos < data.len() && output.len() < orig_size {
-        if pos + 8 > data.len() {
-            return Err(Error::DecompressionError(
-                "LZ4: truncated block header".into(),
-            ));
-        }
-
-        let orig_block_size =
-            u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]) as usize;
+    while output.len() < orig_size {
+        let this_block = block_size.min(orig_size - output.len());
+        let compressed_size = be32(data, pos, "block header")?;
         pos += 4;
+        let block = data
+            .get(pos..)
+            .and_then(|rest| rest.get(..compressed_size))
+            .ok_or_else(|| Error::DecompressionError("LZ4: truncated block data".into()))?;
 
-        let compressed_size =
-            u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]) as usize;
-        pos += 4;
-
-        let block_end = output
-            .len()
-            .checked_add(orig_block_size)
-            .ok_or_else(|| Error::DecompressionError("LZ4: block output size overflowed".into()))?;
-        if block_end > orig_size {
-            return Err(Error::DecompressionError(
-                "LZ4: block output exceeds declared output size".into(),
-            ));
-        }
-
-        if pos + compressed_size > data.len() {
-            return Err(Error::DecompressionError(
-                "LZ4: truncated block data".into(),
-            ));
-        }
-
-        if compressed_size == orig_block_size {
+        if compressed_size == this_block {
             // Stored uncompressed
-            output.extend_from_slice(&data[pos..pos + compressed_size]);
+            output.extend_from_slice(block);
         } else {
-            let decompressed =
-                lz4_flex::decompress(&data[pos..pos + compressed_size], orig_block_size)
-                    .map_err(|e| Error::DecompressionError(format!("LZ4: {}", e)))?;
+            let decompressed = lz4_flex::decompress(block, this_block)
+                .map_err(|e| Error::DecompressionError(format!("LZ4: {}", e)))?;
+            if decompressed.len() != this_block {
+                return Err(Error::DecompressionError(format!(
+                    "LZ4: block decoded to {} bytes, expected {this_block}",
+                    decompressed.len()
+                )));
+            }
             output.extend_from_slice(&decompressed);
         }
         pos += compressed_size;
@@ -119,7 +119,7 @@ mod tests {
 
         let mut hdf5_data = Vec::new();
         hdf5_data.extend_from_slice(&(original.len() as u64).to_be_bytes());
-        // Block header: orig_block_size + compressed_size
+        // block size, then the block's compressed size
         hdf5_data.extend_from_slice(&(original.len() as u32).to_be_bytes());
         hdf5_data.extend_from_slice(&(raw_compressed.len() as u32).to_be_bytes());
         hdf5_data.extend_from_slice(&raw_compressed);
@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn lz4_truncated_block() {
         let mut data = vec![0, 0, 0, 0, 0, 0, 0, 10]; // orig_size = 10
-        data.extend_from_slice(&10u32.to_be_bytes()); // orig_block_size = 10
+        data.extend_from_slice(&10u32.to_be_bytes()); // block_size = 10
         data.extend_from_slice(&100u32.to_be_bytes()); // compressed_size = 100
         data.extend_from_slice(&[0; 5]); // only 5 bytes of "100"
         assert!(decompress(&data).is_err());
@@ -159,20 +159,33 @@ mod tests {
 
     #[test]
     fn lz4_declared_size_above_limit_errors_before_allocation() {
-        let data = (4096u64).to_be_bytes();
+        let mut data = (4096u64).to_be_bytes().to_vec();
+        data.extend_from_slice(&4096u32.to_be_bytes());
         let err = decompress_with_limit(&data, 32).unwrap_err();
         assert!(err.to_string().contains("exceeds limit"));
     }
 
     #[test]
-    fn lz4_block_cannot_exceed_declared_size() {
+    fn lz4_blocks_share_one_block_size_and_the_last_is_short() {
+        // 10 bytes in blocks of 4: 4, 4, 2, the second stored as it is
+        let original = b"aaaabcdeaa";
         let mut data = Vec::new();
-        data.extend_from_slice(&4u64.to_be_bytes());
-        data.extend_from_slice(&8u32.to_be_bytes());
-        data.extend_from_slice(&8u32.to_be_bytes());
-        data.extend_from_slice(&[0; 8]);
-
-        let err = decompress(&data).unwrap_err();
-        assert!(err.to_string().contains("exceeds declared output size"));
+        data.extend_from_slice(&10u64.to_be_bytes());
+        data.extend_from_slice(&4u32.to_be_bytes());
+        for block in [&original[..4], &original[8..]] {
+            let c = lz4_flex::compress(block);
+            assert_ne!(c.len(), block.len());
+            data.extend_from_slice(&(c.len() as u32).to_be_bytes());
+            data.extend_from_slice(&c);
+            if block.len() == 4 {
+                data.extend_from_slice(&4u32.to_be_bytes());
+                data.extend_from_slice(&original[4..8]);
+            }
+        }
+        assert_eq!(decompress(&data).unwrap(), original);
+        // a block that decodes short is an error
+        let mut short = data.clone();
+        short.truncate(short.len() - 1);
+        assert!(decompress(&short).is_err());
     }
 }

@@ -28,9 +28,16 @@ pub const FILTER_LZ4: u16 = 32004;
 /// the decoded output.
 pub type FilterFn = Box<dyn Fn(&FilterDescription, &[u8], usize) -> Result<Vec<u8>> + Send + Sync>;
 
+/// A user-supplied filter function that is told the most bytes its output may hold
+/// (asdf-rs patch 5): takes the filter description, input data, element size and that
+/// limit, which a decoder must check before it sizes a buffer by what the input declares.
+pub type BoundedFilterFn =
+    Box<dyn Fn(&FilterDescription, &[u8], usize, usize) -> Result<Vec<u8>> + Send + Sync>;
+
 enum FilterImplementation {
     Builtin,
     Custom(FilterFn),
+    Bounded(BoundedFilterFn),
 }
 
 /// A registry of filter implementations.
@@ -69,6 +76,15 @@ impl FilterRegistry {
         self.filters.insert(id, FilterImplementation::Custom(f));
     }
 
+    /// Register a filter implementation that is given the most bytes its output may hold
+    /// (the chunk's size, or what the filters applied before it may make of that; at most
+    /// one byte past HDF5's largest chunk), for the given filter ID.
+    ///
+    /// Overwrites any previously registered filter with the same ID.
+    pub fn register_bounded(&mut self, id: u16, f: BoundedFilterFn) {
+        self.filters.insert(id, FilterImplementation::Bounded(f));
+    }
+
     /// Apply a single filter by ID.
     pub fn apply(
         &self,
@@ -93,6 +109,12 @@ impl FilterRegistry {
                 apply_builtin_filter_with_limit(filter, data, element_size, max_output_len)
             }
             Some(FilterImplementation::Custom(f)) => f(filter, data, element_size),
+            Some(FilterImplementation::Bounded(f)) => {
+                let limit = max_output_len.map_or(MAX_FILTER_OUTPUT, |n| n.min(MAX_FILTER_OUTPUT));
+                let out = f(filter, data, element_size, limit)?;
+                validate_output_limit("filter", out.len(), Some(limit))?;
+                Ok(out)
+            }
             None => Err(Error::UnsupportedFilter(format!("filter id {}", filter.id))),
         }
     }
@@ -192,7 +214,9 @@ pub fn apply_pipeline_with_limit(
                     let custom = registry.is_some_and(|reg| {
                         matches!(
                             reg.filters.get(&earlier.id),
-                            Some(FilterImplementation::Custom(_))
+                            Some(
+                                FilterImplementation::Custom(_) | FilterImplementation::Bounded(_)
+                            )
                         )
                     });
                     if custom {
