@@ -7,8 +7,10 @@ use std::cmp::Ordering;
 /// the one a [`Writer`] writes for ([`WriteOptions::standard`]), which selects the tags.
 ///
 /// The versions this library knows are the constants [`V1_0_0`](Self::V1_0_0) to
-/// [`V1_6_0`](Self::V1_6_0) (all of them in [`StandardVersion::ALL`]). A file may state
-/// another one (a later standard, `#ASDF_STANDARD 1.7.0`): it opens, and its version is
+/// [`V1_7_0`](Self::V1_7_0) (all of them in [`StandardVersion::ALL`]); the default is
+/// [`V1_6_0`](Self::V1_6_0), the latest stable one (1.7.0 is still in development: python
+/// asdf 6.0.0 reads and writes it only with `ASDF_UNSTABLE_CORE_SCHEMAS=1`). A file may state
+/// another one (a later standard, `#ASDF_STANDARD 1.8.0`): it opens, and its version is
 /// kept as its text, with [`known`](Self::known) `false`. The writer refuses to write an
 /// unknown version ([`WriteError::UnknownStandard`]), since it does not know its tags.
 ///
@@ -21,10 +23,10 @@ use std::cmp::Ordering;
 /// assert_eq!(v, StandardVersion::V1_5_0);
 /// assert!(v.known() && v < StandardVersion::V1_6_0);
 ///
-/// let later = StandardVersion::parse("1.7.0")?;
+/// let later = StandardVersion::parse("1.8.0")?;
 /// assert!(!later.known());
-/// assert_eq!(later.as_str(), "1.7.0");
-/// assert!(later > StandardVersion::V1_6_0);
+/// assert_eq!(later.as_str(), "1.8.0");
+/// assert!(later > StandardVersion::V1_7_0);
 ///
 /// assert!(StandardVersion::parse("1.6").is_err());
 /// # Ok::<(), asdf_core::write::ParseStandardVersionError>(())
@@ -61,9 +63,12 @@ impl StandardVersion {
     pub const V1_5_0: StandardVersion = StandardVersion(Cow::Borrowed("1.5.0"));
     /// 1.6.0 (the default): root `core/asdf-1.1.0`, `ndarray-1.1.0`.
     pub const V1_6_0: StandardVersion = StandardVersion(Cow::Borrowed("1.6.0"));
+    /// 1.7.0 (in development; written only on request): as 1.6.0 but `ndarray-1.2.0` and
+    /// `integer-1.2.0`, whose element types are described by `datatype-1.0.0`.
+    pub const V1_7_0: StandardVersion = StandardVersion(Cow::Borrowed("1.7.0"));
 
     /// Every version this library knows (and writes), oldest first.
-    pub const ALL: [StandardVersion; 7] = [
+    pub const ALL: [StandardVersion; 8] = [
         StandardVersion::V1_0_0,
         StandardVersion::V1_1_0,
         StandardVersion::V1_2_0,
@@ -71,6 +76,7 @@ impl StandardVersion {
         StandardVersion::V1_4_0,
         StandardVersion::V1_5_0,
         StandardVersion::V1_6_0,
+        StandardVersion::V1_7_0,
     ];
 
     /// The version as text: `1.6.0`, or an unknown version as it was parsed.
@@ -110,14 +116,25 @@ impl StandardVersion {
         format!("{}core/asdf-{v}", crate::write::nodes::ASDF)
     }
 
-    /// The ndarray tag (`ndarray-1.1.0` from 1.6.0 on).
+    /// The ndarray tag (`ndarray-1.1.0` from 1.6.0 on, `ndarray-1.2.0` from 1.7.0 on).
     pub(crate) fn ndarray_tag(&self) -> String {
-        let v = if *self < StandardVersion::V1_6_0 {
+        format!(
+            "{}core/ndarray-{}",
+            crate::write::nodes::ASDF,
+            self.array_tag_version()
+        )
+    }
+
+    /// The version of the `ndarray` and `integer` tags, which move together: `1.0.0` before
+    /// 1.6.0, `1.1.0` in 1.6.0, `1.2.0` from 1.7.0.
+    pub(crate) fn array_tag_version(&self) -> &'static str {
+        if *self < StandardVersion::V1_6_0 {
             "1.0.0"
-        } else {
+        } else if *self < StandardVersion::V1_7_0 {
             "1.1.0"
-        };
-        format!("{}core/ndarray-{v}", crate::write::nodes::ASDF)
+        } else {
+            "1.2.0"
+        }
     }
 
     /// Whether `history` is a mapping with `extensions` (1.2.0 on) rather than a list.
@@ -213,11 +230,11 @@ mod tests {
 
     #[test]
     fn unknown_versions_keep_their_text() {
-        let v = StandardVersion::parse("1.7.0").unwrap();
+        let v = StandardVersion::parse("1.8.0").unwrap();
         assert!(!v.known());
-        assert_eq!(v.to_string(), "1.7.0");
-        assert_eq!(v, "1.7.0");
-        assert_ne!(v, StandardVersion::V1_6_0);
+        assert_eq!(v.to_string(), "1.8.0");
+        assert_eq!(v, "1.8.0");
+        assert_ne!(v, StandardVersion::V1_7_0);
         // leading zeros are another text of the same numbers: not the known version
         let padded = StandardVersion::parse("1.06.0").unwrap();
         assert!(!padded.known());
@@ -251,5 +268,22 @@ mod tests {
         // equal numbers, other text: ordered, never Equal
         assert_ne!(p("1.06.0").cmp(&StandardVersion::V1_6_0), Ordering::Equal);
         assert_eq!(p("1.7.0").cmp(&p("1.7.0")), Ordering::Equal);
+    }
+
+    #[test]
+    fn array_tags_follow_the_manifests() {
+        // core-1.5.0: ndarray-1.0.0, core-1.6.0: ndarray-1.1.0, core-1.7.0: ndarray-1.2.0
+        // (python asdf's asdf_standard 1.5.0 manifests); integer moves with ndarray.
+        let v = |s: &str| StandardVersion::parse(s).unwrap().array_tag_version();
+        assert_eq!(v("1.0.0"), "1.0.0");
+        assert_eq!(v("1.5.0"), "1.0.0");
+        assert_eq!(v("1.6.0"), "1.1.0");
+        assert_eq!(v("1.7.0"), "1.2.0");
+        assert_eq!(
+            StandardVersion::V1_7_0.ndarray_tag(),
+            "tag:stsci.edu:asdf/core/ndarray-1.2.0"
+        );
+        assert!(StandardVersion::V1_7_0.known());
+        assert_eq!(StandardVersion::default(), StandardVersion::V1_6_0);
     }
 }

@@ -296,8 +296,10 @@ fn standard_versions_choose_tags() {
         assert!(text.contains(&format!("--- !core/asdf-{root}\n")), "{text}");
         let nd = if v < StandardVersion::V1_6_0 {
             "1.0.0"
-        } else {
+        } else if v < StandardVersion::V1_7_0 {
             "1.1.0"
+        } else {
+            "1.2.0"
         };
         assert!(text.contains(&format!("a: !core/ndarray-{nd}\n")), "{text}");
         assert_eq!(text.contains("history:"), v >= StandardVersion::V1_2_0);

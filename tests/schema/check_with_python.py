@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Check the schema test cases and the bundled schemas against python asdf (the oracle).
 
-Run from the repository root with the oracle's python (asdf 6.0.0, asdf-standard 1.x):
+Run from the repository root with the oracle's python (asdf 6.0.0, asdf-standard 1.x); it sets
+ASDF_UNSTABLE_CORE_SCHEMAS=1 itself, so that python asdf knows standard 1.7.0:
 
     .venv-oracle/bin/python tests/schema/check_with_python.py   # from the repository root
 
@@ -37,13 +38,19 @@ Checks:
 """
 
 import copy
+import os
 import random
 import re
 import sys
 import warnings
 from pathlib import Path
 
-import asdf
+# ASDF Standard 1.7.0 (ndarray-1.2.0, integer-1.2.0) is in asdf_standard's "unstable"
+# resources, which python asdf registers only with this set before it is imported.
+os.environ["ASDF_UNSTABLE_CORE_SCHEMAS"] = "1"
+warnings.filterwarnings("ignore", message=".*ASDF_UNSTABLE_CORE_SCHEMAS.*")
+
+import asdf  # noqa: E402 (after the environment variable)
 import asdf.schema
 import asdf.yamlutil
 import yaml

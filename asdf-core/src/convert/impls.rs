@@ -142,11 +142,7 @@ pub(crate) fn big_integer_node(
     }
     let arr = ndarray::Array1::from_vec(words).into_dyn();
     let words_node = ctx.key("words", |ctx| ctx.add_array(WriteArray::from(arr)))?;
-    let version = if ctx.standard() >= crate::StandardVersion::V1_6_0 {
-        "1.1.0"
-    } else {
-        "1.0.0"
-    };
+    let version = ctx.standard().array_tag_version();
     Ok(Node::tagged(
         core_tag("integer", version),
         Value::Map(vec![

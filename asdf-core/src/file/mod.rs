@@ -174,7 +174,8 @@ impl OpenOptions {
 
     /// Validate the tree against its schemas while opening (default `false`); a tree that
     /// does not validate fails the open with [`Error::Validation`] listing every problem.
-    /// See [`AsdfFile::validate`].
+    /// This is python asdf's verdict: unlike [`AsdfFile::validate`], it does not check that
+    /// the arrays fit in their blocks.
     pub fn validate(mut self, on: bool) -> Self {
         self.validate = on;
         self
@@ -431,7 +432,8 @@ impl AsdfFile {
             opener: None,
         };
         if file.options.validate {
-            file.validate()?;
+            // python asdf's verdict: the schemas only (see `AsdfFile::validate`)
+            crate::schema::validate_tree(file.tree(), file.standard_version().as_str())?;
         }
         if !file.options.lazy {
             (0..file.blocks.len())
@@ -467,7 +469,12 @@ impl AsdfFile {
 
     /// Validates the tree as python asdf does on open: the root against the `core/asdf`
     /// schema of the file's standard version, every tagged node against its tag's schema
-    /// (and user schemas registered for its tag). Block data is not read.
+    /// (and user schemas registered for its tag); then, what python does not check, that
+    /// every array whose data is in a block of this file fits in it
+    /// ([`schema::validate_array_blocks`](crate::schema::validate_array_blocks): a file
+    /// whose arrays cannot be read is not valid). The problems of both, schemas first.
+    /// Block data is not read (but for ASDF 0.1.0 encoding chains, whose size is known only
+    /// once decoded). [`OpenOptions::validate`] checks the schemas only.
     ///
     /// ```
     /// let file = asdf_core::AsdfFile::from_bytes(
@@ -478,7 +485,13 @@ impl AsdfFile {
     /// # Ok::<(), asdf_core::Error>(())
     /// ```
     pub fn validate(&self) -> std::result::Result<(), crate::schema::ValidationErrors> {
-        crate::schema::validate_tree(self.tree(), self.standard_version().as_str())
+        let schemas = crate::schema::validate_tree(self.tree(), self.standard_version().as_str());
+        let blocks = crate::schema::validate_array_blocks(self);
+        match (schemas, blocks) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+            (Err(a), Err(b)) => Err(a.join(b)),
+        }
     }
 
     /// The HDUs of an ASDF-in-FITS file (a JWST product), in file order; `None` for an ASDF

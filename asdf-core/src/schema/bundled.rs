@@ -65,8 +65,10 @@ const SCHEMAS: &[(&str, &str)] = &[
     stsci!("asdf/core/history_entry-1.0.0"),
     stsci!("asdf/core/integer-1.0.0"),
     stsci!("asdf/core/integer-1.1.0"),
+    stsci!("asdf/core/integer-1.2.0"),
     stsci!("asdf/core/ndarray-1.0.0"),
     stsci!("asdf/core/ndarray-1.1.0"),
+    stsci!("asdf/core/ndarray-1.2.0"),
     stsci!("asdf/core/software-1.0.0"),
     stsci!("asdf/core/subclass_metadata-1.0.0"),
     stsci!("asdf/core/table-1.0.0"),
@@ -111,7 +113,7 @@ const VERSIONS_YAML: &str = include_str!("../../schemas/versions.yaml");
 
 /// The ASDF Standard versions the map covers, oldest first.
 const STANDARDS: &[&str] = &[
-    "1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0",
+    "1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0", "1.7.0",
 ];
 
 /// The text (YAML) of the bundled schema with this id, e.g.
@@ -148,7 +150,7 @@ pub fn all() -> impl Iterator<Item = (&'static str, &'static str)> {
     SCHEMAS.iter().copied()
 }
 
-/// The ASDF Standard versions the tag map covers (`"1.0.0"` to `"1.6.0"`), oldest first.
+/// The ASDF Standard versions the tag map covers (`"1.0.0"` to `"1.7.0"`), oldest first.
 pub fn standards() -> &'static [&'static str] {
     STANDARDS
 }
@@ -286,7 +288,7 @@ mod tests {
 
     #[test]
     fn every_schema_parses_and_its_id_is_its_key() {
-        assert_eq!(all().count(), 53);
+        assert_eq!(all().count(), 55);
         for (id, _) in all() {
             let root = parsed(id);
             assert_eq!(root.get("id").and_then(Node::as_str), Some(id), "{id}");
@@ -417,8 +419,8 @@ mod tests {
                 n += 1;
             }
         }
-        // the tags of the core manifests 1.0.0 to 1.6.0
-        assert_eq!(n, 17 + 19 + 20 + 22 + 23 + 17 + 9);
+        // the tags of the core manifests 1.0.0 to 1.7.0
+        assert_eq!(n, 17 + 19 + 20 + 22 + 23 + 17 + 9 + 9);
     }
 
     #[test]
@@ -470,9 +472,29 @@ mod tests {
         assert_eq!(int("1.6.0", "1.0.0"), None);
         assert!(schema_for_tag("1.2.0", "tag:stsci.edu:asdf/core/externalarray-1.0.0").is_none());
         assert!(schema_for_tag("1.3.0", "tag:stsci.edu:asdf/core/externalarray-1.0.0").is_some());
+        // 1.7.0 (python asdf's unstable core manifest): ndarray-1.2.0 and integer-1.2.0
+        // replace the 1.1.0 tags, the other core tags are 1.6.0's.
+        let nd12 = "tag:stsci.edu:asdf/core/ndarray-1.2.0";
+        assert_eq!(
+            schema_for_tag("1.7.0", nd12),
+            Some("http://stsci.edu/schemas/asdf/core/ndarray-1.2.0")
+        );
+        assert_eq!(schema_for_tag("1.6.0", nd12), None);
+        assert_eq!(nd("1.7.0"), None);
+        assert!(int("1.7.0", "1.2.0").is_some());
+        assert_eq!(int("1.7.0", "1.1.0"), None);
+        assert_eq!(int("1.6.0", "1.2.0"), None);
+        assert_eq!(
+            tags("1.7.0")
+                .filter(|(t, _)| !t.contains("/ndarray-") && !t.contains("/integer-"))
+                .collect::<Vec<_>>(),
+            tags("1.6.0")
+                .filter(|(t, _)| !t.contains("/ndarray-") && !t.contains("/integer-"))
+                .collect::<Vec<_>>()
+        );
         // Unknown standard or tag.
         assert_eq!(
-            schema_for_tag("1.7.0", "tag:stsci.edu:asdf/core/software-1.0.0"),
+            schema_for_tag("1.8.0", "tag:stsci.edu:asdf/core/software-1.0.0"),
             None
         );
         assert_eq!(
@@ -543,7 +565,8 @@ mod tests {
     fn lookup_by_id() {
         assert!(schema_text("http://stsci.edu/schemas/asdf/core/ndarray-1.1.0").is_some());
         assert!(schema_text("http://stsci.edu/schemas/asdf/core/ndarray-1.1.0#").is_some());
-        assert!(schema_text("http://stsci.edu/schemas/asdf/core/ndarray-1.2.0").is_none());
+        assert!(schema_text("http://stsci.edu/schemas/asdf/core/ndarray-1.2.0").is_some());
+        assert!(schema_text("http://stsci.edu/schemas/asdf/core/ndarray-1.3.0").is_none());
         assert!(schema_text(JSON_SCHEMA_DRAFT4).is_none());
         assert!(schema_text("").is_none());
     }

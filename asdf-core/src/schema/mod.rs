@@ -23,7 +23,9 @@
 //! [`validate_for_write`] adds python asdf's write-time checks (integer literals within 64
 //! bits, plain mapping keys from standard 1.6.0). [`AsdfFile::validate`](crate::AsdfFile::validate)
 //! and `OpenOptions::validate` validate a file's tree; the writer validates the final tree
-//! before writing unless `WriteOptions::validate(false)`.
+//! before writing unless `WriteOptions::validate(false)`. [`validate_array_blocks`] checks
+//! what no schema can: that each array fits in its block ([`AsdfFile::validate`] includes it;
+//! `OpenOptions::validate`, which gives python asdf's verdict, does not).
 //!
 //! `$ref`s inside schemas resolve against the schema's `id` to bundled schemas and schemas
 //! registered with [`register_schema`]; nothing is fetched from the network or read from
@@ -45,6 +47,7 @@
 //! # Ok::<(), asdf_core::schema::SchemaError>(())
 //! ```
 
+mod arrays;
 pub mod bundled;
 mod check;
 mod defaults;
@@ -60,6 +63,7 @@ use std::path::Path;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value as JsonValue;
 
+pub use arrays::validate_array_blocks;
 pub use check::{check_schemas, SchemaCheck, SchemaProblem};
 pub use defaults::{fill_defaults, fills_defaults, FILL_DEFAULTS_MAX};
 pub use hints::apply_style_hints;
@@ -159,6 +163,11 @@ impl ValidationErrors {
     /// One line per problem.
     pub fn lines(&self) -> Vec<String> {
         self.errors.iter().map(ToString::to_string).collect()
+    }
+    /// These problems, then those of `other`.
+    pub(crate) fn join(mut self, other: ValidationErrors) -> ValidationErrors {
+        self.errors.extend(other.errors);
+        self
     }
     fn into_result(self) -> Result<(), ValidationErrors> {
         if self.errors.is_empty() {

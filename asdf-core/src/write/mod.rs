@@ -23,7 +23,8 @@
 //! What python asdf 6.0.0 needs, and how the writer provides it:
 //! - tags per standard version, from `asdf_standard`'s `core-1.x.0` manifests: root
 //!   `core/asdf-1.0.0` and no extension history before 1.2.0, `core/asdf-1.1.0` after;
-//!   `ndarray-1.0.0` before 1.6.0, `ndarray-1.1.0` from 1.6.0;
+//!   `ndarray-1.0.0` before 1.6.0, `ndarray-1.1.0` in 1.6.0, `ndarray-1.2.0` in 1.7.0 (the
+//!   unstable `core-1.7.0` manifest; python asdf reads it with `ASDF_UNSTABLE_CORE_SCHEMAS=1`);
 //! - `history.extensions` holds a `core/extension_metadata-1.0.0` entry for
 //!   `asdf://asdf-format.org/core/extensions/core-1.x.0` (python matches installed extensions
 //!   by URI, so no "extension not installed" warning; the `software` is this library, which
