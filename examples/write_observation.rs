@@ -2,7 +2,7 @@
 //!
 //! `cargo run -p asdf-examples --example write_observation [OUT]`
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, Storage, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node};
 use ndarray::{Array1, Array2};

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use asdf_blosc2::{Frame, Meta};
 use asdf_core::array::{ByteOrder, DType, ScalarType};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, WriteArray, WriteOptions, Writer};
 use asdf_core::yaml::{Integer, Value};
 use asdf_core::Node;
@@ -187,7 +187,7 @@ fn ndarrays(node: &Node, path: &mut String, out: &mut Vec<String>) {
                 let len = path.len();
                 path.push('/');
                 let key = k.as_str().map(str::to_string).unwrap_or_else(|| "?".into());
-                asdf_core::internals::push_pointer_segment(path, &key);
+                asdf_core::unstable::push_pointer_segment(path, &key);
                 ndarrays(v, path, out);
                 path.truncate(len);
             }
@@ -385,7 +385,7 @@ pub fn from_asdf(
         w.finish().map_err(|e| at(&e))?
     };
     bar.message(format!("writing {}", output.display()));
-    asdf_core::internals::write_atomically(output, |f| {
+    asdf_core::unstable::write_atomically(output, |f| {
         crate::output::write_reporting(f, &[&bytes], bytes.len() as u64, feed.as_ref())
     })
     .map_err(|e| format!("{}: {e}", output.display()))?;

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use asdf_core::array::{ArrayOptions, ArraySource, NdArrayMeta, SelectionError};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Selection};
 
@@ -140,7 +140,7 @@ fn write_npy(
 ) -> Result<String, String> {
     let header = npy_header(&arr.dtype.to_numpy_str(), &arr.shape);
     let total = (header.len() + arr.data.len()) as u64;
-    asdf_core::internals::write_atomically(output, |f| {
+    asdf_core::unstable::write_atomically(output, |f| {
         write_reporting(f, &[&header, &arr.data], total, feed)
     })
     .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;

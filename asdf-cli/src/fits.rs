@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use asdf_core::layout::fits::Hdu;
+use asdf_core::file::Hdu;
 
 /// The HDUs of a FITS file, one line each: number, name and version, kind, shape and
 /// `BITPIX`, as `asdftool info` prints them after the tree.

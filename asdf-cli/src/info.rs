@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use asdf_core::array::{ArraySource, Dim, NdArrayMeta};
-use asdf_core::layout::BlockHeader;
+use asdf_core::file::BlockHeader;
 use asdf_core::{AsdfFile, Node, Value};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
@@ -205,7 +205,7 @@ fn scalar_into(out: &mut String, v: &Value) {
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
-        Value::Float(f) => out.push_str(&asdf_core::internals::python_repr(*f)),
+        Value::Float(f) => out.push_str(&asdf_core::unstable::python_repr(*f)),
         // printable ASCII without quotes or backslashes reads the same as `{:?}` writes it
         Value::Str(s)
             if s.bytes()
@@ -345,7 +345,7 @@ impl serde_json::ser::Formatter for Spaced {
         w.write_all(b": ")
     }
     fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, x: f64) -> std::io::Result<()> {
-        w.write_all(asdf_core::internals::json_number(x).as_bytes())
+        w.write_all(asdf_core::unstable::json_number(x).as_bytes())
     }
 }
 

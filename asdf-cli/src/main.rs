@@ -469,8 +469,8 @@ fn main() -> ExitCode {
                     format!("hashing the arrays of {}", file.display()),
                 );
                 let json = match &feed {
-                    Some(feed) => asdf_core::canonical::to_json_with_progress(&f, feed),
-                    None => asdf_core::canonical::to_json(&f),
+                    Some(feed) => asdf_core::unstable::canonical::to_json_with_progress(&f, feed),
+                    None => asdf_core::unstable::canonical::to_json(&f),
                 }
                 .map_err(|e| format!("{}: {}", file.display(), chain(&e)));
                 exit_soon(f);
@@ -639,7 +639,7 @@ fn man(dir: Option<&Path>) -> Result<String, String> {
     let mut written = Vec::new();
     let mut put = |name: String, page: Vec<u8>| -> Result<(), String> {
         let path = dir.join(&name);
-        asdf_core::internals::write_atomically(&path, |f| std::io::Write::write_all(f, &page))
+        asdf_core::unstable::write_atomically(&path, |f| std::io::Write::write_all(f, &page))
             .map_err(|e| format!("{}: {e}", path.display()))?;
         written.push(path.display().to_string());
         Ok(())

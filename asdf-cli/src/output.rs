@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::CompressionChoice;
 
 /// The compression named by `-c NAME`: a codec label, or `none`.

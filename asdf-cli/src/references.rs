@@ -39,13 +39,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use asdf_core::array::DType;
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::{AsdfFile, Manifest, ManifestOptions, Node, PieceCodec, PieceSource, Value};
 use base64::Engine as _;
 use serde_json::{json, Value as Json};
 
 use crate::tree::key_text;
-use asdf_core::internals::escape_pointer_segment;
+use asdf_core::unstable::escape_pointer_segment;
 
 /// One array as a zarr array: metadata and chunk references.
 struct ZArray {
@@ -180,7 +180,7 @@ pub fn run(
     crate::exit_soon(first);
     let doc = json!({"version": 1, "refs": refs});
     let text = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
-    asdf_core::internals::write_atomically(output, |f| std::io::Write::write_all(f, &text))
+    asdf_core::unstable::write_atomically(output, |f| std::io::Write::write_all(f, &text))
         .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
     Ok(format!(
         "wrote {} ({} arrays: {chunk_refs} chunks referenced, {inlined} inlined)\n",

@@ -18,7 +18,7 @@ pub fn scalar_text(v: &Value) -> String {
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => asdf_core::internals::python_repr(*f),
+        Value::Float(f) => asdf_core::unstable::python_repr(*f),
         Value::Str(s) => format!("{s:?}"),
         Value::Timestamp(t) => t.text.clone(),
         Value::Binary(b) => format!("<{} bytes>", b.len()),
@@ -41,7 +41,7 @@ pub fn cut(s: String, max: usize) -> String {
 
 // JSON pointers: asdf-core's one escaper (`~` → `~0`, `/` → `~1`) and its pointer of a
 // path given as segments (`""` for the root).
-pub use asdf_core::internals::{
+pub use asdf_core::unstable::{
     pointer_of_segments as pointer, push_pointer_segment, unescape_pointer_segment,
 };
 

@@ -13,7 +13,7 @@ fn frames() -> PathBuf {
 }
 
 fn canonical(p: &Path) -> String {
-    asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
+    asdf_core::unstable::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
 }
 
 fn convert(input: &Path, output: &Path, extra: &[&str]) -> std::process::Output {

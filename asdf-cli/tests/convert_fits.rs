@@ -84,7 +84,7 @@ fn every_fixture_converts_to_plain_asdf_with_the_same_arrays() {
             );
         }
         asdf_test_data::leave_for_oracle(&format!("fits_{stem}"), &output, |p| {
-            asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
+            asdf_core::unstable::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
         });
         n += 1;
     }

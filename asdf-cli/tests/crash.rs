@@ -32,12 +32,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{
     update, update_with, ArrayOptions, CompressionChoice, UpdateKind, UpdateMode, WriteOptions,
     Writer,
 };
-use asdf_core::{canonical, AsdfFile, Node};
+use asdf_core::{unstable::canonical, AsdfFile, Node};
 
 const ROLE: &str = "ASDF_CRASH_ROLE";
 const TARGET: &str = "ASDF_CRASH_TARGET";

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use asdf_core::array::DynArray;
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
 use asdf_core::AsdfFile;
 use ndarray::{s, ArrayD, Axis, IxDyn};

@@ -9,7 +9,7 @@ mod tool;
 
 use std::path::{Path, PathBuf};
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use serde_json::Value;
 use tool::{asdftool, ok, stderr};
@@ -52,7 +52,7 @@ fn manifest_json(file: &Path, path: &str, extra: &[&str]) -> Value {
 
 /// Decodes one piece's stored bytes as the manifest's codec names it.
 fn decode_piece(codec: &str, stored: &[u8], size: u64) -> Vec<u8> {
-    use asdf_core::internals::decode;
+    use asdf_core::unstable::decode;
     match codec {
         "none" => stored.to_vec(),
         "lz4-block" => {

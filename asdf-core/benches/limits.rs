@@ -24,8 +24,8 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use asdf_core::checksum::Md5;
-use asdf_core::codec::Compression;
+use asdf_core::unstable::checksum::Md5;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Value};
 

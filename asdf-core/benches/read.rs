@@ -18,10 +18,10 @@ use std::time::Instant;
 mod common;
 use common::time_stats;
 
-use asdf_core::checksum::Md5;
-use asdf_core::codec::Compression;
-use asdf_core::internals::{encode_block_header, encode_block_index};
-use asdf_core::layout::BlockHeader;
+use asdf_core::unstable::checksum::Md5;
+use asdf_core::write::Compression;
+use asdf_core::unstable::{encode_block_header, encode_block_index};
+use asdf_core::file::BlockHeader;
 use asdf_core::{AsdfFile, Node, Value};
 
 const HEAD: &str = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
@@ -125,7 +125,7 @@ fn make_compressed(path: &Path, c: Compression, elems: usize) {
     let raw = f64_bytes(elems, |k| {
         ((k as f64 * 1e-3).sin() * 1000.0).round() + (k % 7) as f64
     });
-    let stored = asdf_core::internals::encode(c, &raw, None).expect("encode");
+    let stored = asdf_core::unstable::encode(c, &raw, None).expect("encode");
     let tree = format!("data: {}\n", ndarray_yaml(0, "float64", &[elems]));
     write_file(
         path,

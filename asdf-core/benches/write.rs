@@ -19,8 +19,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use asdf_core::checksum::Md5;
-use asdf_core::codec::Compression;
+use asdf_core::unstable::checksum::Md5;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{Node, Value};
 use ndarray::Array1;
@@ -97,7 +97,7 @@ fn main() {
         record(
             "md5_alone",
             &t,
-            "our MD5 (asdf_core::checksum) over the array's bytes".into(),
+            "our MD5 (asdf_core::unstable::checksum) over the array's bytes".into(),
         );
     }
     if want("raw_write_fsync") {

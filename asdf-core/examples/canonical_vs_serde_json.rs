@@ -79,7 +79,7 @@ fn main() {
     let mut sizes = (0, 0);
     for _ in 0..7 {
         let t = Instant::now();
-        let a = asdf_core::canonical::to_json(&file).unwrap();
+        let a = asdf_core::unstable::canonical::to_json(&file).unwrap();
         hand.push(t.elapsed().as_secs_f64());
         let t = Instant::now();
         let mut out = Vec::with_capacity(a.len());

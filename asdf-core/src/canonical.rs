@@ -131,7 +131,7 @@ fn push_str(out: &mut String, s: &str) {
 
 /// A datatype in its canonical form (docs/canonical.md): `"<f8"`, `"|u1"`, `"|S4"`, `"<U3"`,
 /// or for records a list of `[name, dtype]` / `[name, dtype, shape]`.
-#[doc(hidden)] // plumbing: asdf_core::internals
+#[doc(hidden)] // plumbing: asdf_core::unstable
 pub fn dtype_json(dt: &DType) -> String {
     let mut out = String::new();
     push_dtype(&mut out, dt);

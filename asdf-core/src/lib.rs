@@ -5,20 +5,21 @@
 //! anchors and aliases, binary blocks (six codecs, MD5 checksums, streamed last block, block
 //! index), external (exploded) blocks, and arrays bound to [`ndarray`].
 //!
-//! The crate is layered bottom up; each module uses only the modules listed before it:
+//! The modules a user sees:
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`layout`] | header and comment lines, locating the tree, block headers, block index |
-//! | [`codec`] | decompression/compression by 4-byte label |
-//! | [`yaml`] | the tagged tree [`Node`], YAML 1.1 scalar resolution, parsing |
-//! | [`array`](mod@array) | ndarray descriptors, datatypes, inline data, binding to `ndarray` |
+//! | [`file`](mod@file) | [`AsdfFile`]: open (lazy, optional mmap), typed access, `$ref` resolution, the file's layout (header, block headers, FITS HDUs) |
+//! | [`write`](mod@write) | [`write::Writer`]: emit the tree and blocks, storage modes and compression, atomic writes, update |
+//! | [`yaml`] | the tagged tree [`Node`], [`Value`], [`Integer`], YAML 1.1 scalar resolution, parsing, tree edits |
+//! | [`array`](mod@array) | ndarray descriptors, datatypes, selections, binding to [`ndarray`] |
 //! | [`schema`] | bundled schemas, tag → schema per standard version, validation, writing hints |
-//! | [`convert`] | [`ToAsdf`]/[`FromAsdf`] (and `#[derive(AsdfType)]`): typed values ↔ nodes |
+//! | [`convert`] | [`ToAsdf`]/[`FromAsdf`] (and `#[derive(AsdfType)]`): typed values ↔ nodes, [`convert::LazyArray`] |
 //! | [`serde_node`] | serde `Serializer`/`Deserializer` over [`Node`], [`serde_node::Serde`] |
-//! | [`file`](mod@file) | [`AsdfFile`]: open (lazy, optional mmap), typed access, `$ref` resolution |
-//! | [`write`](mod@write) | [`write::Writer`]: emit the tree and blocks, storage modes, atomic writes, update |
-//! | [`canonical`] | the `asdf-canonical/1` JSON form of a file's content |
+//! | `testing` | round-trip and schema assertions for users' tests (feature `testing`) |
+//!
+//! and at the root [`Error`] (with [`LayoutError`] and [`CodecError`], the errors of a file's
+//! bytes), [`Progress`], and one call each for the common case (below).
 //!
 //! ```no_run
 //! use asdf_core::AsdfFile;
@@ -48,9 +49,11 @@
 //!   the writer refuses it.
 //! - **Enums that will grow** (errors, datatypes, array sources, codecs, options) are
 //!   `#[non_exhaustive]`: match them with a `_` arm.
-//! - **What is not API.** The byte-level functions the other crates of asdf-rs share (block
-//!   headers, codecs by label, binding block bytes to arrays) are gathered in a hidden
-//!   `internals` module and hidden from these pages; they may change in any release.
+//! - **What is not API.** The byte-level plumbing the other crates of asdf-rs share (block
+//!   headers and the block index as bytes, codecs by label, MD5, the canonical JSON form,
+//!   binding block bytes to arrays) is private; those crates reach it through the module
+//!   `unstable`, which exists only with the cargo feature `unstable-internals` and has no
+//!   semver guarantee: it may change in any release.
 //!
 //! ```
 //! use asdf_core::{tree, AsdfFile, StandardVersion, WriteOptions, Writer};
@@ -73,15 +76,19 @@
 //! ```
 
 pub mod array;
-pub mod canonical;
-pub mod checksum;
-pub mod codec;
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unused_imports))]
+mod canonical;
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unused_imports))]
+mod checksum;
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unused_imports))]
+mod codec;
 pub mod convert;
 mod easy;
 mod error;
 pub mod file;
 mod floats;
-pub mod layout;
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code, unused_imports))]
+mod layout;
 mod mem;
 mod progress;
 pub mod schema;
@@ -98,7 +105,9 @@ pub use array::{SelItem, Selection};
 pub use asdf_derive::AsdfType;
 pub use convert::{AsdfType, FromAsdf, ToAsdf};
 pub use easy::{read, update_at, write, write_at};
+pub use codec::CodecError;
 pub use error::{display_chain, Error, Result};
+pub use layout::LayoutError;
 pub use file::{
     AsdfFile, ExternalOpenError, ExternalOpener, ExternalPolicy, ExternalSource, OpenOptions,
 };
@@ -109,14 +118,36 @@ pub use progress::Progress;
 pub use write::{StandardVersion, WriteError, WriteOptions, Writer};
 pub use yaml::{Integer, Node, Value};
 
-/// Plumbing shared by the crates of asdf-rs (asdftool, asdf-hdf5, asdf-store, the fuzz
-/// targets, benches and tests): block headers and the block index as bytes, codecs by label,
-/// block bytes bound to arrays, legacy encodings. Not part of the API: hidden from the
-/// documentation, and it may change in any release. The items defined in submodules are
-/// reachable only here; those defined in a public module (`codec::decode`, `codec::encode`,
-/// `layout::read_layout`, `canonical::dtype_json`, ...) are also there, hidden.
-#[doc(hidden)]
-pub mod internals {
+/// Plumbing for the crates of asdf-rs, with no semver guarantee (feature
+/// `unstable-internals`).
+#[cfg(feature = "unstable-internals")]
+pub mod unstable {
+    //! **Unstable: no semver guarantee; for the asdf-rs crates.** The plumbing the crates of
+    //! asdf-rs share (asdftool, asdf-hdf5, asdf-store, asdf-python, the fuzz targets, the
+    //! benches and tests): block headers and the block index as bytes, codecs by label, MD5,
+    //! the `asdf-canonical/1` JSON form, block bytes bound to arrays, legacy encodings,
+    //! ASDF-in-FITS tables, atomic files, JSON-pointer segments. It exists only with the
+    //! cargo feature `unstable-internals` and may change in any release, patch releases
+    //! included. Users of asdf-core need none of it: the public modules are the API.
+
+    /// The `asdf-canonical/1` JSON form of a file's content.
+    pub mod canonical {
+        pub use crate::canonical::*;
+    }
+    /// MD5, as the block headers store it.
+    pub mod checksum {
+        pub use crate::checksum::*;
+    }
+    /// Decompression and compression by 4-byte label.
+    pub mod codec {
+        pub use crate::codec::*;
+    }
+    /// The bytes of a file: header and comment lines, locating the tree, block headers, the
+    /// block index, ASDF in FITS, legacy (ASDF 0.1.0) layouts.
+    pub mod layout {
+        pub use crate::layout::*;
+    }
+
     pub use crate::array::bind::{from_block, view};
     pub use crate::array::inline::{from_inline, inline_null_mask};
     pub use crate::array::to_node::inline_node;

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use asdf_core::layout::fits::{FitsError, HduKind};
+use asdf_core::file::{FitsError, HduKind};
 use asdf_core::write::{CompressionChoice, Storage, WriteError, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Error};
 
@@ -27,7 +27,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn canonical(file: &AsdfFile) -> serde_json::Value {
-    common::parse_json(&asdf_core::canonical::to_json(file).unwrap()).unwrap()
+    common::parse_json(&asdf_core::unstable::canonical::to_json(file).unwrap()).unwrap()
 }
 
 #[test]

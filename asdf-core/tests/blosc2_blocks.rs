@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::AsdfFile;
 

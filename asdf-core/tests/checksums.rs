@@ -8,8 +8,8 @@
 
 mod common;
 
-use asdf_core::checksum::Md5;
-use asdf_core::codec::Compression;
+use asdf_core::unstable::checksum::Md5;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Error, Node};
 use ndarray::Array1;

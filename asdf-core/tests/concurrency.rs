@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
-use asdf_core::{canonical, codec::Compression, AsdfFile, Node};
+use asdf_core::{unstable::canonical, write::Compression, AsdfFile, Node};
 use ndarray::{Array1, Array2, ArrayD};
 
 const THREADS: usize = 8;

@@ -38,7 +38,7 @@ fn check_file(file: &Path, sidecar: &Path) -> Option<String> {
         Ok(v) => v,
         Err(e) => return Some(format!("{}: sidecar: {e}", sidecar.display())),
     };
-    let actual_text = match asdf_core::canonical::document_json(file) {
+    let actual_text = match asdf_core::unstable::canonical::document_json(file) {
         Ok(t) => t,
         Err(e) => return Some(format!("{}: error: {e} ({e:?})", file.display())),
     };
@@ -201,7 +201,7 @@ fn reference_files_equal_their_yaml_twins() {
         }
         pairs += 1;
         let read = |p: &Path| -> Result<Value, String> {
-            let text = asdf_core::canonical::document_json(p).map_err(|e| e.to_string())?;
+            let text = asdf_core::unstable::canonical::document_json(p).map_err(|e| e.to_string())?;
             common::parse_json(&text)
         };
         match (read(asdf), read(&twin)) {

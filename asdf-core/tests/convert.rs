@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use asdf_core::array::{ArrayOptions, CompressionChoice, Storage};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::convert::{self, ConvertErrorKind, FromAsdf, ToAsdf, ToContext};
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Value};

@@ -5,7 +5,7 @@
 mod common;
 
 use asdf_core::array::{ArrayOptions, CompressionChoice, Storage};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::convert::{
     self, ConvertError, ConvertErrorKind, Extra, FromAsdf, ToAsdf, ToContext,
 };

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use asdf_core::array::{ByteOrder, DType, DynArray, Field, ScalarType};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Progress};
 use common::Scratch;

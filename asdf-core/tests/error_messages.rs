@@ -2,7 +2,7 @@
 //! included), `{e:?}` (what `main() -> Result` prints) is that same line, `display_chain`
 //! repeats nothing, and one mistake reads the same through every API.
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
 use asdf_core::{display_chain, tree, AsdfFile};
 

@@ -119,7 +119,7 @@ fn mmap_views_borrow_the_map_and_match_owned_reads() {
 /// two views are the same memory, and equal to an owned read.
 #[test]
 fn views_of_a_compressed_block_borrow_its_decoded_cache() {
-    use asdf_core::codec::Compression;
+    use asdf_core::write::Compression;
     use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
     let data = ndarray::Array1::from_iter((0..5000).map(|i| (i % 97) as f64));
     let mut w = Writer::new(WriteOptions::default());
@@ -279,9 +279,9 @@ fn records_and_strings_through_the_dynamic_form() {
 
 #[test]
 fn unknown_codec_fails_only_its_array() {
-    use asdf_core::codec::CodecError;
-    use asdf_core::internals::encode_block_header;
-    use asdf_core::layout::BlockHeader;
+    use asdf_core::CodecError;
+    use asdf_core::unstable::encode_block_header;
+    use asdf_core::file::BlockHeader;
     let mut f = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
 a: !core/ndarray-1.1.0 {source: 0, datatype: uint8, byteorder: little, shape: [4]}\n\
 b: !core/ndarray-1.1.0 {source: 1, datatype: uint8, byteorder: little, shape: [4]}\n...\n"

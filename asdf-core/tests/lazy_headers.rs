@@ -2,7 +2,7 @@
 //! open, and a block index that disagrees with a block is a typed error when that block is
 //! used, never another block's data.
 
-use asdf_core::layout::{LayoutError, BLOCK_MAGIC};
+use asdf_core::unstable::layout::{LayoutError, BLOCK_MAGIC};
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_core::{AsdfFile, Error, Node, Value};
 

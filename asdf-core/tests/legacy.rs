@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use asdf_core::array::{CompressionChoice, Storage};
-use asdf_core::layout::{LayoutError, LegacyLayout};
+use asdf_core::unstable::layout::{LayoutError, LegacyLayout};
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_core::{AsdfFile, Error};
 use serde_json::Value;
@@ -107,12 +107,12 @@ fn without_complex_hashes(v: &mut Value) {
 }
 
 fn canonical(path: &Path) -> Result<Value, String> {
-    let text = asdf_core::canonical::document_json(path).map_err(|e| format!("{e:?}"))?;
+    let text = asdf_core::unstable::canonical::document_json(path).map_err(|e| format!("{e:?}"))?;
     common::parse_json(&text)
 }
 
 fn canonical_of(file: &AsdfFile) -> Value {
-    common::parse_json(&asdf_core::canonical::to_json(file).unwrap()).unwrap()
+    common::parse_json(&asdf_core::unstable::canonical::to_json(file).unwrap()).unwrap()
 }
 
 /// Every `.asdf` with a twin, per snapshot.
@@ -291,7 +291,7 @@ fn defragment_and_to_yaml_upgrade_legacy_files() {
             (
                 "defragment_zlib",
                 WriteOptions::new().storage(Storage::Internal).compression(
-                    CompressionChoice::Codec(asdf_core::codec::Compression::Zlib),
+                    CompressionChoice::Codec(asdf_core::write::Compression::Zlib),
                 ),
             ),
         ];
@@ -348,7 +348,7 @@ fn draft(flags: u32, allocated: u64, used: u64, memory: u64) -> Vec<u8> {
 }
 
 fn zlib(data: &[u8]) -> Vec<u8> {
-    asdf_core::internals::encode(asdf_core::codec::Compression::Zlib, data, None).unwrap()
+    asdf_core::unstable::encode(asdf_core::write::Compression::Zlib, data, None).unwrap()
 }
 
 /// A draft ENCODED block: the chain's YAML, then `payload`.

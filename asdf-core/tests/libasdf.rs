@@ -20,7 +20,7 @@ const REFUSED: [&str; 5] = [
 
 fn read_all(path: &Path) -> Result<String, Error> {
     let file = AsdfFile::open(path)?;
-    asdf_core::canonical::to_json(&file)
+    asdf_core::unstable::canonical::to_json(&file)
 }
 
 #[test]

@@ -11,10 +11,10 @@ mod common;
 use std::path::PathBuf;
 
 use asdf_core::array::ArrayError;
-use asdf_core::codec::CodecError;
-use asdf_core::layout::LayoutError;
+use asdf_core::CodecError;
+use asdf_core::LayoutError;
 use asdf_core::yaml::YamlError;
-use asdf_core::{canonical, AsdfFile, Error};
+use asdf_core::{unstable::canonical, AsdfFile, Error};
 use proptest::prelude::*;
 
 /// Opens and reads everything. `Ok` only if both steps succeed.

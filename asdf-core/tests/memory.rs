@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use asdf_core::{canonical, AsdfFile};
+use asdf_core::{unstable::canonical, AsdfFile};
 
 const CHILD: &str = "ASDF_MEMORY_CHILD";
 const SLACK: u64 = 64 << 20;

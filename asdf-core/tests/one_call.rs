@@ -5,7 +5,7 @@
 
 mod common;
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, StandardVersion, WriteOptions, Writer};
 use asdf_core::{tree, AsdfFile, AsdfType, Error, Node, Value};
 use ndarray::{Array1, Array2};

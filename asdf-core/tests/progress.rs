@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Progress};
 use ndarray::Array1;

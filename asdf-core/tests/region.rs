@@ -13,7 +13,7 @@
 mod common;
 
 use asdf_core::array::{ByteOrder, DType, DynArray, Field, ScalarType, SelectionError, Storage};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::convert::Masked;
 use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Error, Node, SelItem, Selection, Value};
@@ -946,7 +946,7 @@ fn ndarray_paths(root: &Node) -> Vec<String> {
             Value::Map(entries) => {
                 for (k, v) in entries {
                     if let Some(k) = k.as_str() {
-                        let k = asdf_core::internals::escape_pointer_segment(k);
+                        let k = asdf_core::unstable::escape_pointer_segment(k);
                         walk(v, format!("{here}/{k}"), out, depth + 1);
                     }
                 }
@@ -1741,7 +1741,7 @@ struct Counting {
     read: std::sync::atomic::AtomicU64,
 }
 
-impl asdf_core::layout::ReadAt for Counting {
+impl asdf_core::file::ReadAt for Counting {
     fn len(&self) -> u64 {
         self.bytes.len() as u64
     }

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use asdf_core::array::Storage;
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::convert::{ConvertError, FromAsdf, FromContext, ToAsdf, ToContext};
 use asdf_core::serde_node::Serde;
 use asdf_core::testing::{

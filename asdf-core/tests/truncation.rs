@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use asdf_core::{canonical, AsdfFile, Error, OpenOptions};
+use asdf_core::{unstable::canonical, AsdfFile, Error, OpenOptions};
 
 /// Fixtures at most this large are cut at every offset.
 const MAX_LEN: u64 = 2048;
@@ -130,11 +130,11 @@ fn every_cut_fails_or_reads_the_same_content() {
 }
 
 /// The layout of a file that may not read in full.
-fn file_layout(bytes: &[u8], dir: &Path) -> Option<asdf_core::layout::Layout> {
+fn file_layout(bytes: &[u8], dir: &Path) -> Option<asdf_core::file::Layout> {
     open(bytes, dir).ok().map(|f| f.layout().clone())
 }
 
-fn tree_start(layout: &Option<asdf_core::layout::Layout>) -> u64 {
+fn tree_start(layout: &Option<asdf_core::file::Layout>) -> u64 {
     layout
         .as_ref()
         .and_then(|l| l.tree)

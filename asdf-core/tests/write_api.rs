@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use asdf_core::array::{ByteOrder, DType, DynArray, Field, ScalarType};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{
     update, update_with, ArrayOptions, CompressionChoice, StandardVersion, Storage, UpdateKind,
     UpdateMode, WriteArray, WriteOptions, Writer,
@@ -632,8 +632,8 @@ fn input_compression_copies_stored_bytes() {
             let j = back.get(&format!("{p}/source")).unwrap().as_i64().unwrap();
             let (x, y) = (&file.blocks()[i as usize], &back.blocks()[j as usize]);
             assert_eq!(x.compression_label(), y.compression_label());
-            let sx = asdf_core::internals::read_stored(&a, x).unwrap();
-            let sy = asdf_core::internals::read_stored(&b, y).unwrap();
+            let sx = asdf_core::unstable::read_stored(&a, x).unwrap();
+            let sy = asdf_core::unstable::read_stored(&b, y).unwrap();
             assert!(sx == sy, "{name} {p}: stored bytes not copied");
             compared += 1;
         }
@@ -706,15 +706,15 @@ fn interrupted_in_place_update_is_recovered_from_its_journal() {
     std::fs::write(&path, &torn).unwrap();
     // While the journal is there, readers see the old head: the file opens, old content.
     let old_canonical =
-        asdf_core::canonical::to_json(&AsdfFile::from_bytes(original.clone()).unwrap()).unwrap();
+        asdf_core::unstable::canonical::to_json(&AsdfFile::from_bytes(original.clone()).unwrap()).unwrap();
     let seen = AsdfFile::open(&path).unwrap();
     assert_eq!(seen.get("/v").unwrap().as_str(), Some("old"));
-    assert_eq!(asdf_core::canonical::to_json(&seen).unwrap(), old_canonical);
+    assert_eq!(asdf_core::unstable::canonical::to_json(&seen).unwrap(), old_canonical);
     drop(seen);
     // Without it, the torn head would not read.
     std::fs::rename(&journal, dir.join("aside")).unwrap();
     assert!(AsdfFile::open(&path)
-        .and_then(|f| asdf_core::canonical::to_json(&f))
+        .and_then(|f| asdf_core::unstable::canonical::to_json(&f))
         .is_err());
     std::fs::rename(dir.join("aside"), &journal).unwrap();
 

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use asdf_core::array::{ByteOrder, DType, ScalarType};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, Storage, WriteArray, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Value};
 use proptest::prelude::*;

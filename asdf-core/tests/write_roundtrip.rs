@@ -10,7 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, StandardVersion, Storage, WriteOptions, Writer};
 use asdf_core::AsdfFile;
 use serde_json::Value;
@@ -68,7 +68,7 @@ fn corpus() -> Vec<(String, PathBuf)> {
 }
 
 fn canonical(file: &AsdfFile) -> Result<Value, String> {
-    let text = asdf_core::canonical::to_json(file).map_err(|e| asdf_core::display_chain(&e))?;
+    let text = asdf_core::unstable::canonical::to_json(file).map_err(|e| asdf_core::display_chain(&e))?;
     common::parse_json(&text)
 }
 
@@ -242,7 +242,7 @@ fn round_trip(name: &str, file: &AsdfFile, variant: Variant, dir: &Path) -> Opti
         ));
     }
     if out_dir().is_some() && python_writable {
-        let text = asdf_core::canonical::to_json(&back).unwrap_or_default();
+        let text = asdf_core::unstable::canonical::to_json(&back).unwrap_or_default();
         std::fs::write(dir.join(format!("{out_name}.rust.json")), text).unwrap();
     }
     let expected = match canonical(file) {

@@ -529,7 +529,7 @@ impl Gen {
                             },
                             Span::call_site(),
                         );
-                        quote!(::asdf_core::array::CompressionChoice::Codec(::asdf_core::codec::Compression::#v))
+                        quote!(::asdf_core::array::CompressionChoice::Codec(::asdf_core::write::Compression::#v))
                     }
                 };
                 quote!(::std::option::Option::Some(#choice))

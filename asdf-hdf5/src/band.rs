@@ -1,6 +1,6 @@
 //! An ASDF array read as a stream of its bytes in C order, for arrays larger than memory
 //! (ASDF → HDF5): the block's stored bytes are read by position from the file, decoded by
-//! any codec (`asdf_core::internals::decoder_at`), and the array's view of them (`offset`,
+//! any codec (`asdf_core::unstable::decoder_at`), and the array's view of them (`offset`,
 //! `strides`, possibly negative or in another axis order) is gathered a piece at a time.
 //!
 //! - Uncompressed blocks are read where each piece's elements are (nearby elements in one
@@ -22,10 +22,10 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use asdf_core::checksum::Md5;
-use asdf_core::codec::Compression;
-use asdf_core::internals::{ScratchFile, StoredAt};
-use asdf_core::layout::{BlockHeader, ReadAt};
+use asdf_core::unstable::checksum::Md5;
+use asdf_core::write::Compression;
+use asdf_core::unstable::{ScratchFile, StoredAt};
+use asdf_core::unstable::layout::{BlockHeader, ReadAt};
 
 /// Bytes of output gathered at a time.
 const PIECE: u64 = 2 << 20;
@@ -300,7 +300,7 @@ impl ViewReader {
             None => Source::Block(stored),
             Some(c) => {
                 let decoded = Decoded {
-                    inner: asdf_core::internals::decoder_at(c, stored, h.data_size)?,
+                    inner: asdf_core::unstable::decoder_at(c, stored, h.data_size)?,
                     md5: hash.is_some().then(Md5::new),
                     pos: 0,
                 };
@@ -741,7 +741,7 @@ mod tests {
             },
         ];
         let (dir, file) = scratch_file("views", &data);
-        let lz = asdf_core::internals::encode(Compression::Lz4, &data, None).unwrap();
+        let lz = asdf_core::unstable::encode(Compression::Lz4, &data, None).unwrap();
         let (dir2, lzfile) = scratch_file("views-lz4", &lz);
         for (i, view) in views.iter().enumerate() {
             let want = direct(view, &data);
@@ -816,7 +816,7 @@ mod tests {
             },
         ];
         let (dir, file) = scratch_file("pieces", &data);
-        let lz = asdf_core::internals::encode(Compression::Lz4, &data, None).unwrap();
+        let lz = asdf_core::unstable::encode(Compression::Lz4, &data, None).unwrap();
         let (_dir2, lzfile) = scratch_file("pieces-lz4", &lz);
         for (i, view) in views.iter().enumerate() {
             let want = direct(view, &data);

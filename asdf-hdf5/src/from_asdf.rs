@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use asdf_core::array::{ArraySource, DType, DynArray, NdArrayMeta, ScalarType};
-use asdf_core::internals::AtomicFile;
+use asdf_core::unstable::AtomicFile;
 use asdf_core::yaml::EmitOptions;
 use asdf_core::{AsdfFile, Node, Progress, Value};
 use hdf5_writer::{
@@ -622,7 +622,7 @@ impl Walk<'_> {
         };
         let compression = match header
             .compression_label()
-            .map(|l| asdf_core::codec::Compression::from_label(&l))
+            .map(|l| asdf_core::write::Compression::from_label(&l))
         {
             None => None,
             Some(Ok(c)) => c,
@@ -817,7 +817,7 @@ fn inline_nulls(node: &Node, hpath: &str) -> Result<Option<(Vec<u64>, Vec<u8>)>>
     if !matches!(meta.source, ArraySource::Inline(_)) {
         return Ok(None);
     }
-    let nulls = asdf_core::internals::inline_null_mask(&meta, hpath)
+    let nulls = asdf_core::unstable::inline_null_mask(&meta, hpath)
         .map_err(|e| tree_err(hpath, e.to_string()))?;
     Ok(nulls.map(|n| {
         let shape = n.shape().iter().map(|&d| d as u64).collect();

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use asdf_core::array::{ArrayOptions, DType, DynArray, ScalarType, Storage};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{Node, Progress, Value};
 use hdf5_reader::group::{Group, LinkKind};

@@ -22,7 +22,7 @@ use std::process::{Command, ExitCode};
 mod common;
 
 use asdf_core::array::{ArrayOptions, ByteOrder, DType, ScalarType};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Value};
 

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use asdf_core::array::ArrayOptions;
-use asdf_core::checksum::Md5;
-use asdf_core::codec::Compression;
+use asdf_core::unstable::checksum::Md5;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Value};
 use asdf_hdf5::{from_asdf_with, FromAsdfOptions, Hdf5Error};

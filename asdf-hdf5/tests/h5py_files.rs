@@ -41,7 +41,7 @@ fn convert(name: &str, dir: &Path) -> AsdfFile {
     )
     .unwrap_or_else(|e| panic!("{name}: {e}"));
     asdf_test_data::leave_for_oracle(&format!("hdf5_{name}"), &out, |p| {
-        asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
+        asdf_core::unstable::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
     });
     AsdfFile::options()
         .verify_checksums(true)
@@ -168,7 +168,7 @@ fn check(
     let want_shape = shape_of(shape, at);
     // compared as JSON values (the texts differ in spacing)
     let got_dtype: Json =
-        serde_json::from_str(&asdf_core::internals::dtype_json(&array.dtype)).unwrap();
+        serde_json::from_str(&asdf_core::unstable::dtype_json(&array.dtype)).unwrap();
     if got_shape != want_shape || &got_dtype != dtype {
         return Some(format!(
             "{at}: {got_dtype} {got_shape:?} != {dtype} {want_shape:?}"

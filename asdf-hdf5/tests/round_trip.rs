@@ -38,7 +38,7 @@ fn tmp(name: &str) -> common::Scratch {
 }
 
 fn canonical(path: &Path) -> serde_json::Value {
-    let text = asdf_core::canonical::to_json(&AsdfFile::open(path).unwrap()).unwrap();
+    let text = asdf_core::unstable::canonical::to_json(&AsdfFile::open(path).unwrap()).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -71,7 +71,7 @@ fn h5_to_asdf_to_h5_keeps_every_dataset_attribute_and_chunking() {
             "{name}: h5 → asdf → h5 → asdf changed the content"
         );
         asdf_test_data::leave_for_oracle(&format!("hdf5_{name}"), &middle, |p| {
-            asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
+            asdf_core::unstable::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
         });
         if let Some(o) = &out {
             // the HDF5 file written back, for h5py
@@ -106,7 +106,7 @@ fn banded_conversion_equals_whole_conversion_both_ways() {
         f.verify_checksums().unwrap();
         // written piece by piece (zlib blocks for deflated datasets): for python asdf too
         asdf_test_data::leave_for_oracle(&format!("hdf5_banded_{name}"), &bands, |p| {
-            asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
+            asdf_core::unstable::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
         });
         assert_eq!(
             canonical(&whole)["tree"],
@@ -139,7 +139,7 @@ fn banded_conversion_equals_whole_conversion_both_ways() {
             };
             to_asdf(&src, &coded, &opts).unwrap();
             asdf_test_data::leave_for_oracle(&format!("hdf5_banded_{name}_{codec}"), &coded, |p| {
-                asdf_core::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
+                asdf_core::unstable::canonical::to_json(&AsdfFile::open(p).unwrap()).unwrap()
             });
             let h5 = dir.join(format!("{codec}.h5"));
             from_asdf_with(&coded, &h5, &banded_back)

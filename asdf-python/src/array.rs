@@ -144,7 +144,7 @@ impl NDArray {
             None => match &meta.source {
                 ArraySource::Inline(_) => {
                     let path = self.where_().to_string();
-                    let nulls = asdf_core::internals::inline_null_mask(&meta, &path)
+                    let nulls = asdf_core::unstable::inline_null_mask(&meta, &path)
                         .map_err(|e| to_py(e.into()))?;
                     match (nulls, sel) {
                         (Some(mask), None) => ma.getattr("array")?.call(

@@ -14,7 +14,7 @@
 use std::str::FromStr;
 
 use asdf_core::array::{ArraySource, NdArrayMeta, MAX_EXPANDED_BYTES};
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::{AsdfFile, ExternalPolicy};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -37,7 +37,7 @@ pub fn decode<'py>(
     let codec = Compression::from_str(label)
         .map_err(|e| PyValueError::new_err(format!("{label:?}: {e}")))?;
     let decoded = py
-        .detach(|| asdf_core::internals::decode(codec, data, size))
+        .detach(|| asdf_core::unstable::decode(codec, data, size))
         .map_err(|e| AsdfError::new_err(format!("{label}: {e}")))?;
     Ok(PyBytes::new(py, &decoded))
 }
@@ -288,7 +288,7 @@ pub fn fits_scale<'py>(
     bzero_int: Option<i128>,
     blank: Option<i128>,
 ) -> PyResult<(String, Bound<'py, PyBytes>)> {
-    let scaling = asdf_core::internals::FitsScaling {
+    let scaling = asdf_core::unstable::FitsScaling {
         bitpix,
         bscale,
         bzero,
@@ -296,7 +296,7 @@ pub fn fits_scale<'py>(
         blank,
     };
     let (dtype, out) = py
-        .detach(|| asdf_core::internals::scale_fits_image(&scaling, data))
+        .detach(|| asdf_core::unstable::scale_fits_image(&scaling, data))
         .map_err(|e| PyValueError::new_err(format!("asdf_fits_scale: {e}")))?;
     Ok((dtype.to_numpy_str(), PyBytes::new(py, &out)))
 }
@@ -315,7 +315,7 @@ pub fn fits_table_rows<'py>(
     data: &[u8],
     cards: Vec<(String, Bound<'py, PyAny>)>,
 ) -> PyResult<(String, Bound<'py, PyBytes>)> {
-    use asdf_core::internals::FitsCardValue as V;
+    use asdf_core::unstable::FitsCardValue as V;
     use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
     let bad = |k: &str| PyValueError::new_err(format!("asdf_fits_table: card {k}: bad value"));
     let mut parsed = Vec::with_capacity(cards.len().min(1 << 14));
@@ -336,7 +336,7 @@ pub fn fits_table_rows<'py>(
         parsed.push((k.clone(), value));
     }
     let (dtype, out) = py
-        .detach(|| asdf_core::internals::convert_fits_table(&parsed, data))
+        .detach(|| asdf_core::unstable::convert_fits_table(&parsed, data))
         .map_err(|e| PyValueError::new_err(format!("asdf_fits_table: {e}")))?;
     Ok((dtype.to_numpy_str(), PyBytes::new(py, &out)))
 }
@@ -371,7 +371,7 @@ pub fn chain<'py>(
         )));
     }
     let out = py
-        .detach(|| asdf_core::internals::decode_chain(data, nbytes, MAX_EXPANDED_BYTES, order))
+        .detach(|| asdf_core::unstable::decode_chain(data, nbytes, MAX_EXPANDED_BYTES, order))
         .map_err(|e| AsdfError::new_err(format!("asdf_chain: {e}")))?;
     Ok(PyBytes::new(py, &out))
 }
@@ -437,7 +437,7 @@ fn inline_bytes(
     if !nulls {
         return Ok(a.data);
     }
-    let mask = asdf_core::internals::inline_null_mask(&meta, pointer).map_err(|e| e.to_string())?;
+    let mask = asdf_core::unstable::inline_null_mask(&meta, pointer).map_err(|e| e.to_string())?;
     Ok(match mask {
         Some(m) if m.shape() == shape => m.iter().map(|&b| u8::from(b)).collect(),
         Some(m) => return Err(format!("a null mask of shape {:?}", m.shape())),

@@ -309,7 +309,7 @@ impl<'py> Search<'py> {
                         other => scalar_text(other),
                     };
                     path.push('/');
-                    asdf_core::internals::push_pointer_segment(path, &seg);
+                    asdf_core::unstable::push_pointer_segment(path, &seg);
                     self.walk(v, Some(&seg), path)?;
                     path.truncate(len);
                 }
@@ -360,7 +360,7 @@ fn scalar_text(v: &Value) -> String {
             asdf_core::Integer::Small(i) => i.to_string(),
             asdf_core::Integer::Big(s) => s.clone(),
         },
-        Value::Float(f) => asdf_core::internals::python_repr(*f),
+        Value::Float(f) => asdf_core::unstable::python_repr(*f),
         Value::Str(s) => s.clone(),
         other => other.kind_name().to_string(),
     }

@@ -242,7 +242,7 @@ pub fn manifest<'py>(
     d.set_item("tree", file.layout().tree)?;
     d.set_item("asdf_offset", file.asdf_offset())?;
     let nulls = matches!(meta.source, asdf_core::array::ArraySource::Inline(_))
-        && asdf_core::internals::inline_null_mask(&meta, array_path)
+        && asdf_core::unstable::inline_null_mask(&meta, array_path)
             .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?
             .is_some_and(|m| m.iter().any(|&b| b));
     d.set_item("inline_nulls", nulls)?;
@@ -361,7 +361,7 @@ pub fn fits_table<'py>(
     array_path: &str,
     storage_options: Option<HashMap<String, String>>,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
-    use asdf_core::internals::FitsCardValue as V;
+    use asdf_core::unstable::FitsCardValue as V;
     let (file, _) = opened(py, source, storage_options)?;
     let path = array_path.to_string();
     let Some(t) = py.detach(move || file.fits_table(&path)).map_err(to_py)? else {

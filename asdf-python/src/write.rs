@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use asdf_core::array::DType;
-use asdf_core::codec::Compression;
+use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, StandardVersion, Storage, WriteArray};
 use asdf_core::yaml::{Integer, TimeOfDay, Timestamp};
 use asdf_core::{AsdfFile, Node, Value, WriteOptions, Writer};

@@ -125,7 +125,7 @@ fn cutouts(server: &support::Server) {
         .slice(ndarray::s![r..r + 256, c..c + 256])
         .to_owned()
         .into_dyn();
-    for codec in [None, Some(asdf_core::codec::Compression::Lz4)] {
+    for codec in [None, Some(asdf_core::write::Compression::Lz4)] {
         let mut o = WriteOptions::default();
         if let Some(c) = codec {
             o = o.compression(asdf_core::array::CompressionChoice::Codec(c));

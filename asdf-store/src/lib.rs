@@ -3,7 +3,7 @@
 //!
 //! [`open_url`] opens a URL as an [`asdf_core::AsdfFile`]; the API stays synchronous, the
 //! asynchronous client runs on a small runtime kept inside this crate. A [`StoreReader`] is the
-//! [`ReadAt`](asdf_core::layout::ReadAt) source behind it:
+//! [`ReadAt`](asdf_core::file::ReadAt) source behind it:
 //!
 //! - small reads (the header, the tree, block headers, the block index) go through a bounded
 //!   page cache of 64 KiB pages, each missing run of pages fetched in one range request, so

@@ -28,7 +28,7 @@ pub struct Stats {
 }
 
 /// One object of a store, read by range requests: a
-/// [`ReadAt`](asdf_core::layout::ReadAt) for [`asdf_core::OpenOptions::open_source`].
+/// [`ReadAt`](asdf_core::file::ReadAt) for [`asdf_core::OpenOptions::open_source`].
 ///
 /// The object's size and version (ETag, else last-modified) are pinned by [`Self::open`]; a
 /// later response for another version fails the read with [`StoreError::Changed`].
@@ -413,7 +413,7 @@ impl StoreReader {
     }
 
     /// Fills each request's buffer from its offset, as
-    /// [`ReadAt::read_ranges_at`](asdf_core::layout::ReadAt::read_ranges_at) does, with the
+    /// [`ReadAt::read_ranges_at`](asdf_core::file::ReadAt::read_ranges_at) does, with the
     /// typed error: the requests are checked against the object's size first (nothing is sent
     /// for a bad one), then every request that the caches do not hold is fetched as given,
     /// exactly its bytes (no page rounding), concurrently ([`StoreOptions::concurrency`] in
@@ -473,7 +473,7 @@ impl StoreReader {
         Ok(())
     }
 
-    /// Fills `buf` from `offset`, as [`ReadAt::read_exact_at`](asdf_core::layout::ReadAt)
+    /// Fills `buf` from `offset`, as [`ReadAt::read_exact_at`](asdf_core::file::ReadAt)
     /// does, with the typed error.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), StoreError> {
         if buf.is_empty() {
@@ -508,7 +508,7 @@ fn is_body_error(e: &object_store::Error) -> bool {
     matches!(e, object_store::Error::Generic { .. })
 }
 
-impl asdf_core::layout::ReadAt for StoreReader {
+impl asdf_core::file::ReadAt for StoreReader {
     fn len(&self) -> u64 {
         self.meta.size
     }
@@ -528,7 +528,7 @@ impl asdf_core::layout::ReadAt for StoreReader {
     }
 }
 
-/// A store error as the `io::Error` of [`ReadAt`](asdf_core::layout::ReadAt): a read past
+/// A store error as the `io::Error` of [`ReadAt`](asdf_core::file::ReadAt): a read past
 /// the end is `UnexpectedEof`.
 fn to_io(e: StoreError) -> io::Error {
     match e {

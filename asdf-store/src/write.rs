@@ -330,9 +330,9 @@ impl Upload {
 /// rewrite to reach a part already sent, a typed error, never a wrong object.
 fn looks_like_block_header(data: &[u8]) -> bool {
     match data {
-        [a, b, c, d, h0, h1, ..] if [*a, *b, *c, *d] == asdf_core::layout::BLOCK_MAGIC => {
+        [a, b, c, d, h0, h1, ..] if [*a, *b, *c, *d] == asdf_core::unstable::layout::BLOCK_MAGIC => {
             let hs = u16::from_be_bytes([*h0, *h1]);
-            hs >= asdf_core::layout::MIN_BLOCK_HEADER_SIZE && data.len() == 6 + usize::from(hs)
+            hs >= asdf_core::unstable::layout::MIN_BLOCK_HEADER_SIZE && data.len() == 6 + usize::from(hs)
         }
         _ => false,
     }
@@ -452,7 +452,7 @@ pub fn write_to_url(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use asdf_core::codec::Compression;
+    use asdf_core::write::Compression;
     use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
     use object_store::memory::InMemory;
     use object_store::ObjectStoreExt;
@@ -508,7 +508,7 @@ mod tests {
         let (w, root) = writer_of(&arrays);
         let want = w.write_to_vec(&root).unwrap();
         let (layout, _) =
-            asdf_core::internals::read_layout(&want, &asdf_core::layout::LayoutLimits::default())
+            asdf_core::unstable::read_layout(&want, &asdf_core::file::LayoutLimits::default())
                 .unwrap();
         assert_eq!(layout.blocks.len(), 60);
         let header = layout
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn seeks_past_the_end_fill_with_zeros_and_headers_are_recognised() {
-        let header = asdf_core::internals::encode_block_header(&asdf_core::layout::BlockHeader {
+        let header = asdf_core::unstable::encode_block_header(&asdf_core::file::BlockHeader {
             index: 0,
             offset: 0,
             header_size: 48,

@@ -6,7 +6,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use asdf_core::layout::ReadAt;
+use asdf_core::file::ReadAt;
 use asdf_core::tree;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_store::{StoreError, StoreOptions, StoreReader};
@@ -533,7 +533,7 @@ fn image_file(a: &ndarray::Array2<f32>, lz4: bool) -> Vec<u8> {
     let mut o = WriteOptions::default();
     if lz4 {
         o = o.compression(asdf_core::array::CompressionChoice::Codec(
-            asdf_core::codec::Compression::Lz4,
+            asdf_core::write::Compression::Lz4,
         ));
     }
     let mut w = Writer::new(o);

@@ -8,8 +8,8 @@
 
 use std::io::Read;
 
-use asdf_core::codec::Compression;
-use asdf_core::internals::{decode, decoder};
+use asdf_core::write::Compression;
+use asdf_core::unstable::{decode, decoder};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

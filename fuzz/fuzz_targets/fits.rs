@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let mut bytes = SIMPLE.to_vec();
     bytes.extend_from_slice(rest);
     if let Ok(file) = asdf_core::AsdfFile::from_bytes(bytes) {
-        let _ = asdf_core::canonical::to_json(&file);
+        let _ = asdf_core::unstable::canonical::to_json(&file);
         for hdu in file.fits_hdus().unwrap_or_default() {
             let _ = hdu.shape();
         }

@@ -7,7 +7,7 @@
 #![no_main]
 
 use asdf_core::array::ByteOrder;
-use asdf_core::internals::{decode_chain, parse_legacy_block_header};
+use asdf_core::unstable::{decode_chain, parse_legacy_block_header};
 use asdf_core::{ExternalPolicy, OpenOptions};
 use libfuzzer_sys::fuzz_target;
 

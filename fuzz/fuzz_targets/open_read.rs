@@ -7,6 +7,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(file) = asdf_core::AsdfFile::from_bytes(data.to_vec()) {
-        let _ = asdf_core::canonical::to_json(&file);
+        let _ = asdf_core::unstable::canonical::to_json(&file);
     }
 });

@@ -3,13 +3,13 @@
 //! The layer sits above [`crate::yaml`] and below [`crate::file`]. It never reads files or
 //! blocks itself: the file layer parses an ndarray node into an [`NdArrayMeta`], finds the
 //! bytes of the block it names, and binds them (`from_block`; `from_inline` for data in the
-//! tree; both in the hidden `asdf_core::internals`). The result is a [`DynArray`]: the
+//! tree; both in `asdf_core::unstable`, for the crates of asdf-rs). The result is a [`DynArray`]: the
 //! elements, C-contiguous, in the datatype's own byte order, from which typed [`ndarray`]
 //! arrays, strings, record fields and the canonical hash (docs/canonical.md, `sha256`) are taken.
 //!
 //! ```
 //! use asdf_core::array::NdArrayMeta;
-//! use asdf_core::internals::from_block;
+//! use asdf_core::unstable::from_block;
 //! use asdf_core::yaml::{Integer, Node, Value};
 //!
 //! let int = |v| Node::new(Value::Int(Integer::Small(v)));
@@ -40,6 +40,7 @@ mod value_hash;
 #[cfg(test)]
 mod oracle_tests;
 
+pub use crate::codec::Compression;
 pub use bind::MAX_EXPANDED_BYTES;
 pub(crate) use bind::{from_block, view};
 pub use dtype::{ByteOrder, DType, Field, ScalarType};

@@ -201,7 +201,7 @@ fn to_usize(size: u64) -> Result<usize, CodecError> {
 }
 
 /// Decode `stored` into exactly `data_size` bytes.
-#[doc(hidden)] // plumbing: asdf_core::internals
+#[doc(hidden)] // plumbing: asdf_core::unstable
 pub fn decode(c: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, CodecError> {
     match c {
         Compression::Lz4 => lz4::decode(stored, data_size),
@@ -235,7 +235,7 @@ pub fn decode(c: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, 
 }
 
 /// Decode `stored` into `out`, which must be filled exactly.
-#[doc(hidden)] // plumbing: asdf_core::internals
+#[doc(hidden)] // plumbing: asdf_core::unstable
 pub fn decode_into(c: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
     match c {
         Compression::Zlib => read_exact_into(c, zlib::reader(stored), out),
@@ -255,14 +255,14 @@ pub fn decode_into(c: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), 
 /// Encode `data` the way python asdf and asdf-compression write it. `level` is the codec's
 /// compression level (zlib 0–9, default 6; bzp2 1–9, default 9; zstd, default 3; blsc 0–9,
 /// default 9); lz4 and lz4f ignore it.
-#[doc(hidden)] // plumbing: asdf_core::internals
+#[doc(hidden)] // plumbing: asdf_core::unstable
 pub fn encode(c: Compression, data: &[u8], level: Option<i32>) -> Result<Vec<u8>, CodecError> {
     encode_items(c, data, level, 1)
 }
 
 /// As [`encode`], for data made of items of `typesize` bytes: `bsc2` and `bls2` shuffle by
 /// it (the other codecs ignore it; `blsc` always writes typesize 8, as python-blosc does).
-#[doc(hidden)] // plumbing: asdf_core::internals
+#[doc(hidden)] // plumbing: asdf_core::unstable
 pub fn encode_items(
     c: Compression,
     data: &[u8],

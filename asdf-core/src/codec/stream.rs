@@ -27,7 +27,7 @@ use super::Compression;
 ///
 /// ```
 /// use asdf_core::codec::Compression;
-/// use asdf_core::internals::{decoder, encode};
+/// use asdf_core::unstable::{decoder, encode};
 /// use std::io::Read;
 /// let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
 /// let stored = encode(Compression::Zstd, &data, None).unwrap();
@@ -99,7 +99,7 @@ impl StoredAt for &[u8] {
 ///
 /// ```
 /// use asdf_core::codec::Compression;
-/// use asdf_core::internals::{decoder_at, encode};
+/// use asdf_core::unstable::{decoder_at, encode};
 /// use std::io::Read;
 /// let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
 /// let stored = encode(Compression::Bls2, &data, None).unwrap();

@@ -294,7 +294,7 @@ impl AsdfFile {
     /// The scaled image (`BSCALE`, `BZERO`, `BLANK`) of an ASDF-in-FITS file that the array
     /// at `path` is (`source: fits:...`), which [`AsdfFile::manifest`] refuses: where its
     /// stored bytes lie and the scaling that makes astropy's values of them
-    /// ([`crate::internals::scale_fits_image`]). `None` for any other array.
+    /// (`scale_fits_image` in `asdf_core::unstable`). `None` for any other array.
     pub fn fits_scaled_image(&self, path: &str) -> Result<Option<crate::file::fits::ScaledImage>> {
         let node = self.ndarray_node(path)?;
         let meta = NdArrayMeta::from_node(node, path)?;
@@ -311,7 +311,7 @@ impl AsdfFile {
 
     /// The binary table of an ASDF-in-FITS file that the array at `path` is (`source:
     /// fits:...`), which [`AsdfFile::manifest`] refuses: where its rows lie and the cards
-    /// that describe its columns ([`crate::internals::convert_fits_table`] makes astropy's
+    /// that describe its columns (`convert_fits_table` in `asdf_core::unstable` makes astropy's
     /// records of them). `None` for an array whose source is no `fits:` HDU; an error for a
     /// `fits:` HDU that is no table astropy reads as records.
     pub fn fits_table(&self, path: &str) -> Result<Option<crate::file::fits::FitsTable>> {
@@ -332,7 +332,7 @@ impl AsdfFile {
     /// array at `path` reads, which [`AsdfFile::manifest`] refuses: where its stored bytes
     /// (the chain, then the encoded data) lie in this file, its decoded size, the byte order
     /// of the floats a `quantize` step makes, and where the array lies in the decoded bytes
-    /// ([`crate::internals::decode_chain`] decodes the block). `None` for any other array.
+    /// (`decode_chain` in `asdf_core::unstable` decodes the block). `None` for any other array.
     pub fn legacy_chain(&self, path: &str) -> Result<Option<LegacyChain>> {
         let node = self.ndarray_node(path)?;
         let meta = NdArrayMeta::from_node(node, path)?;
@@ -740,7 +740,7 @@ mod tests {
                 "{name}"
             );
             let at = img.offset as usize..(img.offset + img.length) as usize;
-            let (dtype, data) = crate::internals::scale_fits_image(&img.scaling, &raw[at]).unwrap();
+            let (dtype, data) = crate::file::fits::scale_fits_image(&img.scaling, &raw[at]).unwrap();
             assert_eq!(dtype, want.dtype, "{name}");
             assert!(data == want.data, "{name}: scaled bytes differ");
         }
@@ -765,29 +765,29 @@ mod tests {
         assert_eq!((&t.dtype, &[t.rows][..]), (&want.dtype, &want.shape[..]));
         let at = t.offset as usize..(t.offset + t.length) as usize;
         let (dtype, data) =
-            crate::internals::convert_fits_table(&t.cards, &tables_raw[at.clone()]).unwrap();
+            crate::file::fits::convert_fits_table(&t.cards, &tables_raw[at.clone()]).unwrap();
         assert_eq!(dtype, want.dtype);
         assert!(data == want.data, "table rows differ");
         let short = at.start..at.end - 1;
         assert!(
-            crate::internals::convert_fits_table(&t.cards, &tables_raw[short])
+            crate::file::fits::convert_fits_table(&t.cards, &tables_raw[short])
                 .unwrap_err()
                 .contains("whole number")
         );
         assert!(
-            crate::internals::convert_fits_table(&t.cards[1..], &tables_raw[at])
+            crate::file::fits::convert_fits_table(&t.cards[1..], &tables_raw[at])
                 .unwrap_err()
                 .contains("NAXIS1")
         );
         // bad configurations and bytes: errors, no panic
-        let s = |bitpix, bscale, bzero| crate::internals::FitsScaling {
+        let s = |bitpix, bscale, bzero| crate::file::fits::FitsScaling {
             bitpix,
             bscale,
             bzero,
             bzero_int: None,
             blank: None,
         };
-        let e = |sc, data: &[u8]| crate::internals::scale_fits_image(&sc, data).unwrap_err();
+        let e = |sc, data: &[u8]| crate::file::fits::scale_fits_image(&sc, data).unwrap_err();
         assert!(e(s(12, 2.0, 0.0), &[0; 4]).contains("BITPIX"));
         assert!(e(s(16, f64::NAN, 0.0), &[0; 4]).contains("BSCALE"));
         assert!(e(s(16, 1.0, f64::INFINITY), &[0; 4]).contains("BZERO"));
@@ -809,7 +809,7 @@ mod tests {
         assert!(c.contiguous && c.start == 0);
         let at = c.offset as usize..(c.offset + c.length) as usize;
         let data =
-            crate::internals::decode_chain(&raw[at], c.data_size, 1 << 30, c.byte_order).unwrap();
+            crate::file::legacy::decode_chain(&raw[at], c.data_size, 1 << 30, c.byte_order).unwrap();
         assert!(data == want.data, "decoded block differs");
         let plain = concat!(
             env!("CARGO_MANIFEST_DIR"),

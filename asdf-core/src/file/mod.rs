@@ -14,7 +14,7 @@ use ndarray::{ArrayD, ArrayViewD, CowArray, IxDyn};
 use rayon::prelude::*;
 
 use crate::array::{self, ArraySource, DynArray, Element, NdArrayMeta};
-use crate::layout::{self, BlockHeader, Layout, LayoutLimits, ReadAt};
+use crate::layout;
 use crate::yaml::{self, Document, Node, Value, YamlLimits};
 use crate::{Error, Result, StandardVersion};
 
@@ -22,6 +22,8 @@ pub(crate) mod blocks;
 use blocks::BlockBytes;
 mod confine;
 mod direct_read;
+// used only through `unstable` (feature `unstable-internals`) in part
+#[cfg_attr(not(feature = "unstable-internals"), allow(dead_code))]
 pub(crate) mod fits;
 mod journal;
 pub(crate) mod legacy;
@@ -31,6 +33,11 @@ mod refs;
 mod region;
 mod verify;
 
+pub use crate::layout::fits::{Card, CardValue, FitsError, Hdu, HduKind};
+pub use crate::layout::{
+    BlockHeader, Header, Layout, LayoutLimits, LegacyBlock, LegacyLayout, ReadAt,
+};
+pub use fits::{FitsScaling, FitsTable, ScaledImage};
 pub use journal::journal_path;
 pub use legacy::LegacyEncodingError;
 pub use manifest::{
@@ -261,7 +268,7 @@ impl OpenOptions {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use asdf_core::{AsdfFile, ExternalPolicy, layout::ReadAt};
+    /// use asdf_core::{AsdfFile, ExternalPolicy, file::ReadAt};
     /// let bytes = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n---\na: 1\n...\n".to_vec();
     /// let source: Arc<dyn ReadAt> = Arc::new(bytes);
     /// let file = AsdfFile::options()

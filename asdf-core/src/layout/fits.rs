@@ -64,8 +64,8 @@ pub enum FitsError {
         /// The file's length.
         file_len: u64,
     },
-    /// A header with more records than [`FitsLimits::max_header_records`], or a file with
-    /// more HDUs than [`FitsLimits::max_hdus`].
+    /// A header with more records than `FitsLimits::max_header_records`, or a file with
+    /// more HDUs than `FitsLimits::max_hdus`.
     #[error("HDU {hdu} at byte {offset}: {what} exceeds the limit of {limit}")]
     Limit {
         /// HDU number.
@@ -187,7 +187,7 @@ impl fmt::Display for CardValue {
 }
 
 /// One header card with a value (commentary cards such as `COMMENT` and `HISTORY` are kept
-/// with [`CardValue::Undefined`] and their text as the comment).
+/// with `CardValue::Undefined` and their text as the comment).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Card {
     /// The keyword, trailing spaces removed.

@@ -99,7 +99,7 @@ fn array<const N: usize>(f: &[u8], at: usize) -> [u8; N] {
 /// (it is the 1.x layout: `parse_block_header`); sizes are as stored (`index` 0).
 ///
 /// ```
-/// use asdf_core::internals::parse_legacy_block_header;
+/// use asdf_core::unstable::parse_legacy_block_header;
 /// use asdf_core::layout::LegacyLayout;
 /// let mut b = vec![0xd3, b'B', b'L', b'K', 0, 40, 0, 0, 0, 0];
 /// b.extend_from_slice(b"zlib");

@@ -78,7 +78,7 @@ pub trait ReadAt: Send + Sync {
     }
 }
 
-/// Limits that protect [`read_layout`] against hostile or corrupt files.
+/// Limits that protect the reading of a file's layout against hostile or corrupt files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayoutLimits {
     /// Largest YAML tree accepted, in bytes.
@@ -374,7 +374,7 @@ impl Layout {
 ///
 /// The tree bytes are exactly the YAML document text, from `%YAML` (or `---`) up to and
 /// including the `...` line (empty when there is no tree). No block data is read.
-#[doc(hidden)] // plumbing: asdf_core::internals
+#[doc(hidden)] // plumbing: asdf_core::unstable
 pub fn read_layout(
     src: &dyn ReadAt,
     limits: &LayoutLimits,

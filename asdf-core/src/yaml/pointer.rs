@@ -2,7 +2,7 @@
 //! `/` → `~1`), its inverse, and the split of a pointer into segments. Every path the crates
 //! print or parse (errors, `Node::pointer`, edits, the canonical form's error paths, the CLI,
 //! the python module) goes through these; the sibling crates reach them through
-//! `asdf_core::internals`.
+//! `asdf_core::unstable`.
 
 use std::borrow::Cow;
 

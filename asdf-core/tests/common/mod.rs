@@ -232,7 +232,7 @@ fn compare_at(a: &Value, b: &Value, path: &str, diffs: &mut Vec<String>, ignore:
             keys.sort();
             keys.dedup();
             for k in keys {
-                let p = format!("{path}/{}", asdf_core::internals::escape_pointer_segment(k));
+                let p = format!("{path}/{}", asdf_core::unstable::escape_pointer_segment(k));
                 if ignore.contains(&p.as_str()) {
                     continue;
                 }
@@ -284,7 +284,7 @@ pub fn dump_for_oracle(name: &str, bytes: &[u8]) {
     let staged = dir.join(format!(".{name}.{}-{n}.staged", std::process::id()));
     std::fs::write(&staged, bytes).unwrap();
     asdf_test_data::leave_for_oracle(name, &staged, |p| {
-        asdf_core::canonical::to_json(&asdf_core::AsdfFile::open(p).unwrap()).unwrap()
+        asdf_core::unstable::canonical::to_json(&asdf_core::AsdfFile::open(p).unwrap()).unwrap()
     });
     std::fs::remove_file(&staged).unwrap();
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use asdf_core::layout::ReadAt;
+use asdf_core::file::ReadAt;
 
 /// A fault applied to one GET request (taken in order, one per request).
 #[derive(Clone)]

@@ -20,7 +20,7 @@ pub fn cutouts_fetch_only_their_rows_or_sub_blocks(prefix: &str, o: &StoreOption
         ("raw", asdf_core::array::CompressionChoice::None),
         (
             "lz4",
-            asdf_core::array::CompressionChoice::Codec(asdf_core::codec::Compression::Lz4),
+            asdf_core::array::CompressionChoice::Codec(asdf_core::write::Compression::Lz4),
         ),
     ] {
         let mut w = Writer::new(WriteOptions::default().compression(codec));
