@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use asdf_core::write::{CompressionChoice, Storage, WriteOptions, Writer};
+use asdf_core::write::{CompressionChoice, StandardVersion, Storage, WriteOptions, Writer};
 
 use crate::output::{compression, same_file};
 
@@ -24,6 +24,7 @@ pub fn run(
     input: &Path,
     output: &Path,
     mode: Mode,
+    standard: Option<&str>,
 ) -> Result<String, String> {
     if same_file(input, output) {
         return Err(format!(
@@ -48,7 +49,18 @@ pub fn run(
             .compression(CompressionChoice::Input),
         Mode::ToYaml => WriteOptions::new().storage(Storage::Inline),
     };
+    let chosen = standard.map(standard_version).transpose()?;
     let file = access.open(input)?;
+    // Without --standard: the default, but never older than the input's (a 1.7.0 file
+    // rewritten as 1.6.0 would keep its 1.7.0 tags and history, which python asdf warns of).
+    let input_standard = file.standard_version();
+    let opts = match chosen {
+        Some(v) => opts.standard(v),
+        None if input_standard.known() && input_standard > StandardVersion::default() => {
+            opts.standard(input_standard)
+        }
+        None => opts,
+    };
     let (_p, feed) = crate::progress::Progress::fed(
         crate::progress::largest(&[input]),
         format!("writing {}", output.display()),
@@ -103,6 +115,20 @@ impl Format {
     }
 }
 
+/// The `--standard` given: a version this library writes (see [`StandardVersion::ALL`]).
+fn standard_version(v: &str) -> Result<StandardVersion, String> {
+    StandardVersion::parse(v)
+        .ok()
+        .filter(StandardVersion::known)
+        .ok_or_else(|| {
+            let all: Vec<&str> = StandardVersion::ALL.iter().map(|v| v.as_str()).collect();
+            format!(
+                "--standard {v}: not an ASDF Standard version asdftool writes ({})",
+                all.join(", ")
+            )
+        })
+}
+
 /// `asdftool convert IN OUT [-c CODEC] [--array PATH]`: formats by extension, one side ASDF.
 pub fn convert(
     access: &crate::Access,
@@ -129,7 +155,7 @@ pub fn convert(
             if array.is_some() {
                 return Err("--array applies only when converting to another format".into());
             }
-            run(access, input, output, Mode::Defragment(compress))
+            run(access, input, output, Mode::Defragment(compress), None)
         }
         (Format::Blosc2, Format::Asdf) => crate::blosc2::to_asdf(input, output, codec),
         (Format::Asdf, Format::Blosc2) => {
@@ -151,7 +177,7 @@ pub fn convert(
             if array.is_some() {
                 return Err("--array applies only when converting from ASDF".into());
             }
-            run(access, input, output, Mode::Defragment(compress))
+            run(access, input, output, Mode::Defragment(compress), None)
         }
         (Format::Asdf, Format::Fits) => Err(format!(
             "{}: writing FITS is not supported (ASDF in FITS is read: convert x.fits y.asdf)",

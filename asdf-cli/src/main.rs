@@ -187,6 +187,11 @@ enum Command {
         /// (default: keep each block's).
         #[arg(short, long)]
         compress: Option<String>,
+        /// ASDF Standard version to write: 1.0.0 to 1.7.0 (default 1.6.0, or the input's when
+        /// later; 1.7.0 is still in development, python asdf reads it with
+        /// ASDF_UNSTABLE_CORE_SCHEMAS=1).
+        #[arg(long, value_name = "VERSION")]
+        standard: Option<String>,
     },
     /// Write the tree to OUT and each block to its own file beside it (OUT0000.asdf, ...).
     Explode {
@@ -195,6 +200,11 @@ enum Command {
         /// The output file.
         #[arg(short, long)]
         output: PathBuf,
+        /// ASDF Standard version to write: 1.0.0 to 1.7.0 (default 1.6.0, or the input's when
+        /// later; 1.7.0 is still in development, python asdf reads it with
+        /// ASDF_UNSTABLE_CORE_SCHEMAS=1).
+        #[arg(long, value_name = "VERSION")]
+        standard: Option<String>,
     },
     /// Bring the blocks of an exploded file back into one file.
     Implode {
@@ -203,6 +213,11 @@ enum Command {
         /// The output file.
         #[arg(short, long)]
         output: PathBuf,
+        /// ASDF Standard version to write: 1.0.0 to 1.7.0 (default 1.6.0, or the input's when
+        /// later; 1.7.0 is still in development, python asdf reads it with
+        /// ASDF_UNSTABLE_CORE_SCHEMAS=1).
+        #[arg(long, value_name = "VERSION")]
+        standard: Option<String>,
     },
     /// Write a pure-YAML version of the file: every array inline.
     #[command(name = "to-yaml", alias = "to_yaml")]
@@ -212,6 +227,11 @@ enum Command {
         /// The output file.
         #[arg(short, long)]
         output: PathBuf,
+        /// ASDF Standard version to write: 1.0.0 to 1.7.0 (default 1.6.0, or the input's when
+        /// later; 1.7.0 is still in development, python asdf reads it with
+        /// ASDF_UNSTABLE_CORE_SCHEMAS=1).
+        #[arg(long, value_name = "VERSION")]
+        standard: Option<String>,
     },
     /// Convert between formats, chosen by extension: ASDF (.asdf), Blosc2 (.b2nd, .b2frame),
     /// HDF5 (.h5, .hdf5, .he5, .nc) and ASDF in FITS (.fits, read only). One side is ASDF.
@@ -481,17 +501,51 @@ fn main() -> ExitCode {
             input,
             output,
             compress,
-        } => convert::run(access, &input, &output, convert::Mode::Defragment(compress))
-            .map_err(Failure::from),
-        Command::Explode { input, output } => {
-            convert::run(access, &input, &output, convert::Mode::Explode).map_err(Failure::from)
-        }
-        Command::Implode { input, output } => {
-            convert::run(access, &input, &output, convert::Mode::Implode).map_err(Failure::from)
-        }
-        Command::ToYaml { input, output } => {
-            convert::run(access, &input, &output, convert::Mode::ToYaml).map_err(Failure::from)
-        }
+            standard,
+        } => convert::run(
+            access,
+            &input,
+            &output,
+            convert::Mode::Defragment(compress),
+            standard.as_deref(),
+        )
+        .map_err(Failure::from),
+        Command::Explode {
+            input,
+            output,
+            standard,
+        } => convert::run(
+            access,
+            &input,
+            &output,
+            convert::Mode::Explode,
+            standard.as_deref(),
+        )
+        .map_err(Failure::from),
+        Command::Implode {
+            input,
+            output,
+            standard,
+        } => convert::run(
+            access,
+            &input,
+            &output,
+            convert::Mode::Implode,
+            standard.as_deref(),
+        )
+        .map_err(Failure::from),
+        Command::ToYaml {
+            input,
+            output,
+            standard,
+        } => convert::run(
+            access,
+            &input,
+            &output,
+            convert::Mode::ToYaml,
+            standard.as_deref(),
+        )
+        .map_err(Failure::from),
         Command::Convert {
             input,
             output,

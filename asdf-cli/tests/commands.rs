@@ -268,8 +268,16 @@ fn schema_prints_the_bundled_schema() {
         "http://stsci.edu/schemas/asdf/core/ndarray-1.0.0",
     ]));
     assert_eq!(by_id, by_tag);
+    // the newest standard bundled is 1.7.0 (in development), with ndarray-1.2.0
     let newest = ok(&asdftool(&["schema", "core/ndarray"]));
-    assert!(newest.contains("id: \"http://stsci.edu/schemas/asdf/core/ndarray-1.1.0\""));
+    assert!(newest.contains("id: \"http://stsci.edu/schemas/asdf/core/ndarray-1.2.0\""));
+    let stable = ok(&asdftool(&[
+        "schema",
+        "core/ndarray",
+        "--standard",
+        "1.6.0",
+    ]));
+    assert!(stable.contains("id: \"http://stsci.edu/schemas/asdf/core/ndarray-1.1.0\""));
     let old = ok(&asdftool(&[
         "schema",
         "core/ndarray",
