@@ -14,10 +14,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Every error of the crate, grouped by who is at fault.
 ///
 /// Its message (`{}`) is one line that stands alone: what, where (byte offset, tree path,
-/// file) and why, its causes included; `source()` still gives the cause to programs. `{:?}`,
-/// which `main() -> Result<(), Error>` prints, is the same line; `{:#?}` adds the chain of
-/// causes, one per line.
-#[derive(thiserror::Error)]
+/// file) and why, its causes included; `source()` still gives the cause to programs. `{:?}`
+/// is the derived form (variant and fields), for programmers.
+///
+/// The errors are layered one way: the lower layers' errors ([`ArrayError`],
+/// [`CodecError`], [`LayoutError`], [`YamlError`], ...) are held by the layers above them;
+/// [`ConvertError`](crate::convert::ConvertError) (typed conversion) holds only those, and
+/// this type holds them all. A failed array load in a typed read is [`Error::Load`], not an
+/// `Error` inside a `ConvertError`. Variants that wrap an `Error` add where it happened
+/// ([`Error::External`], [`Error::Load`]). One exception is left:
+/// [`WriteError::Source`](crate::write::WriteError::Source) boxes the `Error` of reading the
+/// writer's source file.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The operating system failed a read.
@@ -98,6 +106,16 @@ pub enum Error {
     /// A typed conversion (`FromAsdf`/`ToAsdf`) failed.
     #[error(transparent)]
     Typed(#[from] crate::convert::ConvertError),
+    /// A typed read ([`AsdfFile::read_as`](crate::AsdfFile::read_as)) reached an array at
+    /// `path` whose data the file failed to load.
+    #[error("{path}: {}", crate::display_chain(&**source))]
+    Load {
+        /// Tree path of the ndarray.
+        path: crate::convert::TreePath,
+        /// The file's error.
+        #[source]
+        source: Box<Error>,
+    },
     /// Nothing in the tree at this path.
     #[error("no node at tree path {path:?}")]
     NoSuchPath {
@@ -197,28 +215,6 @@ impl From<crate::schema::ValidationErrors> for Error {
     fn from(errors: crate::schema::ValidationErrors) -> Self {
         Error::Validation(errors)
     }
-}
-
-impl std::fmt::Debug for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        debug_text(self, f)
-    }
-}
-
-/// `Debug` of the crate's errors: the message, and with `{:#?}` each cause on its own line.
-pub(crate) fn debug_text(
-    e: &(dyn std::error::Error + 'static),
-    f: &mut std::fmt::Formatter<'_>,
-) -> std::fmt::Result {
-    write!(f, "{e}")?;
-    if f.alternate() {
-        let mut cur = e.source();
-        while let Some(c) = cur {
-            write!(f, "\n  caused by: {c}")?;
-            cur = c.source();
-        }
-    }
-    Ok(())
 }
 
 impl Error {

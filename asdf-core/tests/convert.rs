@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use asdf_core::array::{ArrayOptions, CompressionChoice, Storage};
-use asdf_core::write::Compression;
 use asdf_core::convert::{self, ConvertErrorKind, FromAsdf, ToAsdf, ToContext};
+use asdf_core::write::Compression;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Value};
 use ndarray::{arr1, arr2, Array1, Array2, ArrayD};
@@ -426,4 +426,113 @@ fn lazy_arrays_load_when_asked() {
         f.blocks()[block].offset
     );
     assert!(err.starts_with(&want), "{err}");
+}
+
+/// A conversion that fails deep in a value names the whole path; a failed load in a typed
+/// read is the file's own error at that path ([`asdf_core::Error::Load`]), and no
+/// conversion error holds the crate's top-level error (the errors are layered one way).
+#[test]
+fn nested_failures_name_their_path_and_errors_nest_one_way() {
+    use std::error::Error as _;
+
+    // a conversion error three steps down
+    let node = Node::map([(
+        "a",
+        Node::map([("b", Node::seq([Node::int(1), Node::int(2), Node::str("x")]))]),
+    )]);
+    let e = convert::from_node::<BTreeMap<String, BTreeMap<String, Vec<u8>>>>(&node).unwrap_err();
+    assert_eq!(e.path, "/a/b/2");
+    assert_eq!(e.path.to_string(), "/a/b/2");
+    assert_eq!(
+        e.to_string(),
+        "/a/b/2: expected an integer, found string \"x\""
+    );
+    // `{:?}` is the derived form, not the message
+    let debug = format!("{e:?}");
+    assert!(
+        debug.starts_with("ConvertError { path: TreePath(["),
+        "{debug}"
+    );
+    assert!(debug.contains("kind: Expected {"), "{debug}");
+
+    // keys that need escaping are escaped in the path
+    let node = Node::map([("x/y~z", Node::seq([Node::str("no")]))]);
+    let e = convert::from_node::<BTreeMap<String, Vec<u8>>>(&node).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/x~1y~0z/0: expected an integer, found string \"no\""
+    );
+
+    // an inline array that cannot be typed: the array layer's error, held as such
+    let node = convert::to_node(&arr1(&[1.5f64, 2.5])).unwrap();
+    let e = convert::from_node::<Vec<Array1<i32>>>(&Node::seq([node])).unwrap_err();
+    assert_eq!(e.path, "/0");
+    assert!(matches!(e.kind, ConvertErrorKind::Array(_)), "{e:?}");
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        assert!(c.downcast_ref::<asdf_core::Error>().is_none(), "{e:?}");
+        cause = c.source();
+    }
+
+    // three zlib arrays at /a/b/0..2; the third block's stream damaged
+    let mut w = Writer::new(WriteOptions::default());
+    let zlib = ArrayOptions {
+        compression: Some(CompressionChoice::Codec(Compression::Zlib)),
+        storage: None,
+    };
+    let data: Vec<Array1<f64>> = (0..3)
+        .map(|k| Array1::from_iter((0..2000).map(|i| f64::from(i * (k + 1)))))
+        .collect();
+    let nodes: Vec<Node> = data.iter().map(|d| w.add_array_with(d, zlib)).collect();
+    let tree = Node::map([("a", Node::map([("b", Node::seq(nodes))]))]);
+    let mut bytes = w.write_to_vec(&tree).unwrap();
+    let starts: Vec<usize> = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"\xd3BLK")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(starts.len(), 3);
+    // the header is 6 + 48 bytes; damage the zlib stream just after it
+    for b in &mut bytes[starts[2] + 54 + 10..starts[2] + 54 + 40] {
+        *b ^= 0x5a;
+    }
+    let f = AsdfFile::options()
+        .verify_checksums(false)
+        .open_bytes(bytes, ".")
+        .unwrap();
+    let e = f
+        .read_as::<BTreeMap<String, Vec<Array1<f64>>>>("/a")
+        .unwrap_err();
+    match &e {
+        asdf_core::Error::Load { path, source } => {
+            assert_eq!(*path, "/a/b/2");
+            assert!(
+                matches!(**source, asdf_core::Error::Codec { block: 2, .. }),
+                "{source:?}"
+            );
+        }
+        other => panic!("not a load error: {other:?}"),
+    }
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "/a/b/2: block 2 at byte {}: cannot decode: ",
+            starts[2]
+        )),
+        "{text}"
+    );
+    assert!(
+        format!("{e:?}").starts_with("Load { path: TreePath(["),
+        "{e:?}"
+    );
+    // from a base path, the path still starts at the root of the file
+    let e = f.read_as::<Vec<Array1<f64>>>("/a/b").unwrap_err();
+    assert!(
+        matches!(&e, asdf_core::Error::Load { path, .. } if *path == "/a/b/2"),
+        "{e:?}"
+    );
+    // the arrays before it load
+    let e = f.read_as::<Array1<f64>>("/a/b/1").unwrap();
+    assert_eq!(e, data[1]);
 }

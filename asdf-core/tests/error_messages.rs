@@ -1,6 +1,6 @@
 //! Errors read well alone: a plain `{e}` is one line saying what, where and why (causes
-//! included), `{e:?}` (what `main() -> Result` prints) is that same line, `display_chain`
-//! repeats nothing, and one mistake reads the same through every API.
+//! included), `{e:?}` is the derived form (variant and fields), `display_chain` repeats
+//! nothing, and one mistake reads the same through every API.
 
 use asdf_core::write::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
@@ -36,12 +36,10 @@ fn a_truncated_block_says_which_block_where_and_why() {
         "{text}"
     );
     assert!(text.contains("header truncated"), "{text}");
-    assert_eq!(format!("{e:?}"), text, "Debug is the message");
+    // `{:?}` is the derived form, for programmers: the variant and its fields
+    assert!(format!("{e:?}").starts_with("Layout("), "{e:?}");
+    assert_ne!(format!("{e:?}"), text);
     assert_eq!(display_chain(&e), text, "the chain repeats nothing");
-    assert!(
-        format!("{e:#?}").contains("\n  caused by: block 0"),
-        "{e:#?}"
-    );
 }
 
 #[test]
@@ -88,5 +86,5 @@ fn a_failed_write_says_why() {
     let text = e.to_string();
     one_line(&text);
     assert!(text.contains("No such file or directory"), "{text}");
-    assert_eq!(format!("{e:?}"), text);
+    assert!(format!("{e:?}").starts_with("Write("), "{e:?}");
 }

@@ -687,7 +687,7 @@ impl Gen {
             None => node,
             Some(uri) => quote! {{
                 let __asdf_node = #node;
-                ::asdf_core::convert::validate_against(#uri, &__asdf_node, &__asdf_ctx.path())?;
+                ::asdf_core::convert::validate_against(#uri, &__asdf_node, __asdf_ctx.tree_path())?;
                 __asdf_node
             }},
         }
@@ -758,7 +758,7 @@ impl Gen {
         let check = match schema {
             None => quote!(),
             Some(uri) => quote! {
-                ::asdf_core::convert::validate_against(#uri, __asdf_node, &__asdf_ctx.path())?;
+                ::asdf_core::convert::validate_against(#uri, __asdf_node, __asdf_ctx.tree_path())?;
             },
         };
         let newtype = body.shape == Shape::Tuple && body.fields.len() == 1;
@@ -976,7 +976,7 @@ impl Gen {
             None => quote!(::std::result::Result::Ok(#to_node)),
             Some(uri) => quote! {
                 let __asdf_node = #to_node;
-                ::asdf_core::convert::validate_against(#uri, &__asdf_node, &__asdf_ctx.path())?;
+                ::asdf_core::convert::validate_against(#uri, &__asdf_node, __asdf_ctx.tree_path())?;
                 ::std::result::Result::Ok(__asdf_node)
             },
         };
@@ -1059,7 +1059,7 @@ impl Gen {
         let check = match schema {
             None => quote!(),
             Some(uri) => quote! {
-                ::asdf_core::convert::validate_against(#uri, __asdf_node, &__asdf_ctx.path())?;
+                ::asdf_core::convert::validate_against(#uri, __asdf_node, __asdf_ctx.tree_path())?;
             },
         };
         let (first_decl, first_ret) = if fallible {

@@ -139,7 +139,7 @@ use proc_macro::TokenStream;
 ///       pub fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<u32, ConvertError> {
 ///           let text = String::from_asdf(node, ctx)?;
 ///           u32::from_str_radix(text.trim_start_matches("0x"), 16)
-///               .map_err(|e| ConvertError::custom(ctx.path(), e))
+///               .map_err(|e| ConvertError::custom(ctx.tree_path(), e))
 ///       }
 ///   }
 ///

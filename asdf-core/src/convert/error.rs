@@ -1,5 +1,7 @@
 //! Errors of typed conversion.
 
+use super::TreePath;
+
 /// What went wrong converting between a node and a Rust value.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -47,9 +49,17 @@ pub enum ConvertErrorKind {
         /// The sequence's length.
         found: usize,
     },
-    /// Loading, storing or typing an array failed.
-    #[error("{}", crate::display_chain(&**.0))]
-    Array(Box<crate::Error>),
+    /// An array node or its data is malformed, or its data cannot be stored inline or
+    /// typed as asked.
+    #[error("{}", crate::display_chain(.0))]
+    Array(#[source] crate::array::ArrayError),
+    /// The file failed to load an array's data (an i/o, codec or checksum error, a block
+    /// or external file that is not there, ...). The message is the file's error; the error
+    /// itself is not kept here, so that this layer never holds the crate's top-level
+    /// [`crate::Error`]: [`AsdfFile::read_as`](crate::AsdfFile::read_as) reports it as
+    /// [`crate::Error::Load`], with this path.
+    #[error("{0}")]
+    Load(String),
     /// The node does not validate against the type's schema.
     #[error("does not validate against {schema}: {}", problems.join("; "))]
     Schema {
@@ -65,27 +75,20 @@ pub enum ConvertErrorKind {
     Custom(String),
 }
 
-/// A conversion error at a tree path. `{:?}` is the message (see [`crate::Error`]). A
-/// schema error at the root of the value is displayed without a path of its own (its
-/// problems carry theirs).
-#[derive(thiserror::Error)]
-#[error("{}{kind}", if matches!(kind, ConvertErrorKind::Schema { .. }) && (path.is_empty() || path == "/") { String::new() } else { format!("{path}: ") })]
+/// A conversion error at a tree path. A schema error at the root of the value is displayed
+/// without a path of its own (its problems carry theirs).
+#[derive(Debug, thiserror::Error)]
+#[error("{}{kind}", if matches!(kind, ConvertErrorKind::Schema { .. }) && path.is_root() { String::new() } else { format!("{path}: ") })]
 pub struct ConvertError {
-    /// JSON pointer of the node.
-    pub path: String,
+    /// Where the node is (displayed as its JSON pointer).
+    pub path: TreePath,
     /// What went wrong.
     pub kind: ConvertErrorKind,
 }
 
-impl std::fmt::Debug for ConvertError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        crate::error::debug_text(self, f)
-    }
-}
-
 impl ConvertError {
-    /// An error at `path`.
-    pub fn new(path: impl Into<String>, kind: ConvertErrorKind) -> Self {
+    /// An error at `path` (a [`TreePath`], or a JSON pointer as text).
+    pub fn new(path: impl Into<TreePath>, kind: ConvertErrorKind) -> Self {
         ConvertError {
             path: path.into(),
             kind,
@@ -93,7 +96,7 @@ impl ConvertError {
     }
 
     /// A custom error at `path`.
-    pub fn custom(path: impl Into<String>, msg: impl std::fmt::Display) -> Self {
+    pub fn custom(path: impl Into<TreePath>, msg: impl std::fmt::Display) -> Self {
         ConvertError::new(path, ConvertErrorKind::Custom(msg.to_string()))
     }
 }

@@ -20,29 +20,25 @@ use crate::yaml::{Integer, Node, Value, MAX_LITERAL_INT, MIN_LITERAL_INT};
 const ASDF: &str = "tag:stsci.edu:asdf/";
 
 /// The inline ndarray node of `a` (used without a writer).
-pub(super) fn inline_array_node(a: &DynArray, ndarray_tag: &str) -> crate::Result<Node> {
+pub(super) fn inline_array_node(a: &DynArray, ndarray_tag: &str) -> Result<Node, ConvertErrorKind> {
     array::inline_node(a, ndarray_tag).ok_or_else(|| {
-        crate::Error::Typed(ConvertError::custom(
-            "",
-            format!(
-                "a {} array of shape {:?} cannot be stored inline; write it with a writer",
-                a.dtype.name(),
-                a.shape
-            ),
+        ConvertErrorKind::Custom(format!(
+            "a {} array of shape {:?} cannot be stored inline; write it with a writer",
+            a.dtype.name(),
+            a.shape
         ))
     })
 }
 
 /// Reads an inline ndarray node (used without a file).
-pub(super) fn inline_array(node: &Node, path: &str) -> crate::Result<DynArray> {
-    let meta = NdArrayMeta::from_node(node, path)?;
+pub(super) fn inline_array(node: &Node, path: &str) -> Result<DynArray, ConvertErrorKind> {
+    let meta = NdArrayMeta::from_node(node, path).map_err(ConvertErrorKind::Array)?;
     if !matches!(meta.source, array::ArraySource::Inline(_)) {
-        return Err(crate::Error::Typed(ConvertError::custom(
-            path,
-            "the array's data is in a block; read it through its file",
-        )));
+        return Err(ConvertErrorKind::Custom(
+            "the array's data is in a block; read it through its file".into(),
+        ));
     }
-    Ok(array::from_inline(&meta, path)?)
+    array::from_inline(&meta, path).map_err(ConvertErrorKind::Array)
 }
 
 fn expected(ctx: &FromContext<'_>, what: &str, node: &Node) -> ConvertError {
@@ -173,7 +169,7 @@ fn read_int(node: &Node, ctx: &mut FromContext<'_>) -> Result<Result<i128, Strin
         let arr = ctx.key("words", |ctx| ctx.load_array(words))?;
         let words_array = arr
             .to_array::<u32>()
-            .map_err(|e| ctx.error(ConvertErrorKind::Array(Box::new(e.into()))))?;
+            .map_err(|e| ctx.error(ConvertErrorKind::Array(e)))?;
         let values: Vec<u64> = words_array.iter().map(|&w| u64::from(w)).collect();
         let mut magnitude: u128 = 0;
         for &w in values.iter().rev() {

@@ -16,6 +16,7 @@ mod error;
 mod impls;
 mod lazy;
 mod masked;
+mod path;
 /// Helpers shared with the serde bridge.
 pub(crate) mod impls_support {
     pub(crate) use super::impls::big_integer_node;
@@ -29,30 +30,12 @@ pub use error::{ConvertError, ConvertErrorKind};
 pub use lazy::LazyArray;
 pub(crate) use masked::nonzero_kind;
 pub use masked::{ArrayItem, MaskValue, Masked};
+pub use path::{PathSegment, TreePath};
 
-/// One step of a tree path: a mapping key or a sequence index.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PathSegment {
-    /// A mapping key.
-    Key(String),
-    /// A sequence index.
-    Index(usize),
-}
-
-/// Renders a path as a JSON pointer (`/a/0/b`, `~` and `/` escaped; the root is `/`).
+/// Renders a path as a JSON pointer (`/a/0/b`, `~` and `/` escaped; the root is `/`): the
+/// [`TreePath`] display.
 pub fn pointer(segments: &[PathSegment]) -> String {
-    if segments.is_empty() {
-        return "/".to_string();
-    }
-    let mut out = String::new();
-    for s in segments {
-        out.push('/');
-        match s {
-            PathSegment::Key(k) => crate::yaml::pointer::push_segment(&mut out, k),
-            PathSegment::Index(i) => out.push_str(&i.to_string()),
-        }
-    }
-    out
+    TreePath::from(segments.to_vec()).to_string()
 }
 
 /// Where array values go on write: implemented by [`crate::write::Writer`].
@@ -79,89 +62,116 @@ pub trait ArrayLoader {
     fn load_array(&self, node: &Node, path: &str) -> crate::Result<DynArray>;
 }
 
+/// The context of a conversion, either way: what the side needs (`S`: [`ToSide`] for
+/// [`ToContext`], [`FromSide`] for [`FromContext`]) and the current tree path, tracked by
+/// the one [`TreePath`] both sides share (for errors).
+pub struct Context<S> {
+    side: S,
+    path: TreePath,
+}
+
 /// The context of a conversion to nodes: the array sink, the array options in effect, and
 /// the current tree path (for errors).
-pub struct ToContext<'s, 'a> {
+pub type ToContext<'s, 'a> = Context<ToSide<'s, 'a>>;
+
+/// The context of a conversion from nodes: the array loader and the current tree path.
+pub type FromContext<'s> = Context<FromSide<'s>>;
+
+/// What a conversion to nodes needs besides the path: the array sink and the array options
+/// in effect (see [`ToContext`]).
+pub struct ToSide<'s, 'a> {
     sink: Option<&'s mut dyn ArraySink<'a>>,
     options: ArrayOptions,
-    path: Vec<PathSegment>,
+}
+
+/// What a conversion from nodes needs besides the path: the array loader, and the last
+/// error it gave (see [`FromContext`]).
+pub struct FromSide<'s> {
+    loader: Option<&'s dyn ArrayLoader>,
+    /// The last failed load, where it was: kept here rather than in the
+    /// [`ConvertError`] so that conversion errors never hold the crate's top-level error.
+    failed_load: std::cell::Cell<Option<(TreePath, crate::Error)>>,
+}
+
+impl<S> Context<S> {
+    /// Runs `f` one mapping key deeper in the tree path.
+    pub fn key<R>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        TreePath::within(self, |c| &mut c.path, PathSegment::Key(key.to_string()), f)
+    }
+
+    /// Runs `f` one sequence index deeper in the tree path.
+    pub fn index<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        TreePath::within(self, |c| &mut c.path, PathSegment::Index(index), f)
+    }
+
+    /// The current tree path as a JSON pointer.
+    pub fn path(&self) -> String {
+        self.path.to_string()
+    }
+
+    /// The current tree path.
+    pub fn tree_path(&self) -> &TreePath {
+        &self.path
+    }
+
+    /// An error at the current path.
+    pub fn error(&self, kind: ConvertErrorKind) -> ConvertError {
+        ConvertError::new(self.path.clone(), kind)
+    }
 }
 
 impl<'s, 'a> ToContext<'s, 'a> {
     /// A context whose arrays go to `sink`.
     pub fn new(sink: &'s mut dyn ArraySink<'a>) -> Self {
-        ToContext {
-            sink: Some(sink),
-            options: ArrayOptions::default(),
-            path: Vec::new(),
+        Context {
+            side: ToSide {
+                sink: Some(sink),
+                options: ArrayOptions::default(),
+            },
+            path: TreePath::root(),
         }
     }
 
     /// A context without a sink: arrays are written inline in the tree.
     pub fn detached() -> Self {
-        ToContext {
-            sink: None,
-            options: ArrayOptions::default(),
-            path: Vec::new(),
+        Context {
+            side: ToSide {
+                sink: None,
+                options: ArrayOptions::default(),
+            },
+            path: TreePath::root(),
         }
     }
 
     /// The ASDF Standard version being written (the sink's; the default,
     /// [`StandardVersion::V1_6_0`](crate::StandardVersion::V1_6_0), when detached).
     pub fn standard(&self) -> crate::StandardVersion {
-        self.sink
+        self.side
+            .sink
             .as_deref()
             .map_or_else(crate::StandardVersion::default, |s| s.standard())
     }
 
     /// The array options in effect (set by [`ToContext::with_options`]).
     pub fn options(&self) -> ArrayOptions {
-        self.options
+        self.side.options
     }
 
     /// Runs `f` with `opts` overriding the options in effect (fields left `None` in `opts`
     /// keep the outer value).
     pub fn with_options<R>(&mut self, opts: ArrayOptions, f: impl FnOnce(&mut Self) -> R) -> R {
-        let saved = self.options;
+        let saved = self.side.options;
         if opts.compression.is_some() {
-            self.options.compression = opts.compression;
+            self.side.options.compression = opts.compression;
         }
         if opts.storage.is_some() {
-            self.options.storage = opts.storage;
+            self.side.options.storage = opts.storage;
         }
         let r = f(self);
-        self.options = saved;
+        self.side.options = saved;
         r
     }
 
-    /// Runs `f` one mapping key deeper in the tree path.
-    pub fn key<R>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> R) -> R {
-        self.path.push(PathSegment::Key(key.to_string()));
-        let r = f(self);
-        self.path.pop();
-        r
-    }
-
-    /// Runs `f` one sequence index deeper in the tree path.
-    pub fn index<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
-        self.path.push(PathSegment::Index(index));
-        let r = f(self);
-        self.path.pop();
-        r
-    }
-
-    /// The current tree path as a JSON pointer.
-    pub fn path(&self) -> String {
-        pointer(&self.path)
-    }
-
-    /// An error at the current path.
-    pub fn error(&self, kind: ConvertErrorKind) -> ConvertError {
-        ConvertError::new(self.path(), kind)
-    }
-
-    /// Stores array data with the options in effect and returns its node: a block (or
-    /// external file) through the sink, or inline data without one.
     /// Registers array data with its `bool` mask (see [`ArraySink::add_masked_array`]) and
     /// returns the node to put in the tree; without a sink both are inline.
     pub fn add_masked_array(
@@ -169,15 +179,14 @@ impl<'s, 'a> ToContext<'s, 'a> {
         array: WriteArray<'a>,
         mask: WriteArray<'a>,
     ) -> Result<Node, ConvertError> {
-        let opts = self.options;
-        match self.sink.as_deref_mut() {
+        let opts = self.side.options;
+        match self.side.sink.as_deref_mut() {
             Some(sink) => Ok(sink.add_masked_array(array, mask, opts)),
             None => {
                 let tag = "tag:stsci.edu:asdf/core/ndarray-1.1.0";
                 let inline = |a: &WriteArray<'_>| impls::inline_array_node(&a.to_dyn(), tag);
                 let both = inline(&array).and_then(|n| Ok((n, inline(&mask)?)));
-                let (mut node, mask) =
-                    both.map_err(|e| self.error(ConvertErrorKind::Array(Box::new(e))))?;
+                let (mut node, mask) = both.map_err(|k| self.error(k))?;
                 if let crate::yaml::Value::Map(entries) = node.value_mut() {
                     entries.push((Node::str("mask"), mask));
                 }
@@ -187,86 +196,65 @@ impl<'s, 'a> ToContext<'s, 'a> {
     }
 
     /// Registers array data with the options in effect and returns the node to put in the
-    /// tree (inline without a sink).
+    /// tree: a block (or external file) through the sink, or inline data without one.
     pub fn add_array(&mut self, array: WriteArray<'a>) -> Result<Node, ConvertError> {
-        let opts = self.options;
-        match self.sink.as_deref_mut() {
+        let opts = self.side.options;
+        match self.side.sink.as_deref_mut() {
             Some(sink) => Ok(sink.add_array(array, opts)),
             None => {
                 let tag = "tag:stsci.edu:asdf/core/ndarray-1.1.0";
-                impls::inline_array_node(&array.to_dyn(), tag)
-                    .map_err(|e| self.error(ConvertErrorKind::Array(Box::new(e))))
+                impls::inline_array_node(&array.to_dyn(), tag).map_err(|k| self.error(k))
             }
         }
     }
-}
-
-/// The context of a conversion from nodes: the array loader and the current tree path.
-pub struct FromContext<'s> {
-    loader: Option<&'s dyn ArrayLoader>,
-    path: Vec<PathSegment>,
 }
 
 impl<'s> FromContext<'s> {
     /// A context whose arrays are loaded by `loader`, starting at tree path `base` (a JSON
     /// pointer, `/` or empty for the root).
     pub fn new(loader: &'s dyn ArrayLoader, base: &str) -> Self {
-        FromContext {
-            loader: Some(loader),
-            path: parse_pointer(base),
+        Context {
+            side: FromSide {
+                loader: Some(loader),
+                failed_load: std::cell::Cell::new(None),
+            },
+            path: TreePath::parse(base),
         }
     }
 
     /// A context without a file: only inline arrays can be read.
     pub fn detached() -> Self {
-        FromContext {
-            loader: None,
-            path: Vec::new(),
+        Context {
+            side: FromSide {
+                loader: None,
+                failed_load: std::cell::Cell::new(None),
+            },
+            path: TreePath::root(),
         }
     }
 
-    /// Runs `f` one mapping key deeper in the tree path.
-    pub fn key<R>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> R) -> R {
-        self.path.push(PathSegment::Key(key.to_string()));
-        let r = f(self);
-        self.path.pop();
-        r
-    }
-
-    /// Runs `f` one sequence index deeper in the tree path.
-    pub fn index<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
-        self.path.push(PathSegment::Index(index));
-        let r = f(self);
-        self.path.pop();
-        r
-    }
-
-    /// The current tree path as a JSON pointer.
-    pub fn path(&self) -> String {
-        pointer(&self.path)
-    }
-
-    /// An error at the current path.
-    pub fn error(&self, kind: ConvertErrorKind) -> ConvertError {
-        ConvertError::new(self.path(), kind)
-    }
-
-    /// Loads the array described by the ndarray node `node` (at the current path).
+    /// Loads the array described by the ndarray node `node` (at the current path). When
+    /// the loader fails, the error is [`ConvertErrorKind::Load`] with the loader's message,
+    /// and [`FromContext::take_load_error`] gives the loader's error itself.
     pub fn load_array(&self, node: &Node) -> Result<DynArray, ConvertError> {
-        let path = self.path();
-        let result = match self.loader {
-            Some(loader) => loader.load_array(node, &path),
-            None => impls::inline_array(node, &path),
-        };
-        result.map_err(|e| self.error(ConvertErrorKind::Array(Box::new(e))))
+        match self.side.loader {
+            Some(loader) => loader.load_array(node, &self.path()).map_err(|e| {
+                let err = self.error(ConvertErrorKind::Load(crate::display_chain(&e)));
+                self.side.failed_load.set(Some((self.path.clone(), e)));
+                err
+            }),
+            None => impls::inline_array(node, &self.path()).map_err(|k| self.error(k)),
+        }
     }
-}
 
-fn parse_pointer(p: &str) -> Vec<PathSegment> {
-    p.split('/')
-        .filter(|s| !s.is_empty())
-        .map(|s| PathSegment::Key(crate::yaml::pointer::unescape_segment(s).into_owned()))
-        .collect()
+    /// The loader's error behind a [`ConvertErrorKind::Load`] error at `path` (the last
+    /// load that failed, if it was at `path`), taken out of the context.
+    pub fn take_load_error(&self, path: &TreePath) -> Option<crate::Error> {
+        match self.side.failed_load.take() {
+            Some((at, e)) if at == *path => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// Conversion of a Rust value into a tree node.
@@ -362,22 +350,22 @@ pub fn from_node<T: FromAsdf>(node: &Node) -> Result<T, ConvertError> {
 ///
 /// [`schema::validate_against`]: crate::schema::validate_against
 /// [`schema::check_schema`]: crate::schema::check_schema
-pub fn validate_against(uri: &str, node: &Node, path: &str) -> Result<(), ConvertError> {
+pub fn validate_against(
+    uri: &str,
+    node: &Node,
+    path: impl Into<TreePath>,
+) -> Result<(), ConvertError> {
     crate::schema::validate_against(uri, node).map_err(|e| {
-        let base = path.trim_end_matches('/');
+        let base: TreePath = path.into();
         let errors: Vec<String> = e
             .into_iter()
             .map(|v| {
-                let at = match v.path.as_str() {
-                    "" | "/" if base.is_empty() => "/".to_string(),
-                    "" | "/" => base.to_string(),
-                    p => format!("{base}{p}"),
-                };
+                let at = base.join(&TreePath::parse(&v.path));
                 format!("{at}: {}: {}", v.keyword, v.message)
             })
             .collect();
         ConvertError::new(
-            path,
+            base,
             ConvertErrorKind::Schema {
                 schema: uri.to_string(),
                 problems: errors,
@@ -426,5 +414,54 @@ impl Extra {
             .iter()
             .find(|(k, _)| k.as_str() == Some(key))
             .map(|(_, v)| v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_contexts_track_paths_alike() {
+        let kind = || ConvertErrorKind::Custom("bad".into());
+        let mut to = ToContext::detached();
+        let e = to.key("a", |c| c.index(2, |c| c.error(kind())));
+        assert_eq!(e.path, "/a/2");
+        assert_eq!(e.to_string(), "/a/2: bad");
+        assert!(to.tree_path().is_root());
+        let mut from = FromContext::detached();
+        let e = from.key("a", |c| c.key("b/c", |c| c.index(0, |c| c.error(kind()))));
+        assert_eq!(e.to_string(), "/a/b~1c/0: bad");
+        assert_eq!(from.path(), "/");
+        // `{:?}` is the derived form
+        assert!(format!("{e:?}").starts_with("ConvertError { path: TreePath(["));
+    }
+
+    struct Failing;
+
+    impl ArrayLoader for Failing {
+        fn load_array(&self, _: &Node, path: &str) -> crate::Result<DynArray> {
+            Err(crate::Error::Internal(format!("no data for {path}")))
+        }
+    }
+
+    #[test]
+    fn a_failed_load_keeps_the_loaders_error_in_the_context() {
+        let ctx = &mut FromContext::new(&Failing, "/base~1x");
+        let node = Node::str("anything");
+        let e = ctx
+            .key("k", |c| c.index(1, |c| c.load_array(&node)))
+            .unwrap_err();
+        assert_eq!(e.path, "/base~1x/k/1");
+        assert!(
+            matches!(&e.kind, ConvertErrorKind::Load(m) if m == "internal error (please report): no data for /base~1x/k/1"),
+            "{e:?}"
+        );
+        assert!(ctx.take_load_error(&TreePath::parse("/other")).is_none());
+        // taking is once: a wrong path above took it
+        let _ = ctx.key("k", |c| c.index(1, |c| c.load_array(&node)));
+        let source = ctx.take_load_error(&e.path).unwrap();
+        assert!(matches!(source, crate::Error::Internal(_)));
+        assert!(ctx.take_load_error(&e.path).is_none());
     }
 }

@@ -2,7 +2,7 @@
 
 use super::AsdfFile;
 use crate::array::DynArray;
-use crate::convert::{ArrayLoader, FromAsdf, FromContext};
+use crate::convert::{ArrayLoader, ConvertErrorKind, FromAsdf, FromContext};
 use crate::yaml::Node;
 use crate::Result;
 
@@ -31,6 +31,15 @@ impl AsdfFile {
             self.node(path)?
         };
         let mut ctx = FromContext::new(self, path);
-        Ok(T::from_asdf(node, &mut ctx)?)
+        T::from_asdf(node, &mut ctx).map_err(|e| {
+            // a failed load: the file's own error, where it happened
+            match (&e.kind, ctx.take_load_error(&e.path)) {
+                (ConvertErrorKind::Load(_), Some(source)) => crate::Error::Load {
+                    path: e.path,
+                    source: Box::new(source),
+                },
+                _ => crate::Error::Typed(e),
+            }
+        })
     }
 }

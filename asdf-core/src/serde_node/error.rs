@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::convert::{pointer, ConvertError, ConvertErrorKind, PathSegment};
+use crate::convert::{ConvertError, ConvertErrorKind, PathSegment, TreePath};
 
 /// What went wrong converting between a serde type and [`Node`](crate::Node)s.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -68,14 +68,18 @@ impl SerdeError {
     /// The tree path of the failing node as a JSON pointer (`/items/2/count`; `/` for the
     /// node converted itself).
     pub fn path(&self) -> String {
-        let segs: Vec<PathSegment> = self.0.rev_path.iter().rev().cloned().collect();
-        pointer(&segs)
+        self.tree_path().to_string()
+    }
+
+    /// The tree path of the failing node (relative to the node converted).
+    pub fn tree_path(&self) -> TreePath {
+        TreePath::from(self.0.rev_path.iter().rev().cloned().collect::<Vec<_>>())
     }
 
     /// Converts into a typed-layer error whose path is `base` (a JSON pointer, `/` or empty
     /// for the root) joined with this error's path.
     pub fn into_convert_error(self, base: &str) -> ConvertError {
-        let path = join_pointer(base, &self.path());
+        let path = TreePath::parse(base).join(&self.tree_path());
         let kind = match self.0.kind {
             SerdeErrorKind::InvalidType { found, expected } => {
                 ConvertErrorKind::Expected { expected, found }
@@ -97,18 +101,6 @@ impl SerdeError {
 
     pub(super) fn custom_msg(msg: impl fmt::Display) -> Self {
         SerdeError::new(SerdeErrorKind::Custom(msg.to_string()))
-    }
-}
-
-/// Joins two JSON pointers (`/a` + `/0/b` = `/a/0/b`; `/` is the root).
-pub(super) fn join_pointer(base: &str, inner: &str) -> String {
-    let base = base.trim_end_matches('/');
-    let inner = inner.trim_start_matches('/');
-    match (base.is_empty(), inner.is_empty()) {
-        (true, true) => "/".to_string(),
-        (true, false) => format!("/{inner}"),
-        (false, true) => base.to_string(),
-        (false, false) => format!("{base}/{inner}"),
     }
 }
 

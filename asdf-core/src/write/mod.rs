@@ -216,8 +216,8 @@ impl WriteOptions {
 }
 
 /// Errors of writing. The message is one line naming what and where (tree path, block),
-/// its cause included; `{:?}` is the same line (see [`crate::Error`]).
-#[derive(thiserror::Error)]
+/// its cause included; `{:?}` is the derived form (see [`crate::Error`]).
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WriteError {
     /// The operating system failed a write.
@@ -293,12 +293,6 @@ pub(crate) fn validate_written(
     }
     crate::schema::validate_for_write_except(root, opts.standard.as_str(), skip)
         .map_err(WriteError::Invalid)
-}
-
-impl std::fmt::Debug for WriteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        crate::error::debug_text(self, f)
-    }
 }
 
 /// A registered array.
