@@ -218,6 +218,7 @@ fn rewritten_files_read_back() {
         (&d16, "1.6.0"),
         (&d17, "1.7.0"),
         (&yaml, "1.7.0"),
+        (&exploded, "1.7.0"),
         (&imploded, "1.7.0"),
         (&extracted, "1.6.0"),
     ] {
@@ -242,6 +243,20 @@ fn rewritten_files_read_back() {
             let name = p.file_stem().unwrap().to_str().unwrap();
             asdf_test_data::leave_for_oracle(&format!("cli_rewrite_{name}"), p, |p| canonical(p));
         }
+    }
+    // the exploded file's block files, beside it for the oracle too (python reads them
+    // through the tree's relative `source`s)
+    if let Some(out) = asdf_test_data::write_out_dir() {
+        let mut n = 0;
+        for entry in std::fs::read_dir(&*scratch).unwrap() {
+            let p = entry.unwrap().path();
+            let name = p.file_name().unwrap().to_str().unwrap().to_owned();
+            if name.starts_with("exploded") && name != "exploded.asdf" {
+                std::fs::copy(&p, out.join(&name)).unwrap();
+                n += 1;
+            }
+        }
+        assert_eq!(n, 7, "block files of the exploded file");
     }
     // 1.7.0 tags in the 1.7.0 output only
     let d17_text = String::from_utf8_lossy(&std::fs::read(&d17).unwrap()).into_owned();
