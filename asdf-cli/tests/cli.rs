@@ -601,7 +601,8 @@ fn a_reader_sees_the_old_or_the_new_file_while_another_process_replaces_it() {
             .verify_checksums(true)
             .open(&target)
             .unwrap_or_else(|e| panic!("read {i}: {e}"));
-        let json = asdf_core::unstable::canonical::to_json(&f).unwrap_or_else(|e| panic!("read {i}: {e}"));
+        let json =
+            asdf_core::unstable::canonical::to_json(&f).unwrap_or_else(|e| panic!("read {i}: {e}"));
         match expected.iter().position(|e| *e == json) {
             Some(k) => seen[k] += 1,
             None => panic!("read {i}: neither file"),

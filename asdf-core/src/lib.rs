@@ -103,17 +103,17 @@ pub use array::{SelItem, Selection};
 /// `#[derive(AsdfType)]`: implements [`ToAsdf`] and [`FromAsdf`] for a struct or enum.
 #[cfg(feature = "derive")]
 pub use asdf_derive::AsdfType;
+pub use codec::CodecError;
 pub use convert::{AsdfType, FromAsdf, ToAsdf};
 pub use easy::{read, update_at, write, write_at};
-pub use codec::CodecError;
 pub use error::{display_chain, Error, Result};
-pub use layout::LayoutError;
 pub use file::{
     AsdfFile, ExternalOpenError, ExternalOpener, ExternalPolicy, ExternalSource, OpenOptions,
 };
 pub use file::{
     LegacyChain, Manifest, ManifestOptions, Piece, PieceCodec, PieceSource, WholeBlock,
 };
+pub use layout::LayoutError;
 pub use progress::Progress;
 pub use write::{StandardVersion, WriteError, WriteOptions, Writer};
 pub use yaml::{Integer, Node, Value};

@@ -201,7 +201,8 @@ fn reference_files_equal_their_yaml_twins() {
         }
         pairs += 1;
         let read = |p: &Path| -> Result<Value, String> {
-            let text = asdf_core::unstable::canonical::document_json(p).map_err(|e| e.to_string())?;
+            let text =
+                asdf_core::unstable::canonical::document_json(p).map_err(|e| e.to_string())?;
             common::parse_json(&text)
         };
         match (read(asdf), read(&twin)) {

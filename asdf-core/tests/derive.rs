@@ -5,10 +5,10 @@
 mod common;
 
 use asdf_core::array::{ArrayOptions, CompressionChoice, Storage};
-use asdf_core::write::Compression;
 use asdf_core::convert::{
     self, ConvertError, ConvertErrorKind, Extra, FromAsdf, ToAsdf, ToContext,
 };
+use asdf_core::write::Compression;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_core::{AsdfFile, AsdfType, Node, Value};
 use ndarray::{arr1, arr2, Array1, Array2};

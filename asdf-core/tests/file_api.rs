@@ -279,9 +279,9 @@ fn records_and_strings_through_the_dynamic_form() {
 
 #[test]
 fn unknown_codec_fails_only_its_array() {
-    use asdf_core::CodecError;
-    use asdf_core::unstable::encode_block_header;
     use asdf_core::file::BlockHeader;
+    use asdf_core::unstable::encode_block_header;
+    use asdf_core::CodecError;
     let mut f = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
 a: !core/ndarray-1.1.0 {source: 0, datatype: uint8, byteorder: little, shape: [4]}\n\
 b: !core/ndarray-1.1.0 {source: 1, datatype: uint8, byteorder: little, shape: [4]}\n...\n"

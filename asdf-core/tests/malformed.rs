@@ -11,9 +11,9 @@ mod common;
 use std::path::PathBuf;
 
 use asdf_core::array::ArrayError;
+use asdf_core::yaml::YamlError;
 use asdf_core::CodecError;
 use asdf_core::LayoutError;
-use asdf_core::yaml::YamlError;
 use asdf_core::{unstable::canonical, AsdfFile, Error};
 use proptest::prelude::*;
 

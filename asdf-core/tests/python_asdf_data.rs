@@ -17,7 +17,8 @@ fn python_asdf_test_files_read_as_python_reads_them() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let sidecar = file.with_extension("expect.json");
         let expected = common::parse_json(&std::fs::read_to_string(&sidecar).unwrap()).unwrap();
-        let text = asdf_core::unstable::canonical::to_json(&AsdfFile::open(&file).unwrap()).unwrap();
+        let text =
+            asdf_core::unstable::canonical::to_json(&AsdfFile::open(&file).unwrap()).unwrap();
         let actual = common::parse_json(&text).unwrap();
         let diffs = common::compare(&expected, &actual, &[]);
         if !diffs.is_empty() {
@@ -39,7 +40,8 @@ fn frames0_agrees_because_of_the_filled_units() {
         .fill_defaults(false)
         .open(&file)
         .unwrap();
-    let actual = common::parse_json(&asdf_core::unstable::canonical::to_json(&raw).unwrap()).unwrap();
+    let actual =
+        common::parse_json(&asdf_core::unstable::canonical::to_json(&raw).unwrap()).unwrap();
     let paths: Vec<String> = common::compare(&expected, &actual, &[])
         .iter()
         .map(|d| d.split(':').next().unwrap_or(d).to_string())
@@ -88,7 +90,8 @@ fn filled_defaults_are_written_back() {
             .fill_defaults(fill)
             .open_bytes(bytes.clone(), ".")
             .unwrap();
-        let actual = common::parse_json(&asdf_core::unstable::canonical::to_json(&back).unwrap()).unwrap();
+        let actual =
+            common::parse_json(&asdf_core::unstable::canonical::to_json(&back).unwrap()).unwrap();
         let ignore = ["/tree/value/asdf_library", "/tree/value/history"];
         assert_eq!(
             common::compare(&expected, &actual, &ignore),

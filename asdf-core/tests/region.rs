@@ -13,8 +13,8 @@
 mod common;
 
 use asdf_core::array::{ByteOrder, DType, DynArray, Field, ScalarType, SelectionError, Storage};
-use asdf_core::write::Compression;
 use asdf_core::convert::Masked;
+use asdf_core::write::Compression;
 use asdf_core::write::{ArrayOptions, CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Error, Node, SelItem, Selection, Value};
 use ndarray::{ArrayD, Axis, IxDyn};

@@ -8,13 +8,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use asdf_core::array::Storage;
-use asdf_core::write::Compression;
 use asdf_core::convert::{ConvertError, FromAsdf, FromContext, ToAsdf, ToContext};
 use asdf_core::serde_node::Serde;
 use asdf_core::testing::{
     assert_round_trip, assert_schema_rejects, assert_schemas_valid, assert_valid,
     assert_valid_file, check_schemas, round_trip, validation_problems, RoundTrip,
 };
+use asdf_core::write::Compression;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_core::{AsdfType, Node, Value};
 use ndarray::{arr1, arr2, Array1, Array2};

@@ -706,10 +706,14 @@ fn interrupted_in_place_update_is_recovered_from_its_journal() {
     std::fs::write(&path, &torn).unwrap();
     // While the journal is there, readers see the old head: the file opens, old content.
     let old_canonical =
-        asdf_core::unstable::canonical::to_json(&AsdfFile::from_bytes(original.clone()).unwrap()).unwrap();
+        asdf_core::unstable::canonical::to_json(&AsdfFile::from_bytes(original.clone()).unwrap())
+            .unwrap();
     let seen = AsdfFile::open(&path).unwrap();
     assert_eq!(seen.get("/v").unwrap().as_str(), Some("old"));
-    assert_eq!(asdf_core::unstable::canonical::to_json(&seen).unwrap(), old_canonical);
+    assert_eq!(
+        asdf_core::unstable::canonical::to_json(&seen).unwrap(),
+        old_canonical
+    );
     drop(seen);
     // Without it, the torn head would not read.
     std::fs::rename(&journal, dir.join("aside")).unwrap();

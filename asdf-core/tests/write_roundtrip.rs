@@ -68,7 +68,8 @@ fn corpus() -> Vec<(String, PathBuf)> {
 }
 
 fn canonical(file: &AsdfFile) -> Result<Value, String> {
-    let text = asdf_core::unstable::canonical::to_json(file).map_err(|e| asdf_core::display_chain(&e))?;
+    let text =
+        asdf_core::unstable::canonical::to_json(file).map_err(|e| asdf_core::display_chain(&e))?;
     common::parse_json(&text)
 }
 

@@ -23,9 +23,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use asdf_core::unstable::checksum::Md5;
-use asdf_core::write::Compression;
-use asdf_core::unstable::{ScratchFile, StoredAt};
 use asdf_core::unstable::layout::{BlockHeader, ReadAt};
+use asdf_core::unstable::{ScratchFile, StoredAt};
+use asdf_core::write::Compression;
 
 /// Bytes of output gathered at a time.
 const PIECE: u64 = 2 << 20;

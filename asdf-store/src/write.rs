@@ -330,9 +330,12 @@ impl Upload {
 /// rewrite to reach a part already sent, a typed error, never a wrong object.
 fn looks_like_block_header(data: &[u8]) -> bool {
     match data {
-        [a, b, c, d, h0, h1, ..] if [*a, *b, *c, *d] == asdf_core::unstable::layout::BLOCK_MAGIC => {
+        [a, b, c, d, h0, h1, ..]
+            if [*a, *b, *c, *d] == asdf_core::unstable::layout::BLOCK_MAGIC =>
+        {
             let hs = u16::from_be_bytes([*h0, *h1]);
-            hs >= asdf_core::unstable::layout::MIN_BLOCK_HEADER_SIZE && data.len() == 6 + usize::from(hs)
+            hs >= asdf_core::unstable::layout::MIN_BLOCK_HEADER_SIZE
+                && data.len() == 6 + usize::from(hs)
         }
         _ => false,
     }

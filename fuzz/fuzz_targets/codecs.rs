@@ -8,8 +8,8 @@
 
 use std::io::Read;
 
-use asdf_core::write::Compression;
 use asdf_core::unstable::{decode, decoder};
+use asdf_core::write::Compression;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -23,12 +23,20 @@ fuzz_target!(|data: &[u8]| {
     let data_size = u64::from(size[0]) << 16 | u64::from(size[1]) << 8 | u64::from(size[2]);
     let whole = decode(codec, stored, data_size);
     if let Ok(out) = &whole {
-        assert_eq!(out.len() as u64, data_size, "{codec:?} decoded another size");
+        assert_eq!(
+            out.len() as u64,
+            data_size,
+            "{codec:?} decoded another size"
+        );
     }
     if let Some(mut r) = decoder(codec, stored, data_size) {
         let mut out = Vec::new();
         if r.read_to_end(&mut out).is_ok() {
-            assert_eq!(out.len() as u64, data_size, "{codec:?} streamed another size");
+            assert_eq!(
+                out.len() as u64,
+                data_size,
+                "{codec:?} streamed another size"
+            );
             if let Ok(w) = &whole {
                 assert!(w == &out, "{codec:?} streamed other bytes");
             }

@@ -11,7 +11,11 @@ fuzz_target!(|data: &[u8]| {
     // and half of the inputs take the band-by-band path of large datasets for every dataset
     let opts = asdf_hdf5::ToAsdfOptions {
         max_dataset_bytes: 16 << 20,
-        band_min_bytes: if data.len().is_multiple_of(2) { 0 } else { 32 << 20 },
+        band_min_bytes: if data.len().is_multiple_of(2) {
+            0
+        } else {
+            32 << 20
+        },
         ..asdf_hdf5::ToAsdfOptions::default()
     };
     if let Ok(bytes) = asdf_hdf5::to_asdf_bytes(data, &opts) {

@@ -740,7 +740,8 @@ mod tests {
                 "{name}"
             );
             let at = img.offset as usize..(img.offset + img.length) as usize;
-            let (dtype, data) = crate::file::fits::scale_fits_image(&img.scaling, &raw[at]).unwrap();
+            let (dtype, data) =
+                crate::file::fits::scale_fits_image(&img.scaling, &raw[at]).unwrap();
             assert_eq!(dtype, want.dtype, "{name}");
             assert!(data == want.data, "{name}: scaled bytes differ");
         }
@@ -808,8 +809,8 @@ mod tests {
         assert_eq!((&c.dtype, &c.shape), (&want.dtype, &want.shape));
         assert!(c.contiguous && c.start == 0);
         let at = c.offset as usize..(c.offset + c.length) as usize;
-        let data =
-            crate::file::legacy::decode_chain(&raw[at], c.data_size, 1 << 30, c.byte_order).unwrap();
+        let data = crate::file::legacy::decode_chain(&raw[at], c.data_size, 1 << 30, c.byte_order)
+            .unwrap();
         assert!(data == want.data, "decoded block differs");
         let plain = concat!(
             env!("CARGO_MANIFEST_DIR"),
