@@ -129,7 +129,10 @@ fn standard_version(v: &str) -> Result<StandardVersion, String> {
         })
 }
 
-/// `asdftool convert IN OUT [-c CODEC] [--array PATH]`: formats by extension, one side ASDF.
+/// `asdftool convert IN OUT [-c CODEC] [--array PATH] [--strict]`: formats by extension, one
+/// side ASDF. From HDF5, what was left out (no ASDF form yet) is one line each and exit
+/// status 1, the file written; `--strict` refuses such a file instead.
+#[allow(clippy::too_many_arguments)]
 pub fn convert(
     access: &crate::Access,
     input: &Path,
@@ -137,6 +140,49 @@ pub fn convert(
     compress: Option<String>,
     array: Option<&str>,
     verify_checksums: bool,
+    strict: bool,
+) -> Result<String, crate::Failure> {
+    if strict && (Format::of(input), Format::of(output)) != (Format::Hdf5, Format::Asdf) {
+        return Err("--strict applies only when converting HDF5 to ASDF"
+            .to_string()
+            .into());
+    }
+    let mut left_out = Vec::new();
+    let text = convert_formats(
+        access,
+        input,
+        output,
+        compress,
+        array,
+        verify_checksums,
+        strict,
+        &mut left_out,
+    )?;
+    if left_out.is_empty() {
+        return Ok(text);
+    }
+    let mut text = text;
+    for line in &left_out {
+        text.push_str(line);
+        text.push('\n');
+    }
+    Err(crate::Failure::Problems {
+        text,
+        to_stdout: false,
+    })
+}
+
+/// [`convert`], with what an HDF5 conversion left out added to `left_out`.
+#[allow(clippy::too_many_arguments)]
+fn convert_formats(
+    access: &crate::Access,
+    input: &Path,
+    output: &Path,
+    compress: Option<String>,
+    array: Option<&str>,
+    verify_checksums: bool,
+    #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))] strict: bool,
+    #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))] left_out: &mut Vec<String>,
 ) -> Result<String, String> {
     if verify_checksums && (Format::of(input), Format::of(output)) != (Format::Asdf, Format::Hdf5) {
         return Err("--verify-checksums applies only when converting ASDF to HDF5".into());
@@ -162,7 +208,9 @@ pub fn convert(
             crate::blosc2::from_asdf(access, input, output, codec, array)
         }
         #[cfg(feature = "hdf5")]
-        (Format::Hdf5, Format::Asdf) => crate::hdf5::to_asdf(input, output, codec),
+        (Format::Hdf5, Format::Asdf) => {
+            crate::hdf5::to_asdf(input, output, codec, strict, left_out)
+        }
         #[cfg(feature = "hdf5")]
         (Format::Asdf, Format::Hdf5) => {
             crate::hdf5::from_asdf(access, input, output, codec, verify_checksums)

@@ -5,17 +5,31 @@ use std::path::Path;
 
 /// `x.h5` → `y.asdf`: groups as mappings, datasets as arrays at their key paths, attributes,
 /// chunk shapes and filters under `_hdf5`. `-c` compresses every array (default: `zlib` for
-/// the datasets that were deflated).
-pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<String, String> {
+/// the datasets that were deflated). A dataset or attribute with no ASDF form yet is left
+/// out and added to `left_out` as a line (`IN: PATH left out: why`); with `strict` it is the
+/// error.
+pub fn to_asdf(
+    input: &Path,
+    output: &Path,
+    codec: Option<&str>,
+    strict: bool,
+    left_out: &mut Vec<String>,
+) -> Result<String, String> {
     let compression = codec.map(crate::output::compression).transpose()?;
     let (_bar, progress) = progress_bar(input);
     let opts = asdf_hdf5::ToAsdfOptions {
         compression,
         progress,
+        strict,
         ..asdf_hdf5::ToAsdfOptions::default()
     };
     let result = asdf_hdf5::to_asdf(input, output, &opts);
     let s = result.map_err(|e| format!("{}: {e}", input.display()))?;
+    left_out.extend(
+        s.left_out
+            .iter()
+            .map(|(path, why)| format!("{}: {path} left out: {why}", input.display())),
+    );
     Ok(format!(
         "wrote {} ({} bytes: {} groups, {} datasets, {} attributes)\n",
         output.display(),

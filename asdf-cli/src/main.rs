@@ -254,6 +254,11 @@ enum Command {
         /// leaves no output.
         #[arg(long)]
         verify_checksums: bool,
+        /// From HDF5: refuse a file with a dataset or attribute that has no ASDF form yet
+        /// (without it, such a one is left out, listed under `_hdf5/left_out` and on a line
+        /// of its own, and the exit status is 1).
+        #[arg(long)]
+        strict: bool,
     },
     /// Validate the tree against its schemas (the standard's, per tag) and verify every
     /// block's checksum; exit status 1 and one line per problem when invalid.
@@ -552,6 +557,7 @@ fn main() -> ExitCode {
             compress,
             array,
             verify_checksums,
+            strict,
         } => convert::convert(
             access,
             &input,
@@ -559,8 +565,8 @@ fn main() -> ExitCode {
             compress,
             array.as_deref(),
             verify_checksums,
-        )
-        .map_err(Failure::from),
+            strict,
+        ),
         Command::Validate {
             file,
             schema,

@@ -82,3 +82,52 @@ fn verify_checksums_fails_on_a_corrupted_block_naming_it() {
     );
     assert!(!back.exists());
 }
+
+/// `asdftool convert x.h5 y.asdf`: a dataset whose filter asdf-rs does not decode (bzip2, in
+/// asdf-hdf5's plugins.h5 fixture) is left out: the file is written with the rest, the
+/// dataset listed under `_hdf5/left_out`, one line for it, exit status 1; `--strict` refuses
+/// the file (exit status 2, no output); `--strict` elsewhere is a usage error.
+#[test]
+fn a_dataset_with_no_form_is_left_out_with_exit_status_1_or_refused_with_strict() {
+    let dir = Scratch(std::env::temp_dir().join(format!("asdf-cv-h5-lo-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../asdf-hdf5/tests/data/plugins.h5");
+    let out = dir.0.join("out.asdf");
+    let run = convert(&src, &out, &[]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("left out")).collect();
+    assert_eq!(
+        lines,
+        [format!(
+            "{}: /bzip2 left out: HDF5 filter 307 (bzip2) cannot be decoded",
+            src.display()
+        )],
+        "{err}"
+    );
+    let file = AsdfFile::open(&out).unwrap();
+    assert!(file.get("/bzip2").is_none());
+    assert_eq!(
+        file.get("/_hdf5/left_out/~1bzip2").and_then(Node::as_str),
+        Some("HDF5 filter 307 (bzip2) cannot be decoded")
+    );
+    // the others converted, their values read
+    let lz4 = file.get("/lz4").unwrap();
+    assert_eq!(file.dyn_array_of(lz4, "/lz4").unwrap().shape, [1000]);
+    std::fs::remove_file(&out).unwrap();
+
+    let strict = convert(&src, &out, &["--strict"]);
+    let err = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/bzip2: HDF5 filter 307 (bzip2) cannot be decoded"),
+        "{err}"
+    );
+    assert!(!out.exists(), "--strict left an output");
+
+    let misuse = convert(&out, &dir.0.join("b.h5"), &["--strict"]);
+    assert_eq!(misuse.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&misuse.stderr)
+        .contains("--strict applies only when converting HDF5 to ASDF"));
+}
