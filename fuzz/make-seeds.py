@@ -12,7 +12,9 @@
 - blosc2: the Blosc2 fixtures (asdf-blosc2/tests/data/frames) of at most 16 KiB, as the
   blosc2 target reads its input: a 0 byte and the frame, and a 1 byte and the frame from its
   first chunk on (a chunk followed by the rest of the frame).
-- hdf5: the h5py files of asdf-hdf5 (asdf-hdf5/tests/data) of at most 64 KiB, whole.
+- hdf5: the h5py files of asdf-hdf5 (asdf-hdf5/tests/data) and the files of other writers
+  there (other_writers/: netCDF-C, hdf5plugin's LZ4, old and new layouts) of at most 64 KiB,
+  whole.
 - fits: the ASDF-in-FITS fixtures (tests/data/asdf-in-fits) of at most 64 KiB, whole.
 - region: the `.asdf` files of tests/data's fixtures, libasdf, python-asdf and
   reference-files folders (each sorted; files within a folder at any depth) of at most
@@ -135,7 +137,9 @@ def main():
             put("legacy_blocks", data)
     for seed in legacy_chains():
         put("legacy_blocks", seed)
-    for f in sorted((ROOT / "asdf-hdf5" / "tests" / "data").glob("*.h5")):
+    h5data = ROOT / "asdf-hdf5" / "tests" / "data"
+    others = [f for f in sorted((h5data / "other_writers").iterdir()) if f.suffix in (".h5", ".nc")]
+    for f in sorted(h5data.glob("*.h5")) + others:
         data = f.read_bytes()
         if len(data) <= 65536:
             put("hdf5", data)

@@ -279,6 +279,8 @@ struct Meta {
     fills: Vec<(String, Node)>,
     maxshapes: Vec<(String, Node)>,
     soft_links: Vec<(String, Node)>,
+    /// Datasets with a null dataspace, with their datatype.
+    empty: Vec<(String, Node)>,
     /// Datasets and attributes with no ASDF form yet, with why.
     left_out: Vec<(String, Node)>,
     /// Entries, and bytes of their paths, that hard links have added so far.
@@ -306,6 +308,7 @@ impl Meta {
             &mut self.fills,
             &mut self.maxshapes,
             &mut self.soft_links,
+            &mut self.empty,
             &mut self.left_out,
         ] {
             let prefix = format!("{first}/");
@@ -361,6 +364,7 @@ impl Meta {
             ("fill_values", &self.fills),
             ("maxshapes", &self.maxshapes),
             ("soft_links", &self.soft_links),
+            ("empty_datasets", &self.empty),
             ("left_out", &self.left_out),
         ] {
             if !v.is_empty() {
@@ -532,6 +536,29 @@ impl Walk<'_, '_> {
         self.attributes(&attrs, path)?;
         let masked = companion.is_some() || value.is_some();
         let dt = ds.dtype();
+        if ds.is_null() {
+            // a null dataspace (h5py's `Empty`): no element, not even a scalar's, so no
+            // array: `null` in the tree and its datatype under `_hdf5/empty_datasets`
+            let name = if is_vlen_string(dt) {
+                "string".to_string()
+            } else {
+                let plan = datatype::plan(dt).map_err(|what| Hdf5Error::Unsupported {
+                    path: path.to_string(),
+                    what,
+                })?;
+                dtype_name(&plan.dtype, &plan.inner_shape)
+            };
+            if masked {
+                return Err(read_err(
+                    &format!("{path}@{MASK_ATTR}"),
+                    "a mask for a dataset with a null dataspace",
+                ));
+            }
+            self.meta
+                .empty
+                .push((path.to_string(), Node::str(name.as_str())));
+            return Ok(Node::new(Value::Null));
+        }
         if masked && (is_vlen_string(dt) || ds.shape().is_empty()) {
             return Err(read_err(
                 &format!("{path}@{MASK_ATTR}"),
@@ -1044,6 +1071,16 @@ fn nest_strings(strings: Vec<String>, shape: &[usize]) -> Node {
         }
     }
     build(&mut strings.into_iter(), shape)
+}
+
+/// A datatype as numpy's text (`<i4`; a record as numpy's list of fields), a subarray's
+/// shape after it (`<f8[3]`).
+fn dtype_name(dt: &DType, inner: &[usize]) -> String {
+    if inner.is_empty() {
+        return dt.to_numpy_str();
+    }
+    let dims: Vec<String> = inner.iter().map(|d| d.to_string()).collect();
+    format!("{}[{}]", dt.to_numpy_str(), dims.join(", "))
 }
 
 fn enum_node(members: &[(String, i128)]) -> Node {

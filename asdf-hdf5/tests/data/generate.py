@@ -223,6 +223,21 @@ def plugins(h5, np, rng):
     f.close()
 
 
+def empty(h5, np, rng):
+    """Datasets with no element (a null dataspace, h5py.Empty) and datasets whose storage was
+    never allocated (read as their fill value, contiguous and chunked, and a chunked one with
+    some chunks written)."""
+    f = h5.File(HERE / "empty.h5", "w")
+    for t in ("<i4", "<u8", "<f8", "|b1"):
+        f.create_dataset(f"empty_{np.dtype(t).name}", data=h5.Empty(t))
+    f.create_dataset("unallocated", shape=(4, 3), dtype="<i2", fillvalue=-7)
+    f.create_dataset("unallocated_chunked", shape=(10,), dtype="<f4", chunks=(4,),
+                     fillvalue=2.5)
+    d = f.create_dataset("partly_written", shape=(10,), dtype="<u2", chunks=(4,), fillvalue=9)
+    d[:4] = np.arange(4, dtype="<u2")
+    f.close()
+
+
 def expectations(h5, np, path: Path) -> dict:
     out = {"datasets": {}, "attrs": {}}
 
@@ -230,6 +245,10 @@ def expectations(h5, np, path: Path) -> dict:
         if isinstance(v, (bytes, str)):
             return {"string": v.decode() if isinstance(v, bytes) else v}
         a = np.asarray(v)
+        has_objects = a.dtype.kind == "O" and not all(isinstance(x, (bytes, str)) for x in a.ravel())
+        if has_objects or (a.dtype.names and any(a.dtype[n].kind == "O" for n in a.dtype.names)):
+            # references, variable-length sequences: no ASDF form yet (left out, listed)
+            return {"no_form": True}
         if a.dtype.kind == "O":
             return {"strings": [x.decode() if isinstance(x, bytes) else x for x in a.ravel()],
                     "shape": list(a.shape)}
@@ -240,7 +259,7 @@ def expectations(h5, np, path: Path) -> dict:
         p = "/" + name
         if isinstance(obj, h5.Dataset):
             if obj.shape is None:
-                out["datasets"][p] = {"empty": True}
+                out["datasets"][p] = {"empty": True, "dtype": canonical.dtype_text(obj.dtype)}
             else:
                 out["datasets"][p] = describe(obj[()])
         if obj.attrs:
@@ -276,7 +295,7 @@ def main():
         sys.exit(f"refusing to run: h5py {h5py.__version__}, the pin is {PIN}")
     rng = np.random.default_rng(20261125)
     for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters,
-                 plugins):
+                 plugins, empty):
         make(h5py, np, rng)
     for libver in ("earliest", "latest"):
         links_layouts(h5py, np, rng, libver)
@@ -285,6 +304,14 @@ def main():
         exp = expectations(h5py, np, p)
         p.with_suffix(".expect.json").write_text(json.dumps(exp, indent=1, sort_keys=True) + "\n")
         print(p.name, p.stat().st_size)
+    # files of other writers (other_writers/README.md), vendored as they are: only what h5py
+    # reads from them is written here
+    for p in sorted((HERE / "other_writers").iterdir()):
+        if p.suffix in (".h5", ".nc"):
+            exp = expectations(h5py, np, p)
+            out = p.with_name(p.name + ".expect.json")
+            out.write_text(json.dumps(exp, indent=1, sort_keys=True) + "\n")
+            print(p.name, p.stat().st_size)
 
 
 if __name__ == "__main__":

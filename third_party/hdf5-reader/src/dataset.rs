@@ -941,6 +941,13 @@ impl Dataset {
         &self.dataspace.dims
     }
 
+    /// Whether the dataset's dataspace is null (`H5S_NULL`, h5py's `Empty`): it holds no
+    /// element at all, which its empty [`Dataset::shape`] does not tell from a scalar
+    /// (asdf-rs patch 7).
+    pub fn is_null(&self) -> bool {
+        self.dataspace.dataspace_type == DataspaceType::Null
+    }
+
     /// Expose a larger logical extent, filling elements outside the stored
     /// extent with the dataset's fill value. Only unlimited axes of chunked
     /// datasets may grow. The file and other handles remain unchanged.
