@@ -19,6 +19,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # filters asdf-hdf5 reads but hdf5-writer does not write (docs/hdf5.md)
 UNWRITTEN = ("lzf", "szip")
+# fixtures converted to ASDF only (h5py_files.rs), not round-tripped: plugins.h5 (filters
+# other writers use, not written back, and a dataset left out) and empty.h5 (null
+# dataspaces, which have no HDF5 form on the way back yet): python asdf must read their ASDF
+# files with each dataset's values (null for a null dataspace; none for one left out)
+ASDF_ONLY = ("empty", "plugins")
 
 
 def same(a, b, np) -> bool:
@@ -166,6 +171,38 @@ def check_masks(out, np, h5py, asdf) -> int:
     return len(problems)
 
 
+def asdf_reads(src, middle, np, h5py, asdf) -> list:
+    """python asdf's reading of ``middle`` (src converted by asdf-rs) against h5py's of src:
+    every dataset's values, datatypes and shapes; a null dataspace (h5py.Empty) as None; a
+    dataset listed under _hdf5/left_out absent."""
+    import hdf5plugin  # noqa: F401  (registers the filters of plugins.h5 with h5py)
+
+    if not middle.exists():
+        return [f"{middle.name} was not written"]
+    problems = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with asdf.open(middle, lazy_load=False) as af, h5py.File(src, "r") as o:
+            left = af.tree.get("_hdf5", {}).get("left_out", {})
+
+            def visit(p, obj):
+                if not isinstance(obj, h5py.Dataset):
+                    return
+                node = af.tree
+                for part in p.split("/"):
+                    node = node.get(part) if isinstance(node, dict) else None
+                if "/" + p in left:
+                    if node is not None:
+                        problems.append(f"{p}: left out, but in the tree")
+                elif obj.shape is None:
+                    if node is not None:
+                        problems.append(f"{p}: a null dataspace reads as {node!r}")
+                elif node is None or not same(obj[()], node, np):
+                    problems.append(f"{p}: python asdf reads other values")
+            o.visititems(visit)
+    return problems
+
+
 def main(argv) -> int:
     import asdf
     import h5py
@@ -178,6 +215,13 @@ def main(argv) -> int:
         name = src.stem
         back = out / f"hdf5_{name}.back.h5"
         middle = out / f"hdf5_{name}.asdf"
+        if name in ASDF_ONLY:
+            problems = asdf_reads(src, middle, np, h5py, asdf)
+            for p in problems:
+                print(f"{name}: {p}")
+            bad += len(problems)
+            print(f"{name}: {'ok' if not problems else f'{len(problems)} problems'} (ASDF only)")
+            continue
         if not back.exists() or not middle.exists():
             print(f"{name}: {back.name} or {middle.name} was not written")
             bad += 1
