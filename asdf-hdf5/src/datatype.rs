@@ -17,6 +17,8 @@ pub(crate) struct Plan {
     pub pieces: Vec<(usize, usize)>,
     /// Enum member names and values, when the datatype is an enum (bool enums excluded).
     pub enum_members: Option<Vec<(String, i128)>>,
+    /// The tag of an opaque datatype (h5py's `NUMPY:<M8[ns]`), kept beside the bytes.
+    pub opaque_tag: Option<String>,
 }
 
 impl Plan {
@@ -109,6 +111,17 @@ pub(crate) fn plan(dt: &Datatype) -> Result<Plan, String> {
             shape.extend(base_plan.inner_shape);
             (base_plan.dtype, shape)
         }
+        // opaque: numpy's datetime64 and timedelta64 (h5py tags them `NUMPY:<M8[ns]`) as
+        // their int64 counts in the tag's byte order (the unit in the tag), anything else as
+        // its bytes (an inner axis of the element's size)
+        Datatype::Opaque { size, tag } => {
+            let size = *size as usize;
+            pieces.push((0, size));
+            match numpy_time(tag) {
+                Some(byteorder) if size == 8 => (scalar(ScalarType::Int64, byteorder), Vec::new()),
+                _ => (scalar(ScalarType::UInt8, ByteOrder::Little), vec![size]),
+            }
+        }
         _ => (element(dt, 0, &mut pieces)?, Vec::new()),
     };
     let enum_members = match dt {
@@ -138,7 +151,30 @@ pub(crate) fn plan(dt: &Datatype) -> Result<Plan, String> {
         src_size,
         pieces: merge(pieces),
         enum_members,
+        opaque_tag: match dt {
+            Datatype::Opaque { tag, .. } => Some(tag.clone()),
+            _ => None,
+        },
     })
+}
+
+/// The byte order of h5py's tag for a numpy datetime64 or timedelta64 (`NUMPY:<M8[ns]`,
+/// `NUMPY:>m8[s]`: order, kind, 8 bytes, a unit in brackets); `None` for other tags.
+fn numpy_time(tag: &str) -> Option<ByteOrder> {
+    let rest = tag.strip_prefix("NUMPY:")?;
+    let (order, rest) = rest.split_at_checked(1)?;
+    let unit = rest
+        .strip_prefix("M8[")
+        .or_else(|| rest.strip_prefix("m8["))?
+        .strip_suffix(']')?;
+    if unit.is_empty() || !unit.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    match order {
+        "<" | "=" => Some(ByteOrder::Little),
+        ">" => Some(ByteOrder::Big),
+        _ => None,
+    }
 }
 
 /// Most pieces one element is copied in (a bound on what a datatype can make us do).

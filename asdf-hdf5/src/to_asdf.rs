@@ -281,6 +281,8 @@ struct Meta {
     soft_links: Vec<(String, Node)>,
     /// Datasets with a null dataspace, with their datatype.
     empty: Vec<(String, Node)>,
+    /// The tags of opaque datatypes, by dataset (or `PATH@NAME` attribute).
+    opaque: Vec<(String, Node)>,
     /// Datasets and attributes with no ASDF form yet, with why.
     left_out: Vec<(String, Node)>,
     /// Entries, and bytes of their paths, that hard links have added so far.
@@ -309,6 +311,7 @@ impl Meta {
             &mut self.maxshapes,
             &mut self.soft_links,
             &mut self.empty,
+            &mut self.opaque,
             &mut self.left_out,
         ] {
             let prefix = format!("{first}/");
@@ -365,6 +368,7 @@ impl Meta {
             ("maxshapes", &self.maxshapes),
             ("soft_links", &self.soft_links),
             ("empty_datasets", &self.empty),
+            ("opaque_tags", &self.opaque),
             ("left_out", &self.left_out),
         ] {
             if !v.is_empty() {
@@ -608,6 +612,11 @@ impl Walk<'_, '_> {
         }
         if let Some(members) = &plan.enum_members {
             self.meta.enums.push((path.to_string(), enum_node(members)));
+        }
+        if let Some(tag) = &plan.opaque_tag {
+            self.meta
+                .opaque
+                .push((path.to_string(), Node::str(tag.as_str())));
         }
         if let Some(c) = &chunks {
             self.meta.chunks.push((
@@ -893,6 +902,9 @@ impl Walk<'_, '_> {
                         continue;
                     }
                 };
+                if let Some(tag) = &plan.opaque_tag {
+                    self.meta.opaque.push((at.clone(), Node::str(tag.as_str())));
+                }
                 let mut shape = shape_of(&a.shape);
                 shape.extend(&plan.inner_shape);
                 let array = DynArray {

@@ -24,7 +24,7 @@ fn fixtures() -> Vec<String> {
         })
         .collect();
     names.sort();
-    assert_eq!(names.len(), 12, "fixtures: {names:?}");
+    assert_eq!(names.len(), 13, "fixtures: {names:?}");
     names
 }
 
@@ -177,6 +177,15 @@ fn check(
     (array.canonical_sha256_hex() != sha).then(|| format!("{at}: values differ"))
 }
 
+/// An opaque datatype's tag (h5py's `NUMPY:<M8[ns]`), kept under `_hdf5/opaque_tags/KEY`.
+fn check_tag(file: &AsdfFile, key: &str, at: &str, want: &Json) -> Option<String> {
+    let want = want.get("opaque")?.as_str();
+    let got = file
+        .get(&format!("/{META_KEY}/opaque_tags/{key}"))
+        .and_then(Node::as_str);
+    (got != want).then(|| format!("{at}: opaque tag {got:?} != {want:?}"))
+}
+
 /// Datasets left out of the conversion (a filter asdf-rs does not decode), with why: each
 /// must be missing from the tree and listed under `_hdf5/left_out`, and no other may be.
 const LEFT_OUT: [(&str, &str, &str); 1] = [(
@@ -256,6 +265,7 @@ fn every_h5py_file_converts_to_what_h5py_reads() {
                 .get(&format!("/{META_KEY}/scalar_datasets/{}", key(p)))
                 .and_then(Node::as_str);
             problems.extend(check(&file, node, &at, w, hint));
+            problems.extend(check_tag(&file, &key(p), &at, w));
             checked += 1;
         }
         for (p, attrs) in attrs {
@@ -267,15 +277,16 @@ fn every_h5py_file_converts_to_what_h5py_reads() {
                     continue;
                 };
                 problems.extend(check(&file, node, &at, w, None));
+                problems.extend(check_tag(&file, &key(&format!("{p}@{a}")), &at, w));
                 checked += 1;
             }
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // every expectation was checked, and the files hold all generate.py wrote (172 values,
-    // the 13 of plugins.h5 and the 7 of empty.h5)
+    // the 13 of plugins.h5, the 7 of empty.h5 and the 4 of opaque.h5)
     assert_eq!(checked, expected);
-    assert_eq!(checked, 192, "values checked");
+    assert_eq!(checked, 196, "values checked");
 }
 
 #[test]

@@ -238,6 +238,21 @@ def empty(h5, np, rng):
     f.close()
 
 
+def opaque(h5, np, rng):
+    """Opaque datatypes as h5py writes numpy's datetime64, timedelta64 and void arrays
+    (h5py.opaque_dtype: the tag `NUMPY:<M8[ns]`), in a dataset and an attribute."""
+    f = h5.File(HERE / "opaque.h5", "w")
+    t = np.array(["2020-01-01T00:00:00.5", "1970-01-01", "NaT", "1900-02-28T23:59:59"],
+                 dtype="datetime64[ns]")
+    f.create_dataset("datetime_ns", data=t.astype(h5.opaque_dtype(t.dtype)))
+    d = np.array([1, -2, 86400], dtype=">m8[s]")
+    f.create_dataset("timedelta_s_big", data=d.astype(h5.opaque_dtype(d.dtype)))
+    v = np.array([b"ab\0c", b"\x01\x02\x03\x04", b"\xff\0\0\x7f"], dtype="V4")
+    f.create_dataset("void4", data=v.astype(h5.opaque_dtype(v.dtype)))
+    f["void4"].attrs.create("when", t[:2], dtype=h5.opaque_dtype(t.dtype))
+    f.close()
+
+
 def expectations(h5, np, path: Path) -> dict:
     out = {"datasets": {}, "attrs": {}}
 
@@ -245,6 +260,14 @@ def expectations(h5, np, path: Path) -> dict:
         if isinstance(v, (bytes, str)):
             return {"string": v.decode() if isinstance(v, bytes) else v}
         a = np.asarray(v)
+        if a.dtype.kind in "Mm":
+            # an opaque datetime64 / timedelta64: its int64 counts, in its byte order
+            order = ">" if a.dtype.byteorder == ">" else "<"
+            return describe(a.view(order + "i8")) | {"opaque": "NUMPY:" + a.dtype.str}
+        if a.dtype.kind == "V" and not a.dtype.names:
+            # opaque bytes: an inner axis of the element's size
+            b = a.view("u1").reshape(a.shape + (a.dtype.itemsize,))
+            return describe(b) | {"opaque": "NUMPY:" + a.dtype.str}
         has_objects = a.dtype.kind == "O" and not all(isinstance(x, (bytes, str)) for x in a.ravel())
         if has_objects or (a.dtype.names and any(a.dtype[n].kind == "O" for n in a.dtype.names)):
             # references, variable-length sequences: no ASDF form yet (left out, listed)
@@ -295,7 +318,7 @@ def main():
         sys.exit(f"refusing to run: h5py {h5py.__version__}, the pin is {PIN}")
     rng = np.random.default_rng(20261125)
     for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters,
-                 plugins, empty):
+                 plugins, empty, opaque):
         make(h5py, np, rng)
     for libver in ("earliest", "latest"):
         links_layouts(h5py, np, rng, libver)
