@@ -19,7 +19,7 @@
 //! | `testing` | round-trip and schema assertions for users' tests (feature `testing`) |
 //!
 //! and at the root [`Error`] (with [`LayoutError`] and [`CodecError`], the errors of a file's
-//! bytes), [`Progress`], and one call each for the common case (below).
+//! bytes), and [`Progress`].
 //!
 //! ```no_run
 //! use asdf_core::AsdfFile;
@@ -129,6 +129,32 @@ pub mod unstable {
     //! ASDF-in-FITS tables, atomic files, JSON-pointer segments. It exists only with the
     //! cargo feature `unstable-internals` and may change in any release, patch releases
     //! included. Users of asdf-core need none of it: the public modules are the API.
+    //!
+    //! What a user meets of the plumbing has a public path; the modules themselves are
+    //! private outside this one:
+    //!
+    //! ```
+    //! use asdf_core::file::{BlockHeader, Hdu, Layout, ReadAt};
+    //! use asdf_core::write::Compression;
+    //! use asdf_core::{CodecError, LayoutError};
+    //! use asdf_core::unstable::{canonical, checksum, codec, layout};
+    //! ```
+    //!
+    //! ```compile_fail,E0603
+    //! use asdf_core::codec::Compression;
+    //! ```
+    //!
+    //! ```compile_fail,E0603
+    //! use asdf_core::layout::BlockHeader;
+    //! ```
+    //!
+    //! ```compile_fail,E0603
+    //! use asdf_core::checksum::Md5;
+    //! ```
+    //!
+    //! ```compile_fail,E0603
+    //! use asdf_core::canonical::to_json;
+    //! ```
 
     /// The `asdf-canonical/1` JSON form of a file's content.
     pub mod canonical {
