@@ -275,3 +275,26 @@ fn rewritten_files_read_back() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--standard 1.8.0: not an ASDF Standard version asdftool writes (1.0.0, 1.1.0, 1.2.0, 1.3.0, 1.4.0, 1.5.0, 1.6.0, 1.7.0)"), "{}", stderr(&out));
 }
+
+/// libasdf's `ndarray-out.asdf` (tests/data/libasdf, HAND_WRITTEN.md: "an array larger than
+/// its block"): python asdf 6.0.0 opens it as valid (tests/oracle/validation-verdicts.json)
+/// and then fails to read `/data` ("strides is incompatible with shape of requested array
+/// and size of buffer"); asdftool says why before anything is read. 5x5 int8 at offset 256
+/// with strides [-1, 1] reaches byte 256 + 4 + 4 + 1 = 261 of a 25-byte block.
+#[test]
+fn libasdfs_array_larger_than_its_block_is_reported() {
+    let Some(f) = asdf_test_data::require("libasdf/ndarray-out.asdf") else {
+        return;
+    };
+    let out = asdftool(&["validate", f.to_str().unwrap(), "--no-checksums"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "asdftool: {}: 1 problem found\n\
+             /data: source: block 0 holds 25 bytes, the array needs 261 \
+             (offset, shape, strides and datatype)\n",
+            f.display()
+        )
+    );
+}
