@@ -277,7 +277,7 @@ pub enum WriteError {
     Invalid(crate::schema::ValidationErrors),
     /// The standard version asked for ([`WriteOptions::standard`]) is not one this library
     /// knows how to write ([`StandardVersion::known`]).
-    #[error("cannot write ASDF Standard {0}: the versions written are 1.0.0 to 1.6.0")]
+    #[error("cannot write ASDF Standard {0}: the versions written are 1.0.0 to 1.7.0")]
     UnknownStandard(StandardVersion),
 }
 
