@@ -15,19 +15,14 @@ const HUGE_PAGE: usize = 2 << 20;
 /// `len` zero bytes, allocated zeroed (fresh pages for large sizes, no memset pass), with
 /// huge pages requested for large buffers. `None` when the allocation fails.
 pub fn zeroed_bytes(len: usize) -> Option<Vec<u8>> {
-    // SAFETY: every bit pattern, all-zero included, is a valid `u8`.
-    unsafe { zeroed_vec::<u8>(len) }
+    zeroed_vec::<u8>(len)
 }
 
 /// A `Vec<T>` of `len` all-zero-bytes elements, allocated zeroed (fresh pages for large sizes,
 /// no memset pass), with huge pages requested for large buffers. `None` when the allocation
-/// fails or its size overflows.
-///
-/// # Safety
-///
-/// All-zero bytes must be a valid `T` (plain integers, IEEE floats, complex numbers of them;
-/// not references, `NonZero*` or enums without a zero variant).
-pub unsafe fn zeroed_vec<T>(len: usize) -> Option<Vec<T>> {
+/// fails or its size overflows. `T: Zeroable` (plain integers, IEEE floats, complex numbers
+/// of them, `bool`) guarantees that all-zero bytes are a valid `T`.
+pub fn zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Option<Vec<T>> {
     if len == 0 || std::mem::size_of::<T>() == 0 {
         return Some(Vec::new());
     }
@@ -41,8 +36,8 @@ pub unsafe fn zeroed_vec<T>(len: usize) -> Option<Vec<T>> {
     advise_huge_pages(ptr.cast::<u8>(), layout.size());
     // SAFETY: `ptr` is non-null and was allocated by the global allocator with the layout of
     // `[T; len]`, so it is aligned for `T` and the capacity `len` matches; all `len` elements
-    // are initialised, because the memory is zeroed and the caller guarantees that all-zero
-    // bytes are a valid `T`. The Vec owns the allocation from here (nothing else frees it).
+    // are initialised, because the memory is zeroed and all-zero bytes are a valid `T`
+    // (`T: Zeroable`, whose contract is exactly that). The Vec owns the allocation from here (nothing else frees it).
     Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
@@ -79,8 +74,7 @@ mod tests {
             assert_eq!(v.len(), len);
             assert!(v.iter().all(|&b| b == 0));
         }
-        // SAFETY: all-zero bytes are the f64 0.0.
-        let v = unsafe { super::zeroed_vec::<f64>(1 << 20) }.unwrap();
+        let v = super::zeroed_vec::<f64>(1 << 20).unwrap();
         assert_eq!(v.len(), 1 << 20);
         assert!(v.iter().all(|&x| x == 0.0));
         assert_eq!(v.as_ptr() as usize % std::mem::align_of::<f64>(), 0);
@@ -89,7 +83,6 @@ mod tests {
     #[test]
     fn impossible_sizes_are_none_not_an_abort() {
         assert!(super::zeroed_bytes(usize::MAX).is_none());
-        // SAFETY: all-zero bytes are the u64 0.
-        assert!(unsafe { super::zeroed_vec::<u64>(usize::MAX / 4) }.is_none());
+        assert!(super::zeroed_vec::<u64>(usize::MAX / 4).is_none());
     }
 }

@@ -393,13 +393,12 @@ pub fn view<'a, T: Element>(
     let Some(window) = block.get(..usize::try_from(l.hi).unwrap_or(usize::MAX)) else {
         return Ok(None);
     };
-    // SAFETY: `T` is one of the sealed `Element` types with `ANY_BIT_PATTERN` (checked
-    // above): plain integers, IEEE floats, `half::f16` (repr(transparent) over u16) and
-    // `num_complex::Complex<f32|f64>` (repr(C), two floats). Every byte pattern is a valid
-    // value of them, they have no padding and no interior mutability, so reading `u8` memory
-    // as `T` is sound; `align_to` only yields correctly aligned, in-bounds middle elements.
-    let (prefix, items, _) = unsafe { window.align_to::<T>() };
-    let pre = prefix.len() as u64;
+    // The aligned elements of the window (a safe cast, `Element::aligned_in`; `None` only for
+    // bool, excluded above).
+    let Some((pre, items)) = T::aligned_in(window) else {
+        return Ok(None);
+    };
+    let pre = pre as u64;
     let lo = l.lo;
     if lo < pre || (lo - pre) % size as u64 != 0 {
         return Ok(None);

@@ -24,6 +24,41 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     /// Decodes packed elements stored in `order` (`bytes.len()` a multiple of the size).
     #[doc(hidden)]
     fn decode(bytes: &[u8], order: ByteOrder) -> Vec<Self>;
+    /// The bytes of the elements, in native byte order.
+    #[doc(hidden)]
+    fn as_bytes(elems: &[Self]) -> &[u8];
+    /// The bytes of the elements, to write into; `None` for a type some bit patterns of which
+    /// are invalid (`bool`).
+    #[doc(hidden)]
+    fn as_bytes_mut(elems: &mut [Self]) -> Option<&mut [u8]>;
+    /// The elements that `bytes` holds at addresses aligned for `Self`: how many bytes come
+    /// before the first, and the elements (native byte order). `None` for `bool`.
+    #[doc(hidden)]
+    fn aligned_in(bytes: &[u8]) -> Option<(usize, &[Self])>;
+    /// `len` zero elements, allocated zeroed ([`asdf_common::mem::zeroed_vec`]); `None`
+    /// when the allocation fails.
+    #[doc(hidden)]
+    fn zeroed_vec(len: usize) -> Option<Vec<Self>>;
+}
+
+/// The [`Element`] methods of the types every bit pattern of which is valid (`bytemuck::Pod`:
+/// no padding, no invalid values), by safe casts.
+macro_rules! pod_methods {
+    () => {
+        fn as_bytes(elems: &[Self]) -> &[u8] {
+            bytemuck::cast_slice(elems)
+        }
+        fn as_bytes_mut(elems: &mut [Self]) -> Option<&mut [u8]> {
+            Some(bytemuck::cast_slice_mut(elems))
+        }
+        fn aligned_in(bytes: &[u8]) -> Option<(usize, &[Self])> {
+            let (prefix, items, _) = bytemuck::pod_align_to::<u8, Self>(bytes);
+            Some((prefix.len(), items))
+        }
+        fn zeroed_vec(len: usize) -> Option<Vec<Self>> {
+            asdf_common::mem::zeroed_vec::<Self>(len)
+        }
+    };
 }
 
 fn arr<const N: usize>(c: &[u8]) -> [u8; N] {
@@ -43,6 +78,7 @@ macro_rules! prim {
                     ByteOrder::Big => chunks.map(|c| <$t>::from_be_bytes(arr(c))).collect(),
                 }
             }
+            pod_methods!();
         }
     };
 }
@@ -82,6 +118,7 @@ macro_rules! cplx {
                         .collect(),
                 }
             }
+            pod_methods!();
         }
     };
 }
@@ -95,6 +132,20 @@ impl Element for bool {
     const ANY_BIT_PATTERN: bool = false;
     fn decode(bytes: &[u8], _order: ByteOrder) -> Vec<Self> {
         bytes.iter().map(|&b| b != 0).collect()
+    }
+    fn as_bytes(elems: &[Self]) -> &[u8] {
+        // `bool` is one byte, 0 or 1, with no padding (`bytemuck::NoUninit`).
+        bytemuck::cast_slice(elems)
+    }
+    fn as_bytes_mut(_: &mut [Self]) -> Option<&mut [u8]> {
+        None
+    }
+    fn aligned_in(_: &[u8]) -> Option<(usize, &[Self])> {
+        None
+    }
+    fn zeroed_vec(len: usize) -> Option<Vec<Self>> {
+        // all-zero bytes are `false` (`bytemuck::Zeroable`)
+        asdf_common::mem::zeroed_vec::<Self>(len)
     }
 }
 

@@ -35,14 +35,10 @@ impl<T: Element> TypedBytes for TypedVec<T> {
     }
 }
 
-/// The bytes of a slice of elements, in native byte order.
+/// The bytes of a slice of elements, in native byte order (a safe cast: `Element` is sealed to
+/// plain-old-data types, see `Element::as_bytes`).
 fn elements_as_bytes<T: Element>(elems: &[T]) -> &[u8] {
-    // SAFETY: `Element` is sealed to plain-old-data types (integers, `f16`, floats,
-    // `Complex<f32|f64>` which is `repr(C)` of two floats, and `bool`): they have no padding
-    // and no interior mutability, so every byte of the slice is initialised and may be read
-    // as `u8` for the lifetime of the borrow. Alignment of `u8` is 1 and the length in bytes
-    // is exactly `size_of_val(elems)`.
-    unsafe { std::slice::from_raw_parts(elems.as_ptr().cast::<u8>(), std::mem::size_of_val(elems)) }
+    T::as_bytes(elems)
 }
 
 /// Array data to write: datatype, shape and the elements in C order in the datatype's byte

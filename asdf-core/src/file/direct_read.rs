@@ -90,37 +90,19 @@ pub(super) fn contiguous_plan<T: Element>(
 /// memset pass, huge pages asked for: `asdf_common::mem`), or `None` when the allocation
 /// fails.
 pub(super) fn zeroed_vec<T: Element>(len: usize) -> Option<Vec<T>> {
-    assert!(
-        T::ANY_BIT_PATTERN,
-        "zeroed_vec needs a type valid for any bit pattern"
-    );
-    // SAFETY: `T::ANY_BIT_PATTERN` (checked above) guarantees that all-zero bytes are a valid
-    // `T` (plain integers, IEEE floats, complex of floats).
-    unsafe { asdf_common::mem::zeroed_vec::<T>(len) }
+    T::zeroed_vec(len)
 }
 
-/// The bytes of `T` elements, for writing.
+/// The bytes of `T` elements, for writing (a safe cast, `Element::as_bytes_mut`).
 pub(super) fn as_bytes_mut<T: Element>(out: &mut [T]) -> &mut [u8] {
-    assert!(
-        T::ANY_BIT_PATTERN,
-        "byte access needs a type valid for any bit pattern"
-    );
-    let size = std::mem::size_of_val(out);
-    // SAFETY: `out` is a valid, exclusively borrowed slice of `size` bytes; `T` has no
-    // padding and every bit pattern is a valid `T` (asserted above), so writing arbitrary
-    // bytes through this `u8` view keeps every element valid.
-    unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, size) }
+    // The callers read only types valid for any bit pattern (`T::ANY_BIT_PATTERN`, checked
+    // before they start); `bool` has no byte view to write into.
+    T::as_bytes_mut(out).expect("byte access needs a type valid for any bit pattern")
 }
 
 /// The bytes of `T` elements, for reading (hashing).
 pub(super) fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
-    assert!(
-        T::ANY_BIT_PATTERN,
-        "byte access needs a type valid for any bit pattern"
-    );
-    // SAFETY: `data` is a valid slice of `size_of_val(data)` bytes and `T` (a plain number
-    // type, asserted above) has no padding, so every byte is initialised.
-    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
+    T::as_bytes(data)
 }
 
 /// Reads the bytes of `out`'s elements from `offset`.

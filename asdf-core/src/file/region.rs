@@ -219,8 +219,9 @@ impl AsdfFile {
             DType::Scalar { ty, byteorder } if *ty == T::SCALAR => *byteorder,
             other => return Err(mismatch(other)),
         };
-        if !T::ANY_BIT_PATTERN {
-            // bool: stored bytes other than 0 and 1 are not `bool`s; go through the checks
+        // `None` for bool: stored bytes other than 0 and 1 are not `bool`s; go through the
+        // checks. Otherwise the caller's `[T]` as bytes (a safe cast, `Element::as_bytes_mut`).
+        let Some(bytes) = T::as_bytes_mut(out) else {
             let a = self.region::<T>(path, sel)?;
             if a.len() != out.len() {
                 return Err(sel_err(
@@ -235,16 +236,6 @@ impl AsdfFile {
                 *o = *v;
             }
             return Ok(a.shape().to_vec());
-        }
-        // SAFETY: `T` is one of the sealed `Element` types with `ANY_BIT_PATTERN` (checked
-        // above): plain integers, IEEE floats, `half::f16` and `Complex<f32|f64>`, which
-        // have no padding and no invalid bit patterns, so the caller's `[T]` may be
-        // written as bytes; the length covers exactly `out`'s memory.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                out.as_mut_ptr().cast::<u8>(),
-                std::mem::size_of_val(out),
-            )
         };
         let (_, shape, _) = self.region_bytes(&meta, path, sel, Some(bytes))?;
         let size = std::mem::size_of::<T>();
