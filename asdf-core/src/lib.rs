@@ -118,8 +118,6 @@ pub use progress::Progress;
 pub use write::{StandardVersion, WriteError, WriteOptions, Writer};
 pub use yaml::{Integer, Node, Value};
 
-/// Plumbing for the crates of asdf-rs, with no semver guarantee (feature
-/// `unstable-internals`).
 #[cfg(feature = "unstable-internals")]
 pub mod unstable {
     //! **Unstable: no semver guarantee; for the asdf-rs crates.** The plumbing the crates of
