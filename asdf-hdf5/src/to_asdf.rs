@@ -11,7 +11,7 @@ use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{Node, Progress, Value};
 use hdf5_reader::group::{Group, LinkKind};
 use hdf5_reader::messages::HdfMessage;
-use hdf5_reader::{Attribute, Dataset, Datatype, Hdf5File, StringSize};
+use hdf5_reader::{Attribute, Dataset, Datatype, Hdf5File, ReferenceType, StringSize};
 
 use crate::datatype::{self, Plan};
 use crate::filters;
@@ -243,6 +243,7 @@ fn build(
         depth: 0,
         bytes_read: Arc::new(AtomicU64::new(0)),
         total: Arc::new(AtomicU64::new(0)),
+        paths: None,
     };
     let mut tree = walk.group(&root, "")?;
     let meta = walk.meta.node();
@@ -281,6 +282,8 @@ struct Meta {
     soft_links: Vec<(String, Node)>,
     /// Datasets with a null dataspace, with their datatype.
     empty: Vec<(String, Node)>,
+    /// Datasets and attributes of object references, with their shape.
+    references: Vec<(String, Node)>,
     /// The tags of opaque datatypes, by dataset (or `PATH@NAME` attribute).
     opaque: Vec<(String, Node)>,
     /// Datasets and attributes with no ASDF form yet, with why.
@@ -311,6 +314,7 @@ impl Meta {
             &mut self.maxshapes,
             &mut self.soft_links,
             &mut self.empty,
+            &mut self.references,
             &mut self.opaque,
             &mut self.left_out,
         ] {
@@ -368,6 +372,7 @@ impl Meta {
             ("maxshapes", &self.maxshapes),
             ("soft_links", &self.soft_links),
             ("empty_datasets", &self.empty),
+            ("reference_datasets", &self.references),
             ("opaque_tags", &self.opaque),
             ("left_out", &self.left_out),
         ] {
@@ -394,6 +399,9 @@ struct Walk<'w, 'a> {
     bytes_read: Arc<AtomicU64>,
     /// Bytes of array data of the datasets met so far.
     total: Arc<AtomicU64>,
+    /// The path of each object reachable by links, by address (for object references),
+    /// made on the first reference met.
+    paths: Option<HashMap<u64, String>>,
 }
 
 /// Deepest group nesting converted (the YAML tree has a depth limit too).
@@ -577,6 +585,23 @@ impl Walk<'_, '_> {
                 path: path.to_string(),
                 what: format!("HDF5 filter {id} ({name})"),
             });
+        }
+        if let Some(size) = object_reference(dt) {
+            // object references: each a `$ref` to the object's node (null for none)
+            declared_len(ds, path, self.opts.max_dataset_bytes)?;
+            self.check_layout(ds, path)?;
+            if masked {
+                return Err(read_err(
+                    &format!("{path}@{MASK_ATTR}"),
+                    "a mask for a dataset of object references",
+                ));
+            }
+            let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
+            self.meta.references.push((
+                path.to_string(),
+                Node::seq(ds.shape().iter().map(|&d| Node::int(i128::from(d)))),
+            ));
+            return Ok(self.reference_nodes(&raw, size, &shape_of(ds.shape())));
         }
         if is_vlen_string(dt) {
             // its references' size and place checked before they are read
@@ -842,6 +867,39 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
+    /// Object references (`size` bytes each, little-endian addresses) in C order as nested
+    /// sequences of `shape`: a `$ref` to the converted node of each object, `null` for a
+    /// null reference or an object no link reaches.
+    fn reference_nodes(&mut self, raw: &[u8], size: usize, shape: &[usize]) -> Node {
+        if self.paths.is_none() {
+            let mut paths = HashMap::new();
+            if let Ok(root) = self.file.root_group() {
+                paths.insert(root.address(), String::new());
+                index_paths(&root, "", 0, &mut paths);
+            }
+            self.paths = Some(paths);
+        }
+        let paths = self.paths.as_ref().expect("made above");
+        let mut refs = raw.chunks_exact(size.max(1)).map(|b| {
+            let mut a = [0u8; 8];
+            a[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
+            match paths.get(&u64::from_le_bytes(a)) {
+                Some(p) => Node::new(Value::Map(vec![(
+                    Node::str("$ref"),
+                    Node::str(format!("#{}", pointer_of(p))),
+                )])),
+                None => Node::new(Value::Null),
+            }
+        });
+        fn build(it: &mut dyn Iterator<Item = Node>, shape: &[usize]) -> Node {
+            match shape.split_first() {
+                None => it.next().unwrap_or_else(|| Node::new(Value::Null)),
+                Some((&n, rest)) => Node::seq((0..n).map(|_| build(it, rest)).collect::<Vec<_>>()),
+            }
+        }
+        build(&mut refs, shape)
+    }
+
     /// A dataset or attribute with no ASDF form yet, left out and listed (unless
     /// [`ToAsdfOptions::strict`]); any other error is returned as is.
     fn leave_out(&mut self, e: Hdf5Error) -> Result<()> {
@@ -894,6 +952,12 @@ impl Walk<'_, '_> {
             let node = if is_vlen_string(&a.datatype) {
                 let strings = a.read_strings().map_err(|e| read_err(&at, e))?;
                 nest_strings(strings, &shape_of(&a.shape))
+            } else if let Some(size) = object_reference(&a.datatype) {
+                self.meta.references.push((
+                    at.clone(),
+                    Node::seq(a.shape.iter().map(|&d| Node::int(i128::from(d)))),
+                ));
+                self.reference_nodes(&a.raw_data, size, &shape_of(&a.shape))
             } else {
                 let plan = match datatype::plan(&a.datatype) {
                     Ok(p) => p,
@@ -1054,6 +1118,52 @@ fn path_prefix(at: &str) -> &str {
         ""
     } else {
         at
+    }
+}
+
+/// Most objects indexed for object references (a bound on what a file can make us hold).
+const MAX_INDEXED: usize = 1 << 20;
+
+/// The path of every object reachable from `g` by hard links (and soft links the reader
+/// follows), by address, first path met kept; groups nested deeper than [`MAX_DEPTH`] and
+/// objects past [`MAX_INDEXED`] are not indexed (their references become `null`).
+fn index_paths(g: &Group, path: &str, depth: usize, out: &mut HashMap<u64, String>) {
+    let Ok((groups, datasets)) = g.members() else {
+        return;
+    };
+    for d in &datasets {
+        if out.len() < MAX_INDEXED {
+            out.entry(d.address())
+                .or_insert_with(|| hpath(path, d.name()));
+        }
+    }
+    for sub in &groups {
+        if out.len() >= MAX_INDEXED || depth >= MAX_DEPTH || out.contains_key(&sub.address()) {
+            continue;
+        }
+        let p = hpath(path, sub.name());
+        out.insert(sub.address(), p.clone());
+        index_paths(sub, &p, depth + 1, out);
+    }
+}
+
+/// An HDF5 path (`/a/b`, `""` for the root) as a JSON pointer into the tree (`/a/b`).
+fn pointer_of(path: &str) -> String {
+    path.split('/')
+        .skip(1)
+        .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
+        .collect()
+}
+
+/// The size of an object reference datatype (an address of 4 or 8 bytes), `None` for any
+/// other datatype (region references, and HDF5 1.12's 16-byte references, have no form).
+fn object_reference(dt: &Datatype) -> Option<usize> {
+    match dt {
+        Datatype::Reference {
+            ref_type: ReferenceType::Object,
+            size,
+        } if matches!(*size, 4 | 8) => Some(usize::from(*size)),
+        _ => None,
     }
 }
 

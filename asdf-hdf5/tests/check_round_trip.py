@@ -22,10 +22,11 @@ UNWRITTEN = ("lzf", "szip")
 # fixtures converted to ASDF only (h5py_files.rs), not round-tripped: plugins.h5 (filters
 # other writers use, not written back, and a dataset left out) and empty.h5 (null
 # dataspaces, which have no HDF5 form on the way back yet) and opaque.h5 (opaque datatypes,
-# written back as their counts or bytes): python asdf must read their ASDF files with each
+# written back as their counts or bytes) and refs.h5 (object references, not written back as
+# references): python asdf must read their ASDF files with each
 # dataset's values (null for a null dataspace; none for one left out; an opaque datetime64 or
 # timedelta64 as its int64 counts, other opaque data as its bytes)
-ASDF_ONLY = ("empty", "opaque", "plugins")
+ASDF_ONLY = ("empty", "opaque", "plugins", "refs")
 
 
 def same(a, b, np) -> bool:
@@ -173,6 +174,13 @@ def check_masks(out, np, h5py, asdf) -> int:
     return len(problems)
 
 
+def flat(node):
+    """The leaves of nested lists, in order."""
+    if isinstance(node, list):
+        return [x for n in node for x in flat(n)]
+    return [node]
+
+
 def as_asdf(a, np):
     """h5py's reading of an opaque dataset as asdf-rs converts it: datetime64 and
     timedelta64 as their int64 counts (in their byte order), void data as its bytes."""
@@ -196,6 +204,7 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with asdf.open(middle, lazy_load=False) as af, h5py.File(src, "r") as o:
+            af.resolve_references()  # object references are `$ref`s within the file
             left = af.tree.get("_hdf5", {}).get("left_out", {})
 
             def visit(p, obj):
@@ -207,6 +216,15 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
                 if "/" + p in left:
                     if node is not None:
                         problems.append(f"{p}: left out, but in the tree")
+                elif h5py.check_dtype(ref=obj.dtype) is h5py.Reference:
+                    # `$ref`s to the objects' nodes: python asdf must resolve each to the
+                    # node of the object h5py names
+                    for r, got in zip(obj[()].ravel(), flat(node)):
+                        want = o[r]
+                        if isinstance(want, h5py.Dataset) and not same(want[()], got, np):
+                            problems.append(f"{p}: a reference resolves to other values")
+                        if isinstance(want, h5py.Group) and not hasattr(got, "keys"):
+                            problems.append(f"{p}: a reference to a group resolves to {got!r}")
                 elif obj.shape is None:
                     if node is not None:
                         problems.append(f"{p}: a null dataspace reads as {node!r}")

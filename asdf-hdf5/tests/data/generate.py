@@ -253,10 +253,26 @@ def opaque(h5, np, rng):
     f.close()
 
 
+def refs(h5, np, rng):
+    """Object references (datasets and attributes) and a region reference (no form yet)."""
+    f = h5.File(HERE / "refs.h5", "w")
+    f["data"] = np.arange(6, dtype="<i4")
+    f["g/other"] = np.array([1.5, 2.5], dtype="<f8")
+    f.create_dataset("refs", data=np.array([[f["data"].ref, f["g"].ref],
+                                            [f["g/other"].ref, f.ref]], dtype=h5.ref_dtype))
+    f["data"].attrs["peer"] = f["g/other"].ref
+    f.create_dataset("regions", data=[f["data"].regionref[1:3]], dtype=h5.regionref_dtype)
+    f.close()
+
+
 def expectations(h5, np, path: Path) -> dict:
     out = {"datasets": {}, "attrs": {}}
 
     def describe(v):
+        refs = np.asarray(v) if not isinstance(v, (bytes, str)) else None
+        if refs is not None and refs.size and all(type(x) is h5.Reference for x in refs.ravel()):
+            # object references: the path of the object each names
+            return {"refs": [f[x].name for x in refs.ravel()], "shape": list(refs.shape)}
         if isinstance(v, (bytes, str)):
             return {"string": v.decode() if isinstance(v, bytes) else v}
         a = np.asarray(v)
@@ -288,7 +304,8 @@ def expectations(h5, np, path: Path) -> dict:
         if obj.attrs:
             out["attrs"][p] = {k: describe(obj.attrs[k]) for k in obj.attrs}
 
-    with h5.File(path, "r") as f:
+    f = h5.File(path, "r")
+    with f:
         if f.attrs:
             out["attrs"]["/"] = {k: describe(f.attrs[k]) for k in f.attrs}
         f.visititems(visit)
@@ -318,7 +335,7 @@ def main():
         sys.exit(f"refusing to run: h5py {h5py.__version__}, the pin is {PIN}")
     rng = np.random.default_rng(20261125)
     for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters,
-                 plugins, empty, opaque):
+                 plugins, empty, opaque, refs):
         make(h5py, np, rng)
     for libver in ("earliest", "latest"):
         links_layouts(h5py, np, rng, libver)
