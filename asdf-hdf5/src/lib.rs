@@ -46,8 +46,9 @@ pub enum Hdf5Error {
         /// What the reader said.
         message: String,
     },
-    /// An HDF5 datatype that has no ASDF equivalent (opaque, references, variable-length
-    /// sequences other than strings, time).
+    /// An HDF5 datatype that has no ASDF equivalent yet (region references, references
+    /// inside compounds or sequences, variable-length sequences other than strings, time):
+    /// the object is left out and listed unless [`ToAsdfOptions::strict`].
     #[error("{path}: HDF5 datatype {what} has no ASDF equivalent")]
     Unsupported {
         /// The HDF5 object path (with `@name` for an attribute).
