@@ -284,6 +284,8 @@ struct Meta {
     empty: Vec<(String, Node)>,
     /// Datasets and attributes of object references, with their shape.
     references: Vec<(String, Node)>,
+    /// Datasets of variable-length sequences, with their shape.
+    sequences: Vec<(String, Node)>,
     /// The tags of opaque datatypes, by dataset (or `PATH@NAME` attribute).
     opaque: Vec<(String, Node)>,
     /// Datasets and attributes with no ASDF form yet, with why.
@@ -315,6 +317,7 @@ impl Meta {
             &mut self.soft_links,
             &mut self.empty,
             &mut self.references,
+            &mut self.sequences,
             &mut self.opaque,
             &mut self.left_out,
         ] {
@@ -373,6 +376,7 @@ impl Meta {
             ("soft_links", &self.soft_links),
             ("empty_datasets", &self.empty),
             ("reference_datasets", &self.references),
+            ("sequence_datasets", &self.sequences),
             ("opaque_tags", &self.opaque),
             ("left_out", &self.left_out),
         ] {
@@ -602,6 +606,70 @@ impl Walk<'_, '_> {
                 Node::seq(ds.shape().iter().map(|&d| Node::int(i128::from(d)))),
             ));
             return Ok(self.reference_nodes(&raw, size, &shape_of(ds.shape())));
+        }
+        if let Datatype::VarLen {
+            base,
+            kind: hdf5_reader::VarLenKind::Sequence,
+            ..
+        } = dt
+        {
+            // a ragged array (h5py's vlen_dtype): a sequence (nested by shape) of 1-D arrays
+            let base_plan = datatype::plan(base).map_err(|what| Hdf5Error::Unsupported {
+                path: path.to_string(),
+                what: format!("variable-length sequence of {what}"),
+            })?;
+            if !base_plan.inner_shape.is_empty() || base_plan.opaque_tag.is_some() {
+                return Err(Hdf5Error::Unsupported {
+                    path: path.to_string(),
+                    what: "variable-length sequence of arrays or opaque data".into(),
+                });
+            }
+            declared_len(ds, path, self.opts.max_dataset_bytes)?;
+            self.check_layout(ds, path)?;
+            if masked {
+                return Err(read_err(
+                    &format!("{path}@{MASK_ATTR}"),
+                    "a mask for a dataset of variable-length sequences",
+                ));
+            }
+            let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
+            let size = ds.vlen_reference_size();
+            let mut arrays = Vec::new();
+            // the sequences' bytes together, bounded like a dataset's
+            let mut total: u64 = 0;
+            for r in raw.chunks_exact(size.max(1)) {
+                let bytes = ds
+                    .resolve_vlen_reference_bytes(r, base_plan.src_size)
+                    .map_err(|e| read_err(path, e))?;
+                total = total.saturating_add(bytes.len() as u64);
+                if total > self.opts.max_dataset_bytes {
+                    return Err(read_err(
+                        path,
+                        format!(
+                            "its sequences hold more than the limit of {} bytes",
+                            self.opts.max_dataset_bytes
+                        ),
+                    ));
+                }
+                let n = bytes.len() / base_plan.src_size.max(1);
+                let array = DynArray {
+                    dtype: base_plan.dtype.clone(),
+                    shape: vec![n],
+                    data: base_plan.convert(bytes),
+                };
+                arrays.push(self.writer.add_array_with(
+                    array,
+                    ArrayOptions {
+                        compression: None,
+                        storage: Some(Storage::Inline),
+                    },
+                ));
+            }
+            self.meta.sequences.push((
+                path.to_string(),
+                Node::seq(ds.shape().iter().map(|&d| Node::int(i128::from(d)))),
+            ));
+            return Ok(nest_nodes(arrays, &shape_of(ds.shape())));
         }
         if is_vlen_string(dt) {
             // its references' size and place checked before they are read
@@ -1203,6 +1271,17 @@ fn dtype_name(dt: &DType, inner: &[usize]) -> String {
     }
     let dims: Vec<String> = inner.iter().map(|d| d.to_string()).collect();
     format!("{}[{}]", dt.to_numpy_str(), dims.join(", "))
+}
+
+/// Nodes in C order as nested sequences of `shape` (the node itself for shape `[]`).
+fn nest_nodes(nodes: Vec<Node>, shape: &[usize]) -> Node {
+    fn build(it: &mut std::vec::IntoIter<Node>, shape: &[usize]) -> Node {
+        match shape.split_first() {
+            None => it.next().unwrap_or_else(|| Node::new(Value::Null)),
+            Some((&n, rest)) => Node::seq((0..n).map(|_| build(it, rest)).collect::<Vec<_>>()),
+        }
+    }
+    build(&mut nodes.into_iter(), shape)
 }
 
 fn enum_node(members: &[(String, i128)]) -> Node {

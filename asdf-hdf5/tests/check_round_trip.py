@@ -23,10 +23,11 @@ UNWRITTEN = ("lzf", "szip")
 # other writers use, not written back, and a dataset left out) and empty.h5 (null
 # dataspaces, which have no HDF5 form on the way back yet) and opaque.h5 (opaque datatypes,
 # written back as their counts or bytes) and refs.h5 (object references, not written back as
-# references): python asdf must read their ASDF files with each
+# references) and vlen.h5 (variable-length sequences, a list of 1-D arrays each, not written
+# back as sequences): python asdf must read their ASDF files with each
 # dataset's values (null for a null dataspace; none for one left out; an opaque datetime64 or
 # timedelta64 as its int64 counts, other opaque data as its bytes)
-ASDF_ONLY = ("empty", "opaque", "plugins", "refs")
+ASDF_ONLY = ("empty", "opaque", "plugins", "refs", "vlen")
 
 
 def same(a, b, np) -> bool:
@@ -225,6 +226,12 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
                             problems.append(f"{p}: a reference resolves to other values")
                         if isinstance(want, h5py.Group) and not hasattr(got, "keys"):
                             problems.append(f"{p}: a reference to a group resolves to {got!r}")
+                elif h5py.check_vlen_dtype(obj.dtype) is not None:
+                    seqs = obj[()].ravel()
+                    got = flat(node)
+                    if len(got) != len(seqs) or not all(
+                            same(w, g, np) for w, g in zip(seqs, got)):
+                        problems.append(f"{p}: python asdf reads other sequences")
                 elif obj.shape is None:
                     if node is not None:
                         problems.append(f"{p}: a null dataspace reads as {node!r}")
