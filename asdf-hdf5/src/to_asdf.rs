@@ -607,23 +607,12 @@ impl Walk<'_, '_> {
             ));
             return Ok(self.reference_nodes(&raw, size, &shape_of(ds.shape())));
         }
-        if let Datatype::VarLen {
-            base,
-            kind: hdf5_reader::VarLenKind::Sequence,
-            ..
-        } = dt
-        {
+        if let Some(base) = sequence_base(dt) {
             // a ragged array (h5py's vlen_dtype): a sequence (nested by shape) of 1-D arrays
-            let base_plan = datatype::plan(base).map_err(|what| Hdf5Error::Unsupported {
+            let base_plan = sequence_plan(base).map_err(|what| Hdf5Error::Unsupported {
                 path: path.to_string(),
-                what: format!("variable-length sequence of {what}"),
+                what,
             })?;
-            if !base_plan.inner_shape.is_empty() || base_plan.opaque_tag.is_some() {
-                return Err(Hdf5Error::Unsupported {
-                    path: path.to_string(),
-                    what: "variable-length sequence of arrays or opaque data".into(),
-                });
-            }
             declared_len(ds, path, self.opts.max_dataset_bytes)?;
             self.check_layout(ds, path)?;
             if masked {
@@ -633,43 +622,19 @@ impl Walk<'_, '_> {
                 ));
             }
             let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
-            let size = ds.vlen_reference_size();
-            let mut arrays = Vec::new();
-            // the sequences' bytes together, bounded like a dataset's
-            let mut total: u64 = 0;
-            for r in raw.chunks_exact(size.max(1)) {
-                let bytes = ds
-                    .resolve_vlen_reference_bytes(r, base_plan.src_size)
-                    .map_err(|e| read_err(path, e))?;
-                total = total.saturating_add(bytes.len() as u64);
-                if total > self.opts.max_dataset_bytes {
-                    return Err(read_err(
-                        path,
-                        format!(
-                            "its sequences hold more than the limit of {} bytes",
-                            self.opts.max_dataset_bytes
-                        ),
-                    ));
-                }
-                let n = bytes.len() / base_plan.src_size.max(1);
-                let array = DynArray {
-                    dtype: base_plan.dtype.clone(),
-                    shape: vec![n],
-                    data: base_plan.convert(bytes),
-                };
-                arrays.push(self.writer.add_array_with(
-                    array,
-                    ArrayOptions {
-                        compression: None,
-                        storage: Some(Storage::Inline),
-                    },
-                ));
-            }
+            let node = self.sequences(
+                &raw,
+                ds.vlen_reference_size(),
+                &base_plan,
+                &shape_of(ds.shape()),
+                path,
+                |r, n| ds.resolve_vlen_reference_bytes(r, n),
+            )?;
             self.meta.sequences.push((
                 path.to_string(),
                 Node::seq(ds.shape().iter().map(|&d| Node::int(i128::from(d)))),
             ));
-            return Ok(nest_nodes(arrays, &shape_of(ds.shape())));
+            return Ok(node);
         }
         if is_vlen_string(dt) {
             // its references' size and place checked before they are read
@@ -935,6 +900,49 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
+    /// Variable-length sequences (`ref_size`-byte global-heap references in `raw`, resolved
+    /// by `resolve`) as nested sequences of `shape` of 1-D inline arrays of `base`, their
+    /// bytes together within [`ToAsdfOptions::max_dataset_bytes`].
+    fn sequences(
+        &mut self,
+        raw: &[u8],
+        ref_size: usize,
+        base: &Plan,
+        shape: &[usize],
+        path: &str,
+        resolve: impl Fn(&[u8], usize) -> hdf5_reader::error::Result<Vec<u8>>,
+    ) -> Result<Node> {
+        let mut arrays = Vec::new();
+        let mut total: u64 = 0;
+        for r in raw.chunks_exact(ref_size.max(1)) {
+            let bytes = resolve(r, base.src_size).map_err(|e| read_err(path, e))?;
+            total = total.saturating_add(bytes.len() as u64);
+            if total > self.opts.max_dataset_bytes {
+                return Err(read_err(
+                    path,
+                    format!(
+                        "its sequences hold more than the limit of {} bytes",
+                        self.opts.max_dataset_bytes
+                    ),
+                ));
+            }
+            let n = bytes.len() / base.src_size.max(1);
+            let array = DynArray {
+                dtype: base.dtype.clone(),
+                shape: vec![n],
+                data: base.convert(bytes),
+            };
+            arrays.push(self.writer.add_array_with(
+                array,
+                ArrayOptions {
+                    compression: None,
+                    storage: Some(Storage::Inline),
+                },
+            ));
+        }
+        Ok(nest_nodes(arrays, shape))
+    }
+
     /// Object references (`size` bytes each, little-endian addresses) in C order as nested
     /// sequences of `shape`: a `$ref` to the converted node of each object, `null` for a
     /// null reference or an object no link reaches.
@@ -1020,6 +1028,28 @@ impl Walk<'_, '_> {
             let node = if is_vlen_string(&a.datatype) {
                 let strings = a.read_strings().map_err(|e| read_err(&at, e))?;
                 nest_strings(strings, &shape_of(&a.shape))
+            } else if let Some(base) = sequence_base(&a.datatype) {
+                let base_plan = match sequence_plan(base) {
+                    Ok(p) => p,
+                    Err(what) => {
+                        self.leave_out(Hdf5Error::Unsupported { path: at, what })?;
+                        continue;
+                    }
+                };
+                let root = self.file.root_group().map_err(|e| read_err(&at, e))?;
+                let ref_size = 4 + usize::from(root.offset_size()) + 4;
+                self.meta.sequences.push((
+                    at.clone(),
+                    Node::seq(a.shape.iter().map(|&d| Node::int(i128::from(d)))),
+                ));
+                self.sequences(
+                    &a.raw_data,
+                    ref_size,
+                    &base_plan,
+                    &shape_of(&a.shape),
+                    &at,
+                    |r, n| root.resolve_vlen_reference_bytes(r, n),
+                )?
             } else if let Some(size) = object_reference(&a.datatype) {
                 self.meta.references.push((
                     at.clone(),
@@ -1271,6 +1301,29 @@ fn dtype_name(dt: &DType, inner: &[usize]) -> String {
     }
     let dims: Vec<String> = inner.iter().map(|d| d.to_string()).collect();
     format!("{}[{}]", dt.to_numpy_str(), dims.join(", "))
+}
+
+/// The base datatype of a variable-length sequence (not a string).
+fn sequence_base(dt: &Datatype) -> Option<&Datatype> {
+    match dt {
+        Datatype::VarLen {
+            base,
+            kind: hdf5_reader::VarLenKind::Sequence,
+            ..
+        } => Some(base),
+        _ => None,
+    }
+}
+
+/// The plan of a sequence's base datatype: one with a form of its own, not an array or
+/// opaque data (`Err` describes it).
+fn sequence_plan(base: &Datatype) -> std::result::Result<Plan, String> {
+    let plan =
+        datatype::plan(base).map_err(|what| format!("variable-length sequence of {what}"))?;
+    if !plan.inner_shape.is_empty() || plan.opaque_tag.is_some() {
+        return Err("variable-length sequence of arrays or opaque data".into());
+    }
+    Ok(plan)
 }
 
 /// Nodes in C order as nested sequences of `shape` (the node itself for shape `[]`).

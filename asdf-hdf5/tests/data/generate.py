@@ -267,7 +267,7 @@ def refs(h5, np, rng):
 
 def vlen(h5, np, rng):
     """Variable-length sequences (h5py.vlen_dtype): ragged datasets of 1 and 2 dimensions,
-    an empty sequence among them, and, with no form yet, a ragged attribute and a compound
+    an empty sequence among them, a ragged attribute, and, with no form yet, a compound
     holding a sequence."""
     f = h5.File(HERE / "vlen.h5", "w")
     d = f.create_dataset("ragged_i4", (3,), dtype=h5.vlen_dtype(np.dtype("<i4")))
@@ -304,7 +304,8 @@ def expectations(h5, np, path: Path) -> dict:
             b = a.view("u1").reshape(a.shape + (a.dtype.itemsize,))
             return describe(b) | {"opaque": "NUMPY:" + a.dtype.str}
         if a.dtype.kind == "O" and a.size and all(
-                isinstance(x, np.ndarray) and x.ndim == 1 for x in a.ravel()):
+                isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype.kind != "O"
+                for x in a.ravel()):
             # variable-length sequences: each as its own 1-D array
             base = a.ravel()[0].dtype
             return {"ragged": [canonical.value_hash(np.asarray(x, dtype=base)) for x in a.ravel()],
@@ -328,12 +329,7 @@ def expectations(h5, np, path: Path) -> dict:
             else:
                 out["datasets"][p] = describe(obj[()])
         if obj.attrs:
-            out["attrs"][p] = {k: attr(obj.attrs[k]) for k in obj.attrs}
-
-    def attr(v):
-        # variable-length sequences have a form in datasets only (no form in attributes yet)
-        d = describe(v)
-        return {"no_form": True} if "ragged" in d else d
+            out["attrs"][p] = {k: describe(obj.attrs[k]) for k in obj.attrs}
 
     f = h5.File(path, "r")
     with f:
