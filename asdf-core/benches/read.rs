@@ -7,7 +7,8 @@
 //!
 //! Arguments: `--quick` uses a 128 MiB big file and fewer runs (for smoke tests);
 //! `--only NAME` runs one workload (`big_read_owned` also times `big_fs_read` and the mmap
-//! open; `big_read_fresh` times one-off 1 GiB reads, each after a 1 s pause).
+//! open; `big_read_fresh` times one-off 1 GiB reads, each after a 1 s pause;
+//! `stream_decode` times the streaming decoder of each codec).
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -18,10 +19,10 @@ use std::time::Instant;
 mod common;
 use common::time_stats;
 
-use asdf_core::unstable::checksum::Md5;
-use asdf_core::write::Compression;
-use asdf_core::unstable::{encode_block_header, encode_block_index};
 use asdf_core::file::BlockHeader;
+use asdf_core::unstable::checksum::Md5;
+use asdf_core::unstable::{decoder_at, encode_block_header, encode_block_index, encode_items};
+use asdf_core::write::Compression;
 use asdf_core::{AsdfFile, Node, Value};
 
 const HEAD: &str = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
@@ -328,6 +329,32 @@ fn main() {
             });
             let mb = (16 << 20) as f64 * 8.0 / 1e6;
             record(name, t, format!("{:.0} MB/s decoded", mb / t));
+        }
+    }
+    if want("stream_decode") {
+        // The streaming decoders (`unstable::decoder`, `decoder_at`: convert, copy, HDF5
+        // export, progress-reporting reads) over in-memory stored bytes, 64 MiB decoded.
+        let n = if quick { 16 << 20 } else { 64 << 20 };
+        let data = f64_bytes(n / 8, |i| ((i / 5) ^ (i % 7)) as f64);
+        for c in [
+            Compression::Lz4,
+            Compression::Zlib,
+            Compression::Zstd,
+            Compression::Blsc,
+            Compression::Bls2,
+            Compression::Bsc2,
+        ] {
+            let stored = encode_items(c, &data, Some(1), 8).unwrap();
+            let t = time(runs, || {
+                let mut r = decoder_at(c, &stored[..], n as u64).unwrap();
+                black_box(std::io::copy(&mut r, &mut std::io::sink()).unwrap());
+            });
+            let mb = n as f64 / 1e6;
+            record(
+                &format!("stream_{c}"),
+                t,
+                format!("{:.0} MB/s decoded", mb / t),
+            );
         }
     }
     if want("checksums_verify") {

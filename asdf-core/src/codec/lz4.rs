@@ -5,9 +5,12 @@
 //! compressing at most 4 MiB of input. Chunks are independent, so they are decoded and
 //! encoded in parallel.
 
+use std::io::{self, BufRead, Read};
+
 use rayon::prelude::*;
 
-use super::{to_usize, CodecError};
+use super::stream::{invalid, Pieces};
+use super::{to_usize, CodecError, Compression};
 
 const CODEC: &str = "lz4";
 
@@ -143,4 +146,94 @@ pub(super) fn encode(data: &[u8]) -> Vec<u8> {
         return parts.into_iter().next().unwrap_or_default();
     }
     parts.concat()
+}
+
+/// The streaming decoder: python asdf's `lz4` chunks read in order from `stored`, decoded
+/// one at a time.
+pub(super) struct Chunks<R> {
+    stored: R,
+}
+
+impl<R> Chunks<R> {
+    pub(super) fn new(stored: R) -> Self {
+        Chunks { stored }
+    }
+}
+
+/// Most input bytes a chunk may claim (python writes 4 MiB; a reader allows more, bounded).
+const MAX_CHUNK: u32 = 256 << 20;
+
+impl<R: BufRead> Pieces for Chunks<R> {
+    /// Decodes the next chunk into `out`; false at the end of the stored bytes.
+    fn next_piece(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
+        let mut head = [0u8; 8];
+        let mut got = 0;
+        while got < 8 {
+            let n = self.stored.read(head.get_mut(got..).unwrap_or_default())?;
+            if n == 0 {
+                if got == 0 {
+                    return Ok(false);
+                }
+                return Err(invalid(Compression::Lz4, "truncated chunk header".into()));
+            }
+            got += n;
+        }
+        let n = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+        if n < 4 || len > MAX_CHUNK || u64::from(n - 4) > u64::from(MAX_CHUNK) {
+            return Err(invalid(
+                Compression::Lz4,
+                format!("chunk of {n} bytes claiming {len} bytes"),
+            ));
+        }
+        let mut block = Vec::new();
+        (&mut self.stored)
+            .take(u64::from(n - 4))
+            .read_to_end(&mut block)?;
+        if block.len() != (n - 4) as usize {
+            return Err(invalid(Compression::Lz4, "truncated chunk".into()));
+        }
+        // as the whole decoder: no output allocated beyond what the block can decode to
+        if u64::from(len)
+            > (block.len() as u64)
+                .saturating_mul(MAX_RATIO)
+                .saturating_add(64)
+        {
+            return Err(invalid(
+                Compression::Lz4,
+                format!("chunk of {n} bytes claiming {len} bytes"),
+            ));
+        }
+        out.clear();
+        out.resize(len as usize, 0);
+        match lz4_flex::block::decompress_into(&block, out) {
+            Ok(k) if k == len as usize => {}
+            Ok(k) => {
+                return Err(invalid(
+                    Compression::Lz4,
+                    format!("chunk decoded to {k} bytes instead of {len}"),
+                ))
+            }
+            Err(e) => return Err(invalid(Compression::Lz4, e.to_string())),
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::codec::stream::decoder;
+    use crate::codec::Compression;
+    use std::io::{self, Read};
+
+    #[test]
+    fn lz4_chunk_claiming_too_much_is_refused_before_allocating() {
+        let mut stored = 8u32.to_be_bytes().to_vec();
+        stored.extend_from_slice(&u32::MAX.to_le_bytes());
+        stored.extend_from_slice(&[0; 4]);
+        let r = decoder(Compression::Lz4, &stored[..], 1 << 40)
+            .unwrap()
+            .read_to_end(&mut Vec::new());
+        assert_eq!(r.map_err(|e| e.kind()), Err(io::ErrorKind::InvalidData));
+    }
 }

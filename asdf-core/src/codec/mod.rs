@@ -25,6 +25,7 @@ use std::io::Read;
 use std::str::FromStr;
 
 mod blosc2;
+mod blosc_layout;
 mod blsc;
 mod bzp2;
 mod lz4;
