@@ -550,6 +550,129 @@ fn parse_usize_list(node: &Node, path: &str, key: &str) -> Result<Vec<usize>, Ar
         .collect()
 }
 
+/// A small recursive-descent parser for numpy datatype strings.
+struct NumpyDtypeParser<'s> {
+    s: &'s [u8],
+    i: usize,
+}
+
+impl NumpyDtypeParser<'_> {
+    fn ws(&mut self) {
+        while self.s.get(self.i).is_some_and(|c| c.is_ascii_whitespace()) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.s.get(self.i) == Some(&c)).then(|| self.i += 1)
+    }
+
+    fn number(&mut self) -> Option<usize> {
+        self.ws();
+        let start = self.i;
+        while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
+            self.i += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.i])
+            .ok()?
+            .parse()
+            .ok()
+    }
+
+    fn quoted(&mut self) -> Option<String> {
+        self.ws();
+        let q = *self.s.get(self.i)?;
+        if q != b'\'' && q != b'"' {
+            return None;
+        }
+        let start = self.i + 1;
+        let len = self.s[start..].iter().position(|&c| c == q)?;
+        self.i = start + len + 1;
+        String::from_utf8(self.s[start..start + len].to_vec()).ok()
+    }
+
+    fn dtype(&mut self, depth: usize) -> Option<DType> {
+        if depth > MAX_DTYPE_DEPTH {
+            return None;
+        }
+        self.ws();
+        if self.s.get(self.i) == Some(&b'[') {
+            self.i += 1;
+            let mut fields = Vec::new();
+            loop {
+                if self.eat(b']').is_some() {
+                    break;
+                }
+                if !fields.is_empty() {
+                    self.eat(b',')?;
+                    if self.eat(b']').is_some() {
+                        break;
+                    }
+                }
+                self.eat(b'(')?;
+                let name = self.quoted()?;
+                self.eat(b',')?;
+                self.ws();
+                let dtype = if self.s.get(self.i) == Some(&b'[') {
+                    self.dtype(depth + 1)?
+                } else {
+                    let text = self.quoted()?;
+                    DType::from_numpy_str(&text)?
+                };
+                let mut shape = Vec::new();
+                if self.eat(b',').is_some() {
+                    self.eat(b'(')?;
+                    loop {
+                        if self.eat(b')').is_some() {
+                            break;
+                        }
+                        shape.push(self.number()?);
+                        if self.eat(b',').is_none() {
+                            self.eat(b')')?;
+                            break;
+                        }
+                    }
+                }
+                self.eat(b')')?;
+                fields.push(Field { name, dtype, shape });
+            }
+            return (!fields.is_empty()).then_some(DType::Record(fields));
+        }
+        let order = match self.s.get(self.i)? {
+            b'<' | b'=' => Some(ByteOrder::Little),
+            b'>' => Some(ByteOrder::Big),
+            _ => None,
+        };
+        if matches!(self.s[self.i], b'<' | b'=' | b'>' | b'|') {
+            self.i += 1;
+        }
+        let kind = *self.s.get(self.i)?;
+        self.i += 1;
+        let n = self.number()?;
+        let ty = match (kind, n) {
+            (b'i', 1) => ScalarType::Int8,
+            (b'i', 2) => ScalarType::Int16,
+            (b'i', 4) => ScalarType::Int32,
+            (b'i', 8) => ScalarType::Int64,
+            (b'u', 1) => ScalarType::UInt8,
+            (b'u', 2) => ScalarType::UInt16,
+            (b'u', 4) => ScalarType::UInt32,
+            (b'u', 8) => ScalarType::UInt64,
+            (b'f', 2) => ScalarType::Float16,
+            (b'f', 4) => ScalarType::Float32,
+            (b'f', 8) => ScalarType::Float64,
+            (b'c', 8) => ScalarType::Complex64,
+            (b'c', 16) => ScalarType::Complex128,
+            (b'b', 1) => ScalarType::Bool8,
+            (b'S', n) => ScalarType::Ascii(n),
+            (b'U', n) => ScalarType::Ucs4(n),
+            _ => return None,
+        };
+        Some(DType::scalar(ty, order.unwrap_or(ByteOrder::Little)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -768,134 +891,6 @@ mod tests {
             assert_eq!(path, &want, "{levels} levels");
         }
     }
-}
-
-/// A small recursive-descent parser for numpy datatype strings.
-struct NumpyDtypeParser<'s> {
-    s: &'s [u8],
-    i: usize,
-}
-
-impl NumpyDtypeParser<'_> {
-    fn ws(&mut self) {
-        while self.s.get(self.i).is_some_and(|c| c.is_ascii_whitespace()) {
-            self.i += 1;
-        }
-    }
-
-    fn eat(&mut self, c: u8) -> Option<()> {
-        self.ws();
-        (self.s.get(self.i) == Some(&c)).then(|| self.i += 1)
-    }
-
-    fn number(&mut self) -> Option<usize> {
-        self.ws();
-        let start = self.i;
-        while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
-            self.i += 1;
-        }
-        std::str::from_utf8(&self.s[start..self.i])
-            .ok()?
-            .parse()
-            .ok()
-    }
-
-    fn quoted(&mut self) -> Option<String> {
-        self.ws();
-        let q = *self.s.get(self.i)?;
-        if q != b'\'' && q != b'"' {
-            return None;
-        }
-        let start = self.i + 1;
-        let len = self.s[start..].iter().position(|&c| c == q)?;
-        self.i = start + len + 1;
-        String::from_utf8(self.s[start..start + len].to_vec()).ok()
-    }
-
-    fn dtype(&mut self, depth: usize) -> Option<DType> {
-        if depth > MAX_DTYPE_DEPTH {
-            return None;
-        }
-        self.ws();
-        if self.s.get(self.i) == Some(&b'[') {
-            self.i += 1;
-            let mut fields = Vec::new();
-            loop {
-                if self.eat(b']').is_some() {
-                    break;
-                }
-                if !fields.is_empty() {
-                    self.eat(b',')?;
-                    if self.eat(b']').is_some() {
-                        break;
-                    }
-                }
-                self.eat(b'(')?;
-                let name = self.quoted()?;
-                self.eat(b',')?;
-                self.ws();
-                let dtype = if self.s.get(self.i) == Some(&b'[') {
-                    self.dtype(depth + 1)?
-                } else {
-                    let text = self.quoted()?;
-                    DType::from_numpy_str(&text)?
-                };
-                let mut shape = Vec::new();
-                if self.eat(b',').is_some() {
-                    self.eat(b'(')?;
-                    loop {
-                        if self.eat(b')').is_some() {
-                            break;
-                        }
-                        shape.push(self.number()?);
-                        if self.eat(b',').is_none() {
-                            self.eat(b')')?;
-                            break;
-                        }
-                    }
-                }
-                self.eat(b')')?;
-                fields.push(Field { name, dtype, shape });
-            }
-            return (!fields.is_empty()).then_some(DType::Record(fields));
-        }
-        let order = match self.s.get(self.i)? {
-            b'<' | b'=' => Some(ByteOrder::Little),
-            b'>' => Some(ByteOrder::Big),
-            _ => None,
-        };
-        if matches!(self.s[self.i], b'<' | b'=' | b'>' | b'|') {
-            self.i += 1;
-        }
-        let kind = *self.s.get(self.i)?;
-        self.i += 1;
-        let n = self.number()?;
-        let ty = match (kind, n) {
-            (b'i', 1) => ScalarType::Int8,
-            (b'i', 2) => ScalarType::Int16,
-            (b'i', 4) => ScalarType::Int32,
-            (b'i', 8) => ScalarType::Int64,
-            (b'u', 1) => ScalarType::UInt8,
-            (b'u', 2) => ScalarType::UInt16,
-            (b'u', 4) => ScalarType::UInt32,
-            (b'u', 8) => ScalarType::UInt64,
-            (b'f', 2) => ScalarType::Float16,
-            (b'f', 4) => ScalarType::Float32,
-            (b'f', 8) => ScalarType::Float64,
-            (b'c', 8) => ScalarType::Complex64,
-            (b'c', 16) => ScalarType::Complex128,
-            (b'b', 1) => ScalarType::Bool8,
-            (b'S', n) => ScalarType::Ascii(n),
-            (b'U', n) => ScalarType::Ucs4(n),
-            _ => return None,
-        };
-        Some(DType::scalar(ty, order.unwrap_or(ByteOrder::Little)))
-    }
-}
-
-#[cfg(test)]
-mod numpy_str_tests {
-    use super::*;
 
     #[test]
     fn numpy_strings_parse_back() {
