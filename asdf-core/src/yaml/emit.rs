@@ -5,8 +5,8 @@
 use crate::floats;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::hash::{BuildHasherDefault, Hasher};
 
+use super::hash::IdBuild;
 use super::node::{
     CollectionStyle, Integer, Node, ScalarStyle, Style, Timestamp, Value, ASDF_TAG_PREFIX,
     YAML_TAG_PREFIX,
@@ -263,26 +263,7 @@ struct Census {
     scalars: Vec<usize>,
 }
 
-/// Identity hasher for node addresses (aligned pointers, mixed so the low bits vary).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn write_usize(&mut self, v: usize) {
-        let h = (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-}
-
-type IdMap = HashMap<usize, Seen, BuildHasherDefault<IdHasher>>;
+type IdMap = HashMap<usize, Seen, IdBuild>;
 
 /// How often a node occurs, and its anchor number once written.
 #[derive(Default, Clone, Copy)]
@@ -564,29 +545,6 @@ impl Ctx {
 
 const BINARY_TAG: &str = "tag:yaml.org,2002:binary";
 const TIMESTAMP_TAG: &str = "tag:yaml.org,2002:timestamp";
-
-const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-fn base64_into(out: &mut String, data: &[u8]) {
-    for chunk in data.chunks(3) {
-        let b0 = chunk[0];
-        let b1 = chunk.get(1).copied().unwrap_or(0);
-        let b2 = chunk.get(2).copied().unwrap_or(0);
-        let n = (u32::from(b0) << 16) | (u32::from(b1) << 8) | u32::from(b2);
-        out.push(BASE64[(n >> 18) as usize & 63] as char);
-        out.push(BASE64[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 {
-            BASE64[(n >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if chunk.len() > 2 {
-            BASE64[n as usize & 63] as char
-        } else {
-            '='
-        });
-    }
-}
 
 fn valid_big(s: &str) -> bool {
     let d = s.strip_prefix('-').unwrap_or(s);
@@ -1283,12 +1241,12 @@ impl Emitter<'_> {
                 self.out.push('|');
                 for line in data.chunks(57) {
                     self.newline(col + 2);
-                    base64_into(&mut self.out, line);
+                    super::base64::encode_into(&mut self.out, line);
                 }
             }
             _ => {
                 self.out.push('"');
-                base64_into(&mut self.out, data);
+                super::base64::encode_into(&mut self.out, data);
                 self.out.push('"');
             }
         }

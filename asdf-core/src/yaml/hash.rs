@@ -1,9 +1,10 @@
-//! A fast hasher for the parser's short-key tables (mapping keys, key sharing).
+//! The YAML layer's hashers: [`FastHasher`] for the parser's short-key tables (mapping
+//! keys, key sharing), and [`IdHasher`] for the emitter's table of node addresses.
 //!
-//! Word-at-a-time multiply-rotate hashing (the scheme of rustc's `FxHasher`): several times
-//! faster than the standard SipHash on short keys. It is not resistant to chosen collisions,
-//! so callers use it only on bounded tables (a fixed-size cache, mappings up to
-//! [`SMALL_TABLE`] entries) and fall back to the standard hasher beyond.
+//! [`FastHasher`]: word-at-a-time multiply-rotate hashing (the scheme of rustc's `FxHasher`),
+//! several times faster than the standard SipHash on short keys. It is not resistant to
+//! chosen collisions, so callers use it only on bounded tables (a fixed-size cache, mappings
+//! up to [`SMALL_TABLE`] entries) and fall back to the standard hasher beyond.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -89,6 +90,29 @@ fn tail_word(rest: &[u8]) -> u64 {
         at(0) | (at(n / 2) << 8) | (at(n - 1) << 16)
     }
 }
+
+/// Identity hasher for node addresses (aligned pointers, mixed so the low bits vary).
+/// It need not resist chosen keys: the keys are this process's own addresses.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, v: usize) {
+        let h = (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+}
+
+/// Builds [`IdHasher`]s.
+pub(crate) type IdBuild = BuildHasherDefault<IdHasher>;
 
 #[cfg(test)]
 mod tests {

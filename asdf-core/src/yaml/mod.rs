@@ -23,6 +23,7 @@
 //! # Ok::<(), asdf_core::yaml::YamlError>(())
 //! ```
 
+mod base64;
 mod bigint;
 mod edit;
 mod emit;
