@@ -24,6 +24,7 @@ use crate::checksum::Md5;
 use crate::progress::Ticker;
 use rayon::prelude::*;
 
+use super::platform::{kernel_copy, start_writeback};
 use super::prepare::{BlockData, BlockJob, CopyRange, Plan};
 use super::{WriteError, WriteOptions};
 use crate::codec::{self, Compression, LZ4_CHUNK_INPUT};
@@ -102,24 +103,6 @@ impl<'f> Writeback<'f> {
         }
     }
 }
-
-#[cfg(target_os = "linux")]
-fn start_writeback(f: &File, offset: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
-        return;
-    };
-    // SAFETY: sync_file_range takes a descriptor and plain integers, touches no memory of
-    // ours, and `f` keeps the descriptor open for the call. SYNC_FILE_RANGE_WRITE only
-    // starts writeback of dirty pages in the range; its result is ignored because nothing
-    // depends on it (the fsync that follows the write makes the data durable).
-    unsafe {
-        libc::sync_file_range(f.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_: &File, _: u64, _: u64) {}
 
 /// The `header_size` that puts the data of a block whose header starts at `pos` on an
 /// `align` boundary.
@@ -422,7 +405,7 @@ fn legacy_checksum(range: &CopyRange) -> bool {
         return false;
     };
     let mut stored = vec![0u8; n];
-    if read_exact_at(&range.file, &mut stored, range.offset).is_err() {
+    if read_stored(&range.file, &mut stored, range.offset).is_err() {
         return false;
     }
     match range.compression {
@@ -434,6 +417,12 @@ fn legacy_checksum(range: &CopyRange) -> bool {
 
 /// Bytes per piece when stored bytes are copied through memory.
 const COPY_CHUNK: usize = 8 << 20;
+
+/// Fills `buf` from the source file of a copied block at `offset` (the layout's positional
+/// read, which the writer shares).
+fn read_stored(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    crate::layout::ReadAt::read_exact_at(f, buf, offset)
+}
 
 /// Writes the stored bytes of `range` at sink position `at` (where the sink is), through the
 /// kernel when the sink is a file written directly (`copy_file_range`: no copy through this
@@ -466,7 +455,7 @@ fn copy_stored<W: Write + Seek>(
         let mut h = 0u64;
         while h < done {
             let n = usize::try_from(done - h).map_or(buf.len(), |r| r.min(buf.len()));
-            read_exact_at(&range.file, &mut buf[..n], range.offset + h)?;
+            read_stored(&range.file, &mut buf[..n], range.offset + h)?;
             hasher.update(&buf[..n]);
             h += n as u64;
             step(h, range.len);
@@ -474,7 +463,7 @@ fn copy_stored<W: Write + Seek>(
     }
     while done < range.len {
         let n = usize::try_from(range.len - done).map_or(buf.len(), |r| r.min(buf.len()));
-        read_exact_at(&range.file, &mut buf[..n], range.offset + done)?;
+        read_stored(&range.file, &mut buf[..n], range.offset + done)?;
         if hash {
             hasher.update(&buf[..n]);
         }
@@ -484,88 +473,6 @@ fn copy_stored<W: Write + Seek>(
         step(done, range.len);
     }
     Ok(if hash { hasher.finalize() } else { [0; 16] })
-}
-
-#[cfg(unix)]
-fn read_exact_at(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_exact_at(f: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match f.seek_read(buf, offset) {
-            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-/// Copies up to `len` bytes from `src` at `from` to `dst` at `to` inside the kernel; returns
-/// how many it copied (fewer, down to none, where the kernel cannot: the caller copies the
-/// rest itself).
-#[cfg(target_os = "linux")]
-fn kernel_copy(src: &File, from: u64, dst: &File, to: u64, len: u64) -> std::io::Result<u64> {
-    use std::os::fd::AsRawFd;
-    let mut done = 0u64;
-    while done < len {
-        let (Ok(mut off_in), Ok(mut off_out)) =
-            (i64::try_from(from + done), i64::try_from(to + done))
-        else {
-            break;
-        };
-        let n = usize::try_from(len - done)
-            .unwrap_or(usize::MAX)
-            .min(1 << 30);
-        // SAFETY: copy_file_range reads and writes only the two files' contents; the two
-        // offset pointers point to live local i64s for the duration of the call, and the
-        // `File`s keep both descriptors open.
-        let r = unsafe {
-            libc::copy_file_range(
-                src.as_raw_fd(),
-                &mut off_in,
-                dst.as_raw_fd(),
-                &mut off_out,
-                n,
-                0,
-            )
-        };
-        match r {
-            // end of the source: it shrank under us; the copy through memory reports that
-            0 => break,
-            r if r > 0 => done += r as u64,
-            _ => {
-                let e = std::io::Error::last_os_error();
-                match e.raw_os_error() {
-                    Some(libc::EINTR) => {}
-                    // not supported between these files (another file system, an old
-                    // kernel, special files): copy through memory instead
-                    Some(
-                        libc::ENOSYS
-                        | libc::EXDEV
-                        | libc::EINVAL
-                        | libc::EOPNOTSUPP
-                        | libc::ETXTBSY
-                        | libc::EPERM,
-                    ) => break,
-                    _ => return Err(e),
-                }
-            }
-        }
-    }
-    Ok(done)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn kernel_copy(_: &File, _: u64, _: &File, _: u64, _: u64) -> std::io::Result<u64> {
-    Ok(0)
 }
 
 /// Rewrites the block header at sink position `at` and returns to where the sink was.

@@ -48,6 +48,7 @@ pub(crate) mod atomic;
 mod file_writer;
 pub(crate) mod nodes;
 mod pieces;
+mod platform;
 mod prepare;
 mod update;
 
