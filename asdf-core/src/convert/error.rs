@@ -51,8 +51,8 @@ pub enum ConvertErrorKind {
     },
     /// An array node or its data is malformed, or its data cannot be stored inline or
     /// typed as asked.
-    #[error("{}", crate::display_chain(.0))]
-    Array(#[source] crate::array::ArrayError),
+    #[error("{}", crate::display_chain(&**.0))]
+    Array(#[source] Box<crate::array::ArrayError>),
     /// The file failed to load an array's data (an i/o, codec or checksum error, a block
     /// or external file that is not there, ...). The message is the file's error; the error
     /// itself is not kept here, so that this layer never holds the crate's top-level

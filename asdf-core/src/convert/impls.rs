@@ -32,13 +32,14 @@ pub(super) fn inline_array_node(a: &DynArray, ndarray_tag: &str) -> Result<Node,
 
 /// Reads an inline ndarray node (used without a file).
 pub(super) fn inline_array(node: &Node, path: &str) -> Result<DynArray, ConvertErrorKind> {
-    let meta = NdArrayMeta::from_node(node, path).map_err(ConvertErrorKind::Array)?;
+    let meta =
+        NdArrayMeta::from_node(node, path).map_err(|e| ConvertErrorKind::Array(Box::new(e)))?;
     if !matches!(meta.source, array::ArraySource::Inline(_)) {
         return Err(ConvertErrorKind::Custom(
             "the array's data is in a block; read it through its file".into(),
         ));
     }
-    array::from_inline(&meta, path).map_err(ConvertErrorKind::Array)
+    array::from_inline(&meta, path).map_err(|e| ConvertErrorKind::Array(Box::new(e)))
 }
 
 fn expected(ctx: &FromContext<'_>, what: &str, node: &Node) -> ConvertError {
@@ -169,7 +170,7 @@ fn read_int(node: &Node, ctx: &mut FromContext<'_>) -> Result<Result<i128, Strin
         let arr = ctx.key("words", |ctx| ctx.load_array(words))?;
         let words_array = arr
             .to_array::<u32>()
-            .map_err(|e| ctx.error(ConvertErrorKind::Array(e)))?;
+            .map_err(|e| ctx.error(ConvertErrorKind::Array(Box::new(e))))?;
         let values: Vec<u64> = words_array.iter().map(|&w| u64::from(w)).collect();
         let mut magnitude: u128 = 0;
         for &w in values.iter().rev() {

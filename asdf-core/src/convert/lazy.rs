@@ -95,7 +95,7 @@ impl<T: Element, D: Dimension> FromAsdf for LazyArray<T, D> {
         // the descriptor is checked now, the data later
         let path = ctx.path();
         let meta = NdArrayMeta::from_node(node, &path)
-            .map_err(|e| ctx.error(ConvertErrorKind::Array(e)))?;
+            .map_err(|e| ctx.error(ConvertErrorKind::Array(Box::new(e))))?;
         if let Some(dt) = &meta.dtype {
             if !matches!(dt, DType::Scalar { ty, .. } if *ty == T::SCALAR) {
                 return Err(ctx.error(ConvertErrorKind::Expected {

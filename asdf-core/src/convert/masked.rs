@@ -140,10 +140,10 @@ impl<T: Element + MaskValue, D: Dimension> FromAsdf for Masked<T, D> {
             }
             None => {
                 let meta = NdArrayMeta::from_node(node, &ctx.path())
-                    .map_err(|e| ctx.error(ConvertErrorKind::Array(e)))?;
+                    .map_err(|e| ctx.error(ConvertErrorKind::Array(Box::new(e))))?;
                 let nulls = match meta.source {
                     ArraySource::Inline(_) => array::inline_null_mask(&meta, &ctx.path())
-                        .map_err(|e| ctx.error(ConvertErrorKind::Array(e)))?,
+                        .map_err(|e| ctx.error(ConvertErrorKind::Array(Box::new(e))))?,
                     _ => None,
                 };
                 nulls.unwrap_or_else(|| ArrayD::from_elem(data.raw_dim(), false))
@@ -175,7 +175,7 @@ pub(crate) fn nonzero_kind(a: &DynArray) -> Result<ArrayD<bool>, ConvertErrorKin
         DType::Scalar { ty, .. } => *ty,
         DType::Record(_) => ScalarType::Ascii(0),
     };
-    let err = |e: array::ArrayError| ConvertErrorKind::Array(e);
+    let err = |e: array::ArrayError| ConvertErrorKind::Array(Box::new(e));
     Ok(match ty {
         ScalarType::Bool8 => a.to_array::<bool>().map_err(err)?,
         ScalarType::Float16 => a
@@ -330,7 +330,7 @@ impl<T: Element> ArrayItem for T {
 
     fn read_array(a: DynArray, ctx: &FromContext<'_>) -> Result<ArrayD<Self>, ConvertError> {
         a.to_array::<T>()
-            .map_err(|e| ctx.error(ConvertErrorKind::Array(e)))
+            .map_err(|e| ctx.error(ConvertErrorKind::Array(Box::new(e))))
     }
 }
 
@@ -344,6 +344,6 @@ impl ArrayItem for String {
 
     fn read_array(a: DynArray, ctx: &FromContext<'_>) -> Result<ArrayD<Self>, ConvertError> {
         a.strings()
-            .map_err(|e| ctx.error(ConvertErrorKind::Array(e)))
+            .map_err(|e| ctx.error(ConvertErrorKind::Array(Box::new(e))))
     }
 }
