@@ -140,7 +140,7 @@ pub(super) fn encode_bsc2(_: &[u8], _: Option<i32>, _: usize) -> Result<Vec<u8>,
 pub(super) mod stream {
     use super::FramePiece;
     use crate::codec::blosc_layout::{block_extent, le32, one_block_chunk, Starts, MEMCPYED};
-    use crate::codec::stream::{invalid, Pieces, StoredAt};
+    use crate::codec::pieced::{invalid, Pieces, StoredAt};
     use crate::codec::Compression;
     use asdf_blosc2::chunk::{ChunkHeader, Special};
     use std::io;
@@ -771,11 +771,11 @@ pub(crate) use stream::frame_pieces;
 
 /// The chunks of a `bsc2` frame (built without the `blosc2` feature: an error).
 #[cfg(not(feature = "blosc2"))]
-pub(crate) fn frame_pieces<S: super::stream::StoredAt>(
+pub(crate) fn frame_pieces<S: super::pieced::StoredAt>(
     _: S,
     _: u64,
 ) -> std::io::Result<Vec<FramePiece>> {
-    Err(super::stream::invalid(
+    Err(super::pieced::invalid(
         super::Compression::Bsc2,
         "built without the `blosc2` feature".into(),
     ))

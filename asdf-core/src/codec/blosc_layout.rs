@@ -5,7 +5,7 @@
 
 use std::io;
 
-use super::stream::StoredAt;
+use super::pieced::StoredAt;
 
 /// The little-endian `u32` at `at` of `b` (0 when `b` ends first).
 pub(super) fn le32(b: &[u8], at: usize) -> u32 {

@@ -6,7 +6,7 @@
 use std::io;
 
 use super::blosc_layout::{block_extent, le32, one_block_chunk, Starts, MEMCPYED};
-use super::stream::{invalid, Pieces, StoredAt};
+use super::pieced::{invalid, Pieces, StoredAt};
 use super::{CodecError, Compression};
 
 const CODEC: &str = "blsc";

@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Read};
 
 use rayon::prelude::*;
 
-use super::stream::{invalid, Pieces};
+use super::pieced::{invalid, Pieces};
 use super::{to_usize, CodecError, Compression};
 
 const CODEC: &str = "lz4";

@@ -30,6 +30,7 @@ mod blsc;
 mod bzp2;
 mod lz4;
 mod lz4f;
+mod pieced;
 pub(crate) mod stream;
 mod zlib;
 mod zstd;

@@ -14,8 +14,8 @@
 //! whose blocks are not independent).
 //!
 //! This module is the part every codec shares: the entry points, positional access, the
-//! length check ([`Exact`]) and [`Pieced`], which makes a decoder that yields whole pieces
-//! (a chunk, a block) a [`Read`]. Each codec's own streaming decoder sits with its
+//! length check ([`Exact`]); `pieced` holds what the codecs' streaming decoders are built
+//! on ([`StoredAt`], and `Pieced`, which makes a decoder that yields whole pieces a [`Read`]). Each codec's own streaming decoder sits with its
 //! whole-block decoder in the codec's file: `zlib::Streams`, `lz4::Chunks`, `blsc::Blocks`,
 //! `blosc2::stream::{Chunk, FrameReader}`.
 //!
@@ -26,6 +26,8 @@ use std::io::{self, BufRead, Read};
 
 #[cfg(feature = "blosc2")]
 use super::blosc2::stream::{Chunk, FrameReader};
+pub use super::pieced::StoredAt;
+use super::pieced::{invalid, Pieced};
 use super::Compression;
 use super::{blsc, lz4, zlib};
 
@@ -67,34 +69,6 @@ pub fn decoder<'r, R: BufRead + Send + 'r>(
         codec: c,
         left: data_size,
     }))
-}
-
-/// Positional access to a block's stored bytes (its `used_size` bytes), for
-/// [`decoder_at`].
-pub trait StoredAt: Send {
-    /// The number of stored bytes.
-    fn stored_len(&self) -> u64;
-    /// Fills `buf` from byte `offset` of the stored bytes; an error if they end first.
-    fn read_stored_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
-}
-
-impl StoredAt for &[u8] {
-    fn stored_len(&self) -> u64 {
-        self.len() as u64
-    }
-    fn read_stored_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let src = usize::try_from(offset)
-            .ok()
-            .and_then(|o| self.get(o..)?.get(..buf.len()))
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("{} bytes at {offset} past the stored bytes", buf.len()),
-                )
-            })?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
 }
 
 /// A reader of the decoded bytes of a block of `data_size` bytes whose stored bytes
@@ -166,51 +140,6 @@ impl<S: StoredAt> Read for InOrder<S> {
     }
 }
 
-/// A decoder that yields its output a whole piece at a time (an `lz4` chunk, a Blosc
-/// block): [`Pieced`] makes it a [`Read`].
-pub(super) trait Pieces {
-    /// Decodes the next piece into `out`, replacing what it holds (its allocation is
-    /// reused); false after the last piece.
-    fn next_piece(&mut self, out: &mut Vec<u8>) -> io::Result<bool>;
-}
-
-/// The [`Read`] of a [`Pieces`]: hands out the current piece, then decodes the next.
-pub(super) struct Pieced<P> {
-    pieces: P,
-    out: Vec<u8>,
-    at: usize,
-}
-
-impl<P> Pieced<P> {
-    pub(super) fn new(pieces: P) -> Self {
-        Pieced {
-            pieces,
-            out: Vec::new(),
-            at: 0,
-        }
-    }
-}
-
-impl<P: Pieces> Read for Pieced<P> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.at >= self.out.len() {
-            // nothing of a piece that fails is handed out (nor read again)
-            self.at = usize::MAX;
-            if !self.pieces.next_piece(&mut self.out)? {
-                return Ok(0);
-            }
-            self.at = 0;
-        }
-        let rest = self.out.get(self.at..).unwrap_or_default();
-        let n = rest.len().min(buf.len());
-        buf.get_mut(..n)
-            .unwrap_or_default()
-            .copy_from_slice(rest.get(..n).unwrap_or_default());
-        self.at += n;
-        Ok(n)
-    }
-}
-
 /// Decoded bytes `lo..hi` of a block of `data_size` bytes whose stored bytes `stored`
 /// gives by position, decoding no further than `hi`. `bls2` and `bsc2` skip the chunks and
 /// internal blocks before `lo` without reading them; the other codecs decode from the start
@@ -261,14 +190,6 @@ pub(crate) fn decoded_window<'r, S: StoredAt + 'r>(
     Ok(out)
 }
 
-/// An [`io::ErrorKind::InvalidData`] error naming the codec.
-pub(super) fn invalid(c: Compression, message: String) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("{}: {message}", c.name()),
-    )
-}
-
 /// Checks that the decoded length is exactly the declared one.
 struct Exact<'r> {
     inner: Box<dyn Read + Send + 'r>,
@@ -315,6 +236,7 @@ mod tests {
     use super::*;
     #[cfg(feature = "blosc2")]
     use crate::codec::blosc_layout::le32;
+    use crate::codec::pieced::Pieces;
     use crate::codec::encode;
 
     #[test]
