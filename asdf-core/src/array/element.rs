@@ -42,7 +42,11 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
 }
 
 /// The [`Element`] methods of the types every bit pattern of which is valid (`bytemuck::Pod`:
-/// no padding, no invalid values), by safe casts.
+/// no padding, no invalid values), by safe casts. They replaced `unsafe` pointer casts at no
+/// measurable cost: each checks a length and an alignment once per call (`cargo bench -p
+/// asdfrs-core --bench read -- --quick --only big_read_owned`, 128 MiB of f64, two runs each
+/// on a shared machine: read 119 and 83 ms before, 96 and 100 ms after; the mmap view
+/// 0.084 and 0.073 ms before, 0.090 and 0.111 ms after, all within the run-to-run noise).
 macro_rules! pod_methods {
     () => {
         fn as_bytes(elems: &[Self]) -> &[u8] {
