@@ -152,6 +152,24 @@ pub fn lookup<'a>(root: &'a Node, path: &[String]) -> Option<&'a Node> {
     Some(cur)
 }
 
+/// The tree paths of the arrays asked for: PATH's (which must be an array), or every array
+/// of the file in document order.
+pub fn array_paths(file: &AsdfFile, input: &Path, at: Option<&str>) -> Result<Vec<String>, String> {
+    match at {
+        None => Ok(file.arrays().into_iter().map(|(p, _)| p).collect()),
+        Some(at) => {
+            let segs = parse_path(at);
+            let here = pointer(&segs);
+            let node = lookup(file.tree(), &segs)
+                .ok_or_else(|| format!("{}: no node at {at:?}", input.display()))?;
+            if !node.is_ndarray() {
+                return Err(format!("{}: {here} is not an array", input.display()));
+            }
+            Ok(vec![here])
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,23 +194,5 @@ mod tests {
         let p = Pattern::new("/frames/*/reference_frame");
         assert!(p.matches(&["frames".into(), "3".into(), "reference_frame".into()]));
         assert!(!p.matches(&["frames".into(), "3".into()]));
-    }
-}
-
-/// The tree paths of the arrays asked for: PATH's (which must be an array), or every array
-/// of the file in document order.
-pub fn array_paths(file: &AsdfFile, input: &Path, at: Option<&str>) -> Result<Vec<String>, String> {
-    match at {
-        None => Ok(file.arrays().into_iter().map(|(p, _)| p).collect()),
-        Some(at) => {
-            let segs = parse_path(at);
-            let here = pointer(&segs);
-            let node = lookup(file.tree(), &segs)
-                .ok_or_else(|| format!("{}: no node at {at:?}", input.display()))?;
-            if !node.is_ndarray() {
-                return Err(format!("{}: {here} is not an array", input.display()));
-            }
-            Ok(vec![here])
-        }
     }
 }
