@@ -14,6 +14,13 @@
 //!   is about 5 KiB).
 //!
 //! Everything else (clone, drop of a shared node, `Send`/`Sync`) is as `Arc`.
+//!
+//! Kept over `std::sync::Arc` because it pays: `cargo bench -p asdfrs-core --bench read --
+//! --quick --only tree_open_walk` (open and walk a tree of 200,000 leaves) took 59.9, 61.1
+//! and 90.7 ms with this module against 80.9, 77.0 and 97.4 ms with `Shared` as a plain
+//! wrapper of `Arc` and no arena (runs alternated on a shared 2-core machine). Its `unsafe`
+//! is checked by `.ci/unsafe-check` (AddressSanitizer and LeakSanitizer over these tests and
+//! the parser's).
 
 use std::cell::UnsafeCell;
 use std::fmt;
