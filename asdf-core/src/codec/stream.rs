@@ -236,8 +236,8 @@ mod tests {
     use super::*;
     #[cfg(feature = "blosc2")]
     use crate::codec::blosc_layout::le32;
-    use crate::codec::pieced::Pieces;
     use crate::codec::encode;
+    use crate::codec::pieced::Pieces;
 
     #[test]
     fn every_stream_codec_decodes_and_checks_its_length() {
