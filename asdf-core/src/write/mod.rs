@@ -732,10 +732,7 @@ impl<W: Write> StreamWriter<W> {
 pub(crate) fn library_software() -> Node {
     nodes::software(vec![
         ("author", Node::str("The asdf-rs developers")),
-        (
-            "homepage",
-            Node::str("https://github.com/asdf-format/asdf-rs"),
-        ),
+        ("homepage", Node::str("https://github.com/asdf-rs/asdf-rs")),
         ("name", Node::str("asdf-rs")),
         ("version", Node::str(env!("CARGO_PKG_VERSION"))),
     ])
