@@ -12,8 +12,8 @@ use crate::{Error, Result};
 
 /// Opens the other files that a file refers to (external array sources, `$ref`s to other
 /// files) when the file was opened from a source that is not a local path
-/// ([`OpenOptions::open_source_with`]), such as an object in a store. The opener decides
-/// which references it admits (its own confinement rule); the [`ExternalPolicy`] of the open
+/// ([`OpenOptions::open_source_with`](crate::file::OpenOptions::open_source_with)), such as an object in a store. The opener decides
+/// which references it admits (its own confinement rule); the [`ExternalPolicy`](crate::file::ExternalPolicy) of the open
 /// options does not apply to such a file.
 pub trait ExternalOpener: Send + Sync {
     /// The file that `uri` (as written in the referring file's tree, relative to it) names.

@@ -428,7 +428,7 @@ fn zero_is(value: Option<&CardValue>, v: i128) -> bool {
 }
 
 /// What an image's header says of its scaling (`BITPIX`, `BSCALE`, `BZERO`, `BLANK`), as
-/// [`scale_fits_image`] takes it: the configuration of a codec that computes an image's
+/// `scale_fits_image` takes it: the configuration of a codec that computes an image's
 /// values from its stored bytes as astropy does.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FitsScaling {
@@ -518,7 +518,7 @@ pub struct FitsTable {
     pub dtype: DType,
     /// Its rows.
     pub rows: usize,
-    /// The cards [`convert_fits_table`] reads: `NAXIS1`, `TFIELDS`, and each column's
+    /// The cards `convert_fits_table` reads: `NAXIS1`, `TFIELDS`, and each column's
     /// `TFORMn`, `TTYPEn`, `TDIMn`, `TSCALn`, `TZEROn`.
     pub cards: Vec<(String, CardValue)>,
 }

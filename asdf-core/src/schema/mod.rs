@@ -24,7 +24,7 @@
 //! bits, plain mapping keys from standard 1.6.0). [`AsdfFile::validate`](crate::AsdfFile::validate)
 //! and `OpenOptions::validate` validate a file's tree; the writer validates the final tree
 //! before writing unless `WriteOptions::validate(false)`. [`validate_array_blocks`] checks
-//! what no schema can: that each array fits in its block ([`AsdfFile::validate`] includes it;
+//! what no schema can: that each array fits in its block ([`AsdfFile::validate`](crate::AsdfFile::validate) includes it;
 //! `OpenOptions::validate`, which gives python asdf's verdict, does not).
 //!
 //! `$ref`s inside schemas resolve against the schema's `id` to bundled schemas and schemas
