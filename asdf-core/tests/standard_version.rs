@@ -24,7 +24,7 @@ fn a_known_version_compares_equal_to_its_constant() {
 
 #[test]
 fn a_file_stating_an_unknown_version_opens_and_reports_it() {
-    for version in ["1.7.0", "2.0.0", "1.10.0"] {
+    for version in ["1.8.0", "2.0.0", "1.10.0"] {
         let bytes = file_stating(&format!("#ASDF_STANDARD {version}"));
         let file = AsdfFile::from_bytes(bytes).unwrap();
         let v = file.standard_version();
@@ -47,7 +47,7 @@ fn a_line_that_states_no_version_is_ignored() {
 
 #[test]
 fn writing_an_unknown_version_is_refused() {
-    let later = StandardVersion::parse("1.7.0").unwrap();
+    let later = StandardVersion::parse("1.8.0").unwrap();
     let w = Writer::new(WriteOptions::default().standard(later.clone()));
     let err = w.write_to_vec(&Node::map(vec![("x", Node::str("y"))]));
     match err {
@@ -60,7 +60,7 @@ fn writing_an_unknown_version_is_refused() {
 fn rewriting_a_file_of_an_unknown_version_with_its_version_is_refused() {
     let dir = common::Scratch::new("standard-version");
     let path = dir.join("later.asdf");
-    let bytes = file_stating("#ASDF_STANDARD 1.7.0");
+    let bytes = file_stating("#ASDF_STANDARD 1.8.0");
     std::fs::write(&path, &bytes).unwrap();
     let file = AsdfFile::open(&path).unwrap();
     let opts = WriteOptions::default().standard(file.standard_version());
@@ -68,7 +68,7 @@ fn rewriting_a_file_of_an_unknown_version_with_its_version_is_refused() {
     drop(file);
     let err = update_with(&path, &root, opts, UpdateMode::InPlace).unwrap_err();
     assert!(
-        matches!(&err, WriteError::UnknownStandard(v) if v.as_str() == "1.7.0"),
+        matches!(&err, WriteError::UnknownStandard(v) if v.as_str() == "1.8.0"),
         "{err}"
     );
     // nothing was written
