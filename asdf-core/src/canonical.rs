@@ -46,8 +46,8 @@ pub fn to_json(file: &AsdfFile) -> Result<String> {
 /// let seen = Arc::new(Mutex::new(Vec::new()));
 /// let s = seen.clone();
 /// let progress = Progress::new(move |done, total| s.lock().unwrap().push((done, total)));
-/// let json = asdf_core::canonical::to_json_with_progress(&file, &progress)?;
-/// assert_eq!(json, asdf_core::canonical::to_json(&file)?);
+/// let json = asdf_core::unstable::canonical::to_json_with_progress(&file, &progress)?;
+/// assert_eq!(json, asdf_core::unstable::canonical::to_json(&file)?);
 /// assert_eq!(*seen.lock().unwrap(), [(800, 820), (820, 820)]); // 800 bytes, then 20
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -154,7 +154,7 @@ fn compress(state: &mut [u32; 4], blocks: &[u8]) {
 /// An MD5 hasher fed piece by piece.
 ///
 /// ```
-/// use asdf_core::checksum::Md5;
+/// use asdf_core::unstable::checksum::Md5;
 /// let mut h = Md5::new();
 /// h.update(b"a");
 /// h.update(b"bc");

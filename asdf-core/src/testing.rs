@@ -88,7 +88,7 @@ const KEY: &str = "value";
 ///
 /// ```
 /// use asdf_core::array::Storage;
-/// use asdf_core::codec::Compression;
+/// use asdf_core::write::Compression;
 /// use asdf_core::testing::RoundTrip;
 /// let data = ndarray::arr1(&[1u16, 2, 3]);
 /// RoundTrip::new()

@@ -14,11 +14,11 @@
 //! beyond the declared size, which the output must match exactly.
 //!
 //! ```
-//! use asdf_core::codec::{decode, encode, Compression};
+//! use asdf_core::unstable::codec::{decode, encode, Compression};
 //! let data = vec![42u8; 10_000];
 //! let stored = encode(Compression::Zlib, &data, None)?;
 //! assert_eq!(decode(Compression::Zlib, &stored, 10_000)?, data);
-//! # Ok::<(), asdf_core::codec::CodecError>(())
+//! # Ok::<(), asdf_core::unstable::codec::CodecError>(())
 //! ```
 
 use std::io::Read;

@@ -39,7 +39,7 @@ pub(crate) use super::blosc2::frame_pieces;
 /// streams (`blsc`, `bsc2`, `bls2`).
 ///
 /// ```
-/// use asdf_core::codec::Compression;
+/// use asdf_core::unstable::codec::Compression;
 /// use asdf_core::unstable::{decoder, encode};
 /// use std::io::Read;
 /// let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
@@ -77,7 +77,7 @@ pub fn decoder<'r, R: BufRead + Send + 'r>(
 /// (as [`decoder`]); the Blosc codecs read each block where it is stored, in decoded order.
 ///
 /// ```
-/// use asdf_core::codec::Compression;
+/// use asdf_core::unstable::codec::Compression;
 /// use asdf_core::unstable::{decoder_at, encode};
 /// use std::io::Read;
 /// let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();

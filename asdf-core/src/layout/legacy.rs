@@ -100,7 +100,7 @@ fn array<const N: usize>(f: &[u8], at: usize) -> [u8; N] {
 ///
 /// ```
 /// use asdf_core::unstable::parse_legacy_block_header;
-/// use asdf_core::layout::LegacyLayout;
+/// use asdf_core::unstable::layout::LegacyLayout;
 /// let mut b = vec![0xd3, b'B', b'L', b'K', 0, 40, 0, 0, 0, 0];
 /// b.extend_from_slice(b"zlib");
 /// for v in [16u64, 16, 64, 0] {
@@ -109,7 +109,7 @@ fn array<const N: usize>(f: &[u8], at: usize) -> [u8; N] {
 /// let (h, legacy) = parse_legacy_block_header(&b, 0)?;
 /// assert_eq!(legacy.layout, LegacyLayout::Header40);
 /// assert_eq!((&h.compression, h.used_size, h.data_size), (b"zlib", 16, 64));
-/// # Ok::<(), asdf_core::layout::LayoutError>(())
+/// # Ok::<(), asdf_core::unstable::layout::LayoutError>(())
 /// ```
 pub fn parse_legacy_block_header(
     bytes: &[u8],

@@ -7,13 +7,13 @@
 //! and a block index at the end of the file is used when it agrees with the blocks it names.
 //!
 //! ```
-//! use asdf_core::layout::{read_layout, LayoutLimits};
+//! use asdf_core::unstable::layout::{read_layout, LayoutLimits};
 //! let file = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {a: 1}\n...\n".to_vec();
 //! let (layout, tree) = read_layout(&file, &LayoutLimits::default())?;
 //! assert_eq!(layout.header.asdf_version.as_deref(), Some("1.0.0"));
 //! assert_eq!(tree, b"%YAML 1.1\n--- {a: 1}\n...\n");
 //! assert!(layout.blocks.is_empty());
-//! # Ok::<(), asdf_core::layout::LayoutError>(())
+//! # Ok::<(), asdf_core::unstable::layout::LayoutError>(())
 //! ```
 
 use std::io;
