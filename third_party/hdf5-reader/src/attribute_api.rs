@@ -435,13 +435,7 @@ pub(crate) fn collect_raw_attributes(
     let (header, captured) = context.parse_header_capturing(address)?;
     let mut raw = captured.attributes;
     let capture = messages::RawCapture::start();
-    let attributes = collect_attribute_messages_storage(
-        &header,
-        context.storage.as_ref(),
-        context.superblock.offset_size,
-        context.superblock.length_size,
-        Some(context.filter_registry.as_ref()),
-    )?;
+    let attributes = collect_attribute_messages_storage(&header, context)?;
     raw.extend(capture.finish().attributes);
 
     let mut used = vec![false; raw.len()];
@@ -467,11 +461,12 @@ pub(crate) fn collect_raw_attributes(
 
 pub(crate) fn collect_attribute_messages_storage(
     header: &ObjectHeader,
-    storage: &dyn Storage,
-    offset_size: u8,
-    length_size: u8,
-    filter_registry: Option<&FilterRegistry>,
+    context: &crate::FileContext,
 ) -> Result<Vec<AttributeMessage>> {
+    let storage = context.storage.as_ref();
+    let offset_size = context.superblock.offset_size;
+    let length_size = context.superblock.length_size;
+    let filter_registry = Some(context.filter_registry.as_ref());
     let mut attributes = Vec::new();
     let mut attribute_info = None;
 
@@ -491,6 +486,11 @@ pub(crate) fn collect_attribute_messages_storage(
             length_size,
             filter_registry,
         )?);
+    }
+
+    // shared (committed) datatypes and shared dataspaces of version 2 and 3 messages
+    for attribute in &mut attributes {
+        attribute.resolve_shared(|at| context.shared_message(at))?;
     }
 
     Ok(attributes)

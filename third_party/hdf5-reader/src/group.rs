@@ -224,6 +224,28 @@ impl Group {
             .resolve_vlen_reference_bytes(reference, base_element_size)
     }
 
+    /// The bytes of the global-heap object a heap ID names (the collection's address, of
+    /// the file's offset size, then the object's index as a `u32`), as an old-style
+    /// dataset region reference stores them; empty for an undefined address or index 0
+    /// (a null reference).
+    pub fn global_heap_object(&self, heap_id: &[u8]) -> Result<Vec<u8>> {
+        let mut cursor = crate::io::Cursor::new(heap_id);
+        let address = cursor.read_offset(self.offset_size())?;
+        let index = cursor.read_u32_le()?;
+        if crate::io::Cursor::is_undefined_offset(address, self.offset_size()) || index == 0 {
+            return Ok(Vec::new());
+        }
+        let index = u16::try_from(index)
+            .map_err(|_| Error::InvalidData("global heap object index exceeds u16".into()))?;
+        let heap = self.context.global_heap(address)?;
+        let object = heap.get_object(index).ok_or_else(|| {
+            Error::InvalidData(format!(
+                "missing global heap object {index} at {address:#x}"
+            ))
+        })?;
+        Ok(object.data.to_vec())
+    }
+
     /// Parse (or retrieve from cache) the object header at the given address.
     fn cached_header(&self, addr: u64) -> Result<Arc<crate::object_header::ObjectHeader>> {
         self.context.get_or_parse_header(addr)
@@ -345,50 +367,44 @@ impl Group {
         // stored in the shared object header message (SOHM) table, so the
         // group attribute path supports the same sharing the dataset path does.
         let header = self.cached_header(self.address)?;
-        Ok(collect_attribute_messages_storage(
-            &header,
-            self.context.storage.as_ref(),
-            self.offset_size(),
-            self.length_size(),
-            Some(self.context.filter_registry.as_ref()),
-        )?
-        .into_iter()
-        .map(|attr| {
-            let element_count = attr.dataspace.num_elements().ok();
-            let decoded_strings = element_count.and_then(|element_count| {
-                decoded_vlen_strings_storage(
-                    &attr.datatype,
-                    &attr.raw_data,
-                    self.context.as_ref(),
-                    element_count,
-                )
-            });
-            let raw_data = match &attr.datatype {
-                crate::messages::datatype::Datatype::VarLen {
-                    base,
-                    kind: VarLenKind::String,
-                    ..
-                } if base.is_vlen_string_base()
-                    && matches!(attr.dataspace.num_elements(), Ok(1)) =>
-                {
-                    resolve_vlen_bytes_storage(&attr.raw_data, self.context.as_ref())
-                        .unwrap_or_else(|_| attr.raw_data.clone())
+        Ok(collect_attribute_messages_storage(&header, &self.context)?
+            .into_iter()
+            .map(|attr| {
+                let element_count = attr.dataspace.num_elements().ok();
+                let decoded_strings = element_count.and_then(|element_count| {
+                    decoded_vlen_strings_storage(
+                        &attr.datatype,
+                        &attr.raw_data,
+                        self.context.as_ref(),
+                        element_count,
+                    )
+                });
+                let raw_data = match &attr.datatype {
+                    crate::messages::datatype::Datatype::VarLen {
+                        base,
+                        kind: VarLenKind::String,
+                        ..
+                    } if base.is_vlen_string_base()
+                        && matches!(attr.dataspace.num_elements(), Ok(1)) =>
+                    {
+                        resolve_vlen_bytes_storage(&attr.raw_data, self.context.as_ref())
+                            .unwrap_or_else(|_| attr.raw_data.clone())
+                    }
+                    _ => attr.raw_data.clone(),
+                };
+                Attribute {
+                    name: attr.name,
+                    datatype: attr.datatype,
+                    shape: match attr.dataspace.dataspace_type {
+                        crate::messages::dataspace::DataspaceType::Scalar => vec![],
+                        crate::messages::dataspace::DataspaceType::Null => vec![0],
+                        crate::messages::dataspace::DataspaceType::Simple => attr.dataspace.dims,
+                    },
+                    raw_data,
+                    decoded_strings,
                 }
-                _ => attr.raw_data.clone(),
-            };
-            Attribute {
-                name: attr.name,
-                datatype: attr.datatype,
-                shape: match attr.dataspace.dataspace_type {
-                    crate::messages::dataspace::DataspaceType::Scalar => vec![],
-                    crate::messages::dataspace::DataspaceType::Null => vec![0],
-                    crate::messages::dataspace::DataspaceType::Simple => attr.dataspace.dims,
-                },
-                raw_data,
-                decoded_strings,
-            }
-        })
-        .collect())
+            })
+            .collect())
     }
 
     /// Find an attribute by name.

@@ -662,6 +662,45 @@ impl FileContext {
         Ok((hdr, capture.finish()))
     }
 
+    /// The message a shared-message reference names: in another object header (a committed
+    /// datatype) or in the shared-message table. An attribute's shared datatype or
+    /// dataspace is looked up this way.
+    pub(crate) fn shared_message(
+        &self,
+        at: &messages::shared::SharedMessage,
+    ) -> Result<messages::HdfMessage> {
+        use messages::shared::SharedMessage;
+        match at {
+            SharedMessage::SharedInOhdr {
+                message_type,
+                address,
+            } => {
+                let header = ObjectHeader::parse_at_storage_with_limit(
+                    self.storage.as_ref(),
+                    *address,
+                    self.superblock.offset_size,
+                    self.superblock.length_size,
+                    self.max_object_header_bytes,
+                )?;
+                object_header::select_shared_message(header, *message_type).ok_or_else(|| {
+                    Error::InvalidData(format!(
+                        "the object header at {address:#x} holds no shared message of type {message_type:#x}"
+                    ))
+                })
+            }
+            SharedMessage::SharedInSohm {
+                message_type,
+                heap_id,
+            } => self
+                .resolve_sohm_message(heap_id, *message_type)?
+                .ok_or_else(|| {
+                    Error::InvalidData(format!(
+                        "SOHM entry for message type {message_type:#x} not found"
+                    ))
+                }),
+        }
+    }
+
     fn resolve_sohm_message(
         &self,
         heap_id: &[u8],

@@ -1059,7 +1059,7 @@ impl ObjectHeader {
     }
 }
 
-fn select_shared_message(header: ObjectHeader, message_type: u16) -> Option<HdfMessage> {
+pub(crate) fn select_shared_message(header: ObjectHeader, message_type: u16) -> Option<HdfMessage> {
     let mut first_real_message = None;
     for message in header.messages {
         match message {

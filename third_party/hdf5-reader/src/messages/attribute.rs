@@ -8,6 +8,8 @@ use crate::io::Cursor;
 
 use super::dataspace::{self, DataspaceMessage};
 use super::datatype::{self, Datatype};
+use super::shared::{self, SharedMessage};
+use super::HdfMessage;
 
 /// Parsed attribute message.
 #[derive(Debug, Clone)]
@@ -20,6 +22,91 @@ pub struct AttributeMessage {
     pub dataspace: DataspaceMessage,
     /// Raw attribute data (un-decoded bytes).
     pub raw_data: Vec<u8>,
+    /// A version 2 or 3 message whose datatype or dataspace is shared (a committed
+    /// datatype, or a message of the shared-message table): where they are stored, and
+    /// the message's bytes after them. `datatype`, `dataspace` and `raw_data` are
+    /// placeholders until [`AttributeMessage::resolve_shared`] looks them up.
+    pub shared: Option<Box<PendingShared>>,
+}
+
+/// The shared parts of an attribute message, not yet looked up.
+#[derive(Debug, Clone)]
+pub struct PendingShared {
+    /// Where the datatype is stored, if it is shared.
+    pub datatype: Option<SharedMessage>,
+    /// Where the dataspace is stored, if it is shared.
+    pub dataspace: Option<SharedMessage>,
+    /// The message's bytes after the datatype and dataspace: the data, and any padding.
+    pub data: Vec<u8>,
+    /// The element size of an inline datatype (when only the dataspace is shared).
+    pub inline_size: u32,
+}
+
+impl AttributeMessage {
+    /// Looks up a shared datatype and dataspace with `lookup` (which returns the message a
+    /// shared-message reference names) and takes the data from the message's bytes, checked
+    /// against the size they declare. Nothing to do for a message with neither shared.
+    pub fn resolve_shared(
+        &mut self,
+        mut lookup: impl FnMut(&SharedMessage) -> Result<HdfMessage>,
+    ) -> Result<()> {
+        let Some(pending) = self.shared.take() else {
+            return Ok(());
+        };
+        let mut size = None;
+        if let Some(at) = &pending.datatype {
+            match lookup(at)? {
+                HdfMessage::Datatype(dt) => {
+                    size = Some(dt.size);
+                    self.datatype = dt.datatype;
+                }
+                other => {
+                    return Err(Error::InvalidData(format!(
+                        "the shared datatype of attribute '{}' is a {} message",
+                        self.name,
+                        message_kind(&other)
+                    )))
+                }
+            }
+        }
+        if let Some(at) = &pending.dataspace {
+            match lookup(at)? {
+                HdfMessage::Dataspace(ds) => self.dataspace = ds,
+                other => {
+                    return Err(Error::InvalidData(format!(
+                        "the shared dataspace of attribute '{}' is a {} message",
+                        self.name,
+                        message_kind(&other)
+                    )))
+                }
+            }
+        }
+        let size = match size {
+            Some(s) => s,
+            None => pending.inline_size,
+        };
+        let len = attribute_raw_data_size(&self.dataspace, size)?;
+        self.raw_data = pending
+            .data
+            .get(..len)
+            .ok_or_else(|| {
+                Error::InvalidData(format!(
+                    "attribute '{}' holds {} bytes of data, its datatype and dataspace declare {len}",
+                    self.name,
+                    pending.data.len()
+                ))
+            })?
+            .to_vec();
+        Ok(())
+    }
+}
+
+fn message_kind(m: &HdfMessage) -> &'static str {
+    match m {
+        HdfMessage::Datatype(_) => "datatype",
+        HdfMessage::Dataspace(_) => "dataspace",
+        _ => "other",
+    }
 }
 
 /// Parse an attribute message.
@@ -90,6 +177,7 @@ fn parse_v1(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
         datatype: dt_msg.datatype,
         dataspace: ds_msg,
         raw_data,
+        shared: None,
     })
 }
 
@@ -102,31 +190,14 @@ fn parse_v2(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
 
     // Name — NOT padded in v2
     let name = cursor.read_fixed_string(name_size)?;
-
-    // Datatype
-    let dt_start = cursor.position();
-    let dt_msg = datatype::parse(cursor, datatype_size)?;
-    if let Some(raw) = super::raw_bytes(cursor, dt_start, datatype_size) {
-        super::record_attribute_datatype(&name, raw);
-    }
-
-    // Dataspace
-    let ds_msg = dataspace::parse(cursor, offset_size, length_size, dataspace_size)?;
-
-    // Raw data
-    let data_size = attribute_raw_data_size(&ds_msg, dt_msg.size)?;
-    let raw_data = if data_size > 0 {
-        cursor.read_bytes(data_size)?.to_vec()
-    } else {
-        vec![]
-    };
-
-    Ok(AttributeMessage {
+    parse_v2_v3_rest(
+        cursor,
         name,
-        datatype: dt_msg.datatype,
-        dataspace: ds_msg,
-        raw_data,
-    })
+        flags,
+        (datatype_size, dataspace_size),
+        offset_size,
+        length_size,
+    )
 }
 
 fn parse_v3(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result<AttributeMessage> {
@@ -139,19 +210,93 @@ fn parse_v3(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
 
     // Name — NOT padded in v3
     let name = cursor.read_fixed_string(name_size)?;
+    parse_v2_v3_rest(
+        cursor,
+        name,
+        flags,
+        (datatype_size, dataspace_size),
+        offset_size,
+        length_size,
+    )
+}
 
+/// The datatype, dataspace and data of a version 2 or 3 message, after its name. A shared
+/// datatype (flags bit 0) or dataspace (bit 1) is a shared-message reference in the field's
+/// bytes; the data is then kept whole until the shared parts are looked up
+/// ([`AttributeMessage::resolve_shared`]).
+fn parse_v2_v3_rest(
+    cursor: &mut Cursor<'_>,
+    name: String,
+    flags: u8,
+    (datatype_size, dataspace_size): (usize, usize),
+    offset_size: u8,
+    length_size: u8,
+) -> Result<AttributeMessage> {
     // Datatype
-    let dt_start = cursor.position();
-    let dt_msg = datatype::parse(cursor, datatype_size)?;
-    if let Some(raw) = super::raw_bytes(cursor, dt_start, datatype_size) {
-        super::record_attribute_datatype(&name, raw);
-    }
+    let (datatype, inline_size, shared_datatype) = if flags & 0x01 != 0 {
+        let field = cursor.read_bytes(datatype_size)?;
+        let at = shared::parse(
+            &mut Cursor::new(field),
+            super::MSG_DATATYPE,
+            offset_size,
+            length_size,
+            datatype_size,
+        )?;
+        (placeholder(), 0, Some(at))
+    } else {
+        let dt_start = cursor.position();
+        let dt_msg = datatype::parse(cursor, datatype_size)?;
+        if let Some(raw) = super::raw_bytes(cursor, dt_start, datatype_size) {
+            super::record_attribute_datatype(&name, raw);
+        }
+        (dt_msg.datatype, dt_msg.size, None)
+    };
 
     // Dataspace
-    let ds_msg = dataspace::parse(cursor, offset_size, length_size, dataspace_size)?;
+    let (dataspace, shared_dataspace) = if flags & 0x02 != 0 {
+        let field = cursor.read_bytes(dataspace_size)?;
+        let at = shared::parse(
+            &mut Cursor::new(field),
+            super::MSG_DATASPACE,
+            offset_size,
+            length_size,
+            dataspace_size,
+        )?;
+        let scalar = DataspaceMessage {
+            rank: 0,
+            dims: Vec::new(),
+            max_dims: None,
+            dataspace_type: dataspace::DataspaceType::Scalar,
+        };
+        (scalar, Some(at))
+    } else {
+        (
+            dataspace::parse(cursor, offset_size, length_size, dataspace_size)?,
+            None,
+        )
+    };
+
+    if shared_datatype.is_some() || shared_dataspace.is_some() {
+        // the data's size is known once the shared parts are: keep the message's rest
+        let rest = usize::try_from(cursor.remaining()).map_err(|_| {
+            Error::InvalidData("attribute message exceeds platform usize capacity".into())
+        })?;
+        return Ok(AttributeMessage {
+            name,
+            datatype,
+            dataspace,
+            raw_data: Vec::new(),
+            shared: Some(Box::new(PendingShared {
+                datatype: shared_datatype,
+                dataspace: shared_dataspace,
+                data: cursor.read_bytes(rest)?.to_vec(),
+                inline_size,
+            })),
+        });
+    }
 
     // Raw data
-    let data_size = attribute_raw_data_size(&ds_msg, dt_msg.size)?;
+    let data_size = attribute_raw_data_size(&dataspace, inline_size)?;
     let raw_data = if data_size > 0 {
         cursor.read_bytes(data_size)?.to_vec()
     } else {
@@ -160,10 +305,19 @@ fn parse_v3(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
 
     Ok(AttributeMessage {
         name,
-        datatype: dt_msg.datatype,
-        dataspace: ds_msg,
+        datatype,
+        dataspace,
         raw_data,
+        shared: None,
     })
+}
+
+/// The datatype of an attribute whose shared datatype is not looked up yet.
+fn placeholder() -> Datatype {
+    Datatype::Opaque {
+        size: 0,
+        tag: String::new(),
+    }
 }
 
 /// Version 2 and 3 attribute flags: bit 0 marks a shared datatype, bit 1 a
@@ -172,11 +326,6 @@ fn check_flags(flags: u8, version: u8) -> Result<()> {
     if flags & !0x03 != 0 {
         return Err(Error::InvalidData(format!(
             "reserved flags {flags:#04x} in attribute v{version}"
-        )));
-    }
-    if flags != 0 {
-        return Err(Error::UnsupportedEncoding(format!(
-            "shared datatype/dataspace in attribute v{version} is not supported"
         )));
     }
     Ok(())
@@ -234,7 +383,7 @@ mod tests {
     }
 
     #[test]
-    fn reserved_and_shared_attribute_flags_are_refused() {
+    fn reserved_attribute_flags_are_refused() {
         for version in [2, 3] {
             let data = attr(version, 0);
             assert_eq!(
@@ -251,12 +400,67 @@ mod tests {
                     "v{version}: {err}"
                 );
             }
-            // Shared datatype or dataspace: the inline fields are not there.
-            for flags in [0x01, 0x02, 0x03] {
-                let data = attr(version, flags);
-                let err = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap_err();
-                assert!(err.to_string().contains("shared"), "v{version}: {err}");
-            }
+        }
+    }
+
+    /// A version 2 or 3 attribute "abc" whose datatype is committed (flags bit 0): the
+    /// datatype field is a shared-message reference (version 2, type 2, an address).
+    fn shared_datatype_attr(version: u8, address: u64, value: &[u8]) -> Vec<u8> {
+        let mut field = vec![2u8, 2];
+        field.extend_from_slice(&address.to_le_bytes());
+        let ds = vec![0x02, 0x01, 0x00, 0x01, 2, 0, 0, 0, 0, 0, 0, 0]; // simple, [2]
+        let mut data = vec![version, 0x01];
+        data.extend_from_slice(&4u16.to_le_bytes());
+        data.extend_from_slice(&(field.len() as u16).to_le_bytes());
+        data.extend_from_slice(&(ds.len() as u16).to_le_bytes());
+        if version == 3 {
+            data.push(0x00);
+        }
+        data.extend_from_slice(b"abc\0");
+        data.extend_from_slice(&field);
+        data.extend_from_slice(&ds);
+        data.extend_from_slice(value);
+        data
+    }
+
+    #[test]
+    fn shared_datatypes_are_looked_up_and_the_data_checked_against_them() {
+        let committed = datatype::parse(&mut Cursor::new(&u32_le_datatype()), 12).unwrap();
+        for version in [2, 3] {
+            let mut value = 7u32.to_le_bytes().to_vec();
+            value.extend_from_slice(&9u32.to_le_bytes());
+            let data = shared_datatype_attr(version, 0x1234, &value);
+            let mut msg = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap();
+            assert!(msg.shared.is_some() && msg.raw_data.is_empty());
+            let mut asked = Vec::new();
+            msg.resolve_shared(|at| {
+                asked.push(format!("{at:?}"));
+                Ok(HdfMessage::Datatype(committed.clone()))
+            })
+            .unwrap();
+            assert_eq!(asked.len(), 1);
+            assert!(asked[0].contains("4660"), "{asked:?}"); // the address, 0x1234
+            assert_eq!(msg.datatype, committed.datatype);
+            assert_eq!(msg.dataspace.dims, [2]);
+            assert_eq!(msg.raw_data, value);
+            assert!(msg.shared.is_none());
+
+            // the data must hold what the looked-up datatype and the dataspace declare
+            let data = shared_datatype_attr(version, 0x1234, &value[..6]);
+            let mut msg = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap();
+            let err = msg
+                .resolve_shared(|_| Ok(HdfMessage::Datatype(committed.clone())))
+                .unwrap_err();
+            assert!(err.to_string().contains("holds 6 bytes"), "{err}");
+            // a reference to something else than a datatype
+            let mut msg = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap();
+            let err = msg.resolve_shared(|_| Ok(HdfMessage::Nil)).unwrap_err();
+            assert!(err.to_string().contains("shared datatype"), "{err}");
+            // a lookup error is the error
+            let mut msg = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap();
+            assert!(msg
+                .resolve_shared(|_| Err(Error::InvalidData("nowhere".into())))
+                .is_err());
         }
     }
 
@@ -347,15 +551,6 @@ mod tests {
         data.extend_from_slice(&ds);
         data.extend_from_slice(&99u32.to_le_bytes());
         data
-    }
-
-    #[test]
-    fn shared_v3_attribute_encodings_are_unsupported_not_corrupt() {
-        for flags in [1, 2, 3] {
-            let data = v3_attr(flags);
-            let err = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap_err();
-            assert!(matches!(err, Error::UnsupportedEncoding(_)), "{err}");
-        }
     }
 
     #[test]
