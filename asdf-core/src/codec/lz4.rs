@@ -4,15 +4,41 @@
 //! bytes]` (python's `lz4.block.compress` with its size prefix, framed by its length), each
 //! compressing at most 4 MiB of input. Chunks are independent, so they are decoded and
 //! encoded in parallel.
+//!
+//! ASDF.jl also writes one lz4 frame under this label (its `lz4_layout=:frame`). A frame
+//! starts with the magic number `0x184D2204` (bytes `04 22 4D 18`), which as python's first
+//! length prefix would announce a chunk of 69,357,848 bytes, far above what python (4 MiB of
+//! input) or ASDF.jl (8 MiB) compress into one chunk; so, as ASDF.jl's own reader does, stored
+//! bytes that start with the magic are read as a frame ([`is_frame`]) and everything else as
+//! python's chunks.
 
 use std::io::{self, BufRead, Read};
 
+use lz4_flex::frame::FrameDecoder;
+
 use rayon::prelude::*;
 
-use super::pieced::{invalid, Pieces};
+use super::pieced::{invalid, Pieced, Pieces};
 use super::{to_usize, CodecError, Compression};
 
 const CODEC: &str = "lz4";
+
+/// The lz4 frame magic number `0x184D2204`, as stored (little-endian).
+pub(crate) const FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4D, 0x18];
+
+/// Whether stored `lz4` bytes are one lz4 frame (ASDF.jl's `:frame` layout) rather than
+/// python asdf's chunks.
+pub(crate) fn is_frame(stored: &[u8]) -> bool {
+    stored.starts_with(&FRAME_MAGIC)
+}
+
+/// The error of decoding an `lz4` block that is a frame, named as the block's codec.
+pub(super) fn frame_error(e: CodecError) -> CodecError {
+    match e {
+        CodecError::Corrupt { message, .. } => corrupt(format!("lz4 frame: {message}")),
+        other => other,
+    }
+}
 
 /// Input bytes per chunk, as python asdf writes (`compression_block_size`, 4 MiB).
 pub(super) const CHUNK_INPUT: usize = 4 << 20;
@@ -146,6 +172,51 @@ pub(super) fn encode(data: &[u8]) -> Vec<u8> {
         return parts.into_iter().next().unwrap_or_default();
     }
     parts.concat()
+}
+
+/// The streaming decoder of an `lz4` block, either layout: the first four stored bytes
+/// choose between python's chunks and a frame.
+pub(super) fn stream_decoder<'r, R: BufRead + Send + 'r>(stored: R) -> Box<dyn Read + Send + 'r> {
+    Box::new(Either::Sniff(Some(stored)))
+}
+
+/// The head read to tell the layouts apart, put back before the rest.
+type Sniffed<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
+
+enum Either<R: BufRead> {
+    Sniff(Option<R>),
+    Chunks(Pieced<Chunks<Sniffed<R>>>),
+    Frame(FrameDecoder<Sniffed<R>>),
+}
+
+impl<R: BufRead> Read for Either<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Either::Sniff(stored) = self {
+            let Some(mut stored) = stored.take() else {
+                return Err(invalid(Compression::Lz4, "failed earlier".into()));
+            };
+            let mut head = Vec::with_capacity(4);
+            (&mut stored).take(4).read_to_end(&mut head)?;
+            let frame = is_frame(&head);
+            let rest = io::Cursor::new(head).chain(stored);
+            *self = if frame {
+                Either::Frame(FrameDecoder::new(rest))
+            } else {
+                Either::Chunks(Pieced::new(Chunks::new(rest)))
+            };
+        }
+        match self {
+            Either::Chunks(r) => r.read(buf),
+            Either::Frame(r) => r.read(buf).map_err(|e| {
+                if e.kind() == io::ErrorKind::InvalidData {
+                    e
+                } else {
+                    invalid(Compression::Lz4, format!("lz4 frame: {e}"))
+                }
+            }),
+            Either::Sniff(_) => Ok(0),
+        }
+    }
 }
 
 /// The streaming decoder: python asdf's `lz4` chunks read in order from `stored`, decoded

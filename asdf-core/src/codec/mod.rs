@@ -4,10 +4,11 @@
 //! |---|---|---|
 //! | `zlib` | one zlib stream (several concatenated streams are accepted) | `zlib` |
 //! | `bzp2` | bzip2 stream(s); large blocks written as one stream and decoded block by block on every core | `bzp2` |
-//! | `lz4\0` | python asdf's chunks: `[u32 BE n][u32 LE len][lz4 block of n-4 bytes]`, 4 MiB of input each | `lz4` |
+//! | `lz4\0` | python asdf's chunks: `[u32 BE n][u32 LE len][lz4 block of n-4 bytes]`, 4 MiB of input each; or one lz4 frame (ASDF.jl's `lz4_layout=:frame`), told apart by the frame magic `04 22 4D 18` | `lz4`, `lz4f` |
 //! | `zstd` | one zstd frame (asdf-compression), large ones compressed on every core | `zstd` |
 //! | `lz4f` | one lz4 frame (asdf-compression) | `lz4f` |
 //! | `blsc` | one Blosc1 chunk as python-blosc writes it (asdf-compression; through asdf-blosc2, feature `blosc2`) | `blsc` |
+//! | `xz\0\0` | one xz stream (ASDF.jl), or several concatenated | `xz` |
 //!
 //! Decoding never trusts the declared size for its allocation: the output buffer is at most a
 //! per-codec plausible multiple of the stored size and grows as real output arrives, never
@@ -32,6 +33,7 @@ mod lz4;
 mod lz4f;
 mod pieced;
 pub(crate) mod stream;
+mod xz;
 mod zlib;
 mod zstd;
 
@@ -113,11 +115,13 @@ pub enum Compression {
     Bsc2,
     /// `bls2`: one Blosc2 chunk (asdf-compression).
     Bls2,
+    /// `xz\0\0`: an xz stream (ASDF.jl).
+    Xz,
 }
 
 impl Compression {
     /// Every codec.
-    pub const ALL: [Compression; 8] = [
+    pub const ALL: [Compression; 9] = [
         Compression::Zlib,
         Compression::Bzp2,
         Compression::Lz4,
@@ -126,6 +130,7 @@ impl Compression {
         Compression::Blsc,
         Compression::Bsc2,
         Compression::Bls2,
+        Compression::Xz,
     ];
 
     /// The codec for a block header label: `None` for all zeros, an error for an unknown one.
@@ -140,7 +145,7 @@ impl Compression {
             .ok_or(CodecError::UnknownLabel(*label))
     }
 
-    /// The 4-byte block header label (`lz4` is padded with a zero byte).
+    /// The 4-byte block header label (`lz4` and `xz` are padded with zero bytes).
     pub fn label(self) -> [u8; 4] {
         match self {
             Compression::Zlib => *b"zlib",
@@ -151,11 +156,12 @@ impl Compression {
             Compression::Blsc => *b"blsc",
             Compression::Bsc2 => *b"bsc2",
             Compression::Bls2 => *b"bls2",
+            Compression::Xz => *b"xz\0\0",
         }
     }
 
     /// The label as text, without padding: `zlib`, `bzp2`, `lz4`, `zstd`, `lz4f`, `blsc`,
-    /// `bsc2`, `bls2`.
+    /// `bsc2`, `bls2`, `xz`.
     pub fn name(self) -> &'static str {
         match self {
             Compression::Zlib => "zlib",
@@ -166,6 +172,7 @@ impl Compression {
             Compression::Blsc => "blsc",
             Compression::Bsc2 => "bsc2",
             Compression::Bls2 => "bls2",
+            Compression::Xz => "xz",
         }
     }
 
@@ -177,6 +184,8 @@ impl Compression {
             Compression::Lz4 | Compression::Lz4f => 256,
             Compression::Zstd => 40_000,
             Compression::Blsc | Compression::Bsc2 | Compression::Bls2 => 1 << 16,
+            // LZMA2 codes a long run in a few bits, as bzip2 does
+            Compression::Xz => 1 << 16,
         }
     }
 }
@@ -206,6 +215,9 @@ fn to_usize(size: u64) -> Result<usize, CodecError> {
 #[doc(hidden)] // plumbing: asdf_core::unstable
 pub fn decode(c: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, CodecError> {
     match c {
+        Compression::Lz4 if lz4::is_frame(stored) => {
+            decode(Compression::Lz4f, stored, data_size).map_err(lz4::frame_error)
+        }
         Compression::Lz4 => lz4::decode(stored, data_size),
         Compression::Blsc => blsc::decode(stored, data_size),
         Compression::Zstd => zstd::decode(stored, data_size),
@@ -229,6 +241,7 @@ pub fn decode(c: Compression, stored: &[u8], data_size: u64) -> Result<Vec<u8>, 
                     Compression::Bzp2 => {
                         read_growing(c, bzp2::reader(stored), data_size, plausible)
                     }
+                    Compression::Xz => read_growing(c, xz::reader(stored), data_size, plausible),
                     _ => read_growing(c, lz4f::reader(stored), data_size, plausible),
                 }
             }
@@ -242,9 +255,13 @@ pub fn decode_into(c: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), 
     match c {
         Compression::Zlib => read_exact_into(c, zlib::reader(stored), out),
         Compression::Bzp2 => bzp2::decode_into(stored, out),
+        Compression::Lz4 if lz4::is_frame(stored) => {
+            decode_into(Compression::Lz4f, stored, out).map_err(lz4::frame_error)
+        }
         Compression::Lz4 => lz4::decode_into(stored, out),
         Compression::Zstd => zstd::decode_into(stored, out),
         Compression::Lz4f => read_exact_into(c, lz4f::reader(stored), out),
+        Compression::Xz => read_exact_into(c, xz::reader(stored), out),
         Compression::Blsc => blsc::decode_into(stored, out),
         Compression::Bls2 | Compression::Bsc2 => {
             let v = decode(c, stored, out.len() as u64)?;
@@ -256,7 +273,7 @@ pub fn decode_into(c: Compression, stored: &[u8], out: &mut [u8]) -> Result<(), 
 
 /// Encode `data` the way python asdf and asdf-compression write it. `level` is the codec's
 /// compression level (zlib 0–9, default 6; bzp2 1–9, default 9; zstd, default 3; blsc 0–9,
-/// default 9); lz4 and lz4f ignore it.
+/// default 9; xz 0–9, default 6); lz4 and lz4f ignore it.
 #[doc(hidden)] // plumbing: asdf_core::unstable
 pub fn encode(c: Compression, data: &[u8], level: Option<i32>) -> Result<Vec<u8>, CodecError> {
     encode_items(c, data, level, 1)
@@ -280,6 +297,7 @@ pub fn encode_items(
         Compression::Zstd => zstd::encode(data, level),
         Compression::Lz4f => lz4f::encode(data),
         Compression::Blsc => blsc::encode(data, level),
+        Compression::Xz => xz::encode(data, level),
     }
 }
 
@@ -290,6 +308,10 @@ pub(crate) use zstd::{
 };
 
 pub(crate) const LZ4_CHUNK_INPUT: usize = lz4::CHUNK_INPUT;
+
+/// The first four stored bytes of an `lz4` block that is one lz4 frame (ASDF.jl's `:frame`
+/// layout) rather than python asdf's chunks.
+pub(crate) const LZ4_FRAME_MAGIC: [u8; 4] = lz4::FRAME_MAGIC;
 
 /// One framed `lz4` chunk (`[u32 BE n][u32 LE len][lz4 block]`) of `input`, at most
 /// [`LZ4_CHUNK_INPUT`] bytes: the stored bytes of an `lz4` block are such chunks one after
@@ -349,7 +371,7 @@ fn read_exact_reporting<R: Read>(
 const REPORT_EVERY: usize = 8 << 20;
 
 /// As [`decode_into`], telling `report` how many bytes are decoded so far: every 8 MiB for
-/// the codecs that decode in order on one thread anyway (zlib, zstd, lz4f, blsc), through
+/// the codecs that decode in order on one thread anyway (zlib, zstd, lz4f, blsc, xz), through
 /// their streaming decoders; once, at the end, for those that decode pieces on several
 /// threads at once (bzp2, lz4, bls2, bsc2), whose speed a stream would cost.
 pub(crate) fn decode_into_reporting(
@@ -359,9 +381,11 @@ pub(crate) fn decode_into_reporting(
     report: &mut dyn FnMut(u64),
 ) -> Result<(), CodecError> {
     let streamed = match c {
-        Compression::Zlib | Compression::Zstd | Compression::Lz4f | Compression::Blsc => {
-            stream::decoder_at(c, stored, out.len() as u64)
-        }
+        Compression::Zlib
+        | Compression::Zstd
+        | Compression::Lz4f
+        | Compression::Blsc
+        | Compression::Xz => stream::decoder_at(c, stored, out.len() as u64),
         _ => None,
     };
     match streamed {

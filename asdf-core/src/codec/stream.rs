@@ -29,7 +29,7 @@ use super::blosc2::stream::{Chunk, FrameReader};
 pub use super::pieced::StoredAt;
 use super::pieced::{invalid, Pieced};
 use super::Compression;
-use super::{blsc, lz4, zlib};
+use super::{blsc, lz4, xz, zlib};
 
 pub(crate) use super::blosc2::frame_pieces;
 
@@ -61,7 +61,8 @@ pub fn decoder<'r, R: BufRead + Send + 'r>(
         Compression::Bzp2 => Box::new(bzip2::bufread::MultiBzDecoder::new(stored)),
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(stored).ok()?),
         Compression::Lz4f => Box::new(lz4_flex::frame::FrameDecoder::new(stored)),
-        Compression::Lz4 => Box::new(Pieced::new(lz4::Chunks::new(stored))),
+        Compression::Lz4 => lz4::stream_decoder(stored),
+        Compression::Xz => Box::new(xz::reader(stored)),
         Compression::Blsc | Compression::Bsc2 | Compression::Bls2 => return None,
     };
     Some(Box::new(Exact {

@@ -214,6 +214,15 @@ impl AsdfFile {
             self.source
                 .read_ranges_at(&mut [(pos, &mut head[..])])
                 .map_err(|e| layout::LayoutError::io(pos, &e))?;
+            if pos == start && head[..4] == codec::LZ4_FRAME_MAGIC {
+                // one lz4 frame (ASDF.jl's `:frame` layout): one piece, decoded whole
+                walks.remove(&h.index);
+                return Ok(vec![BlockPiece {
+                    kind: PieceKind::Whole(Compression::Lz4f),
+                    stored: start..end,
+                    decoded: 0..h.data_size,
+                }]);
+            }
             let n = u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
             let len = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]]));
             if n < 4 || n > end - pos - 4 {
@@ -497,6 +506,14 @@ impl AsdfFile {
                         )?;
                         Ok(buf)
                     }
+                    // an `lz4` block that is one lz4 frame
+                    PieceKind::Whole(whole) => {
+                        codec::decode(*whole, bytes, len).map_err(|source| Error::Codec {
+                            block: h.index,
+                            offset: h.offset,
+                            source,
+                        })
+                    }
                     _ => codec::decode(Compression::Bls2, bytes, len).map_err(|source| {
                         let message = format!("chunk of decoded bytes {:?}: {source}", p.decoded);
                         self.codec_error(h, c, message)
@@ -614,6 +631,22 @@ impl AsdfFile {
             limit: usize::MAX as u64,
             found,
         }
+    }
+
+    /// Whether block `index` is an `lz4` block stored as one lz4 frame (ASDF.jl's `:frame`
+    /// layout) rather than in python asdf's chunks: its first four stored bytes are the frame
+    /// magic.
+    pub(crate) fn lz4_block_is_frame(&self, index: usize) -> Result<bool> {
+        let h = self.block_header(index)?;
+        if self.compression(h)? != Some(Compression::Lz4) || h.used_size < 4 {
+            return Ok(false);
+        }
+        let start = self.stored_range(h)?.start as u64;
+        let mut head = [0u8; 4];
+        self.source
+            .read_ranges_at(&mut [(start, &mut head[..])])
+            .map_err(|e| layout::LayoutError::io(start, &e))?;
+        Ok(head == codec::LZ4_FRAME_MAGIC)
     }
 
     pub(crate) fn compression(&self, h: &BlockHeader) -> Result<Option<Compression>> {

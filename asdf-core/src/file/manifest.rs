@@ -123,11 +123,13 @@ pub enum PieceCodec {
     Blosc2Chunk,
     /// A whole Blosc2 frame (a `bsc2` block read as one piece).
     Blosc2Frame,
+    /// An xz stream (`xz` block, ASDF.jl).
+    Xz,
 }
 
 impl PieceCodec {
     /// A short name: `none`, `zlib`, `bzp2`, `zstd`, `lz4f`, `blsc`, `lz4-block`,
-    /// `blosc2-chunk`, `blosc2-frame`.
+    /// `blosc2-chunk`, `blosc2-frame`, `xz`.
     pub fn name(self) -> &'static str {
         match self {
             PieceCodec::None => "none",
@@ -139,6 +141,7 @@ impl PieceCodec {
             PieceCodec::Lz4Block => "lz4-block",
             PieceCodec::Blosc2Chunk => "blosc2-chunk",
             PieceCodec::Blosc2Frame => "blosc2-frame",
+            PieceCodec::Xz => "xz",
         }
     }
 }
@@ -633,6 +636,7 @@ fn whole_codec(c: Compression) -> PieceCodec {
         Compression::Blsc => PieceCodec::Blsc,
         Compression::Lz4 => PieceCodec::Lz4Block,
         Compression::Bls2 => PieceCodec::Blosc2Chunk,
+        Compression::Xz => PieceCodec::Xz,
         _ => PieceCodec::Blosc2Frame,
     }
 }

@@ -364,6 +364,7 @@ pub(crate) fn write_to_path(
         blocks,
         externals,
         streamed,
+        warnings,
     } = prepare::plan(writer, root, Some(&stem))?;
     let dir = path.parent().unwrap_or(Path::new(""));
     let mut external_files = Vec::new();
@@ -385,8 +386,12 @@ pub(crate) fn write_to_path(
         blocks,
         externals: Vec::new(),
         streamed,
+        warnings: Vec::new(),
     };
-    let mut summary = WriteSummary::default();
+    let mut summary = WriteSummary {
+        warnings,
+        ..WriteSummary::default()
+    };
     atomic_write(path, wrap, |w, wb| {
         let (len, offsets) = write_file(&writer.opts, &plan, &mut BoxedSink(w), wb)?;
         summary.len = len;

@@ -49,8 +49,10 @@ mod file_writer;
 pub(crate) mod nodes;
 mod pieces;
 mod platform;
+mod portable;
 mod prepare;
 mod update;
+mod zarr;
 
 #[cfg(test)]
 mod test_sink {
@@ -95,7 +97,9 @@ use crate::AsdfFile;
 
 pub use crate::array::{ArrayOptions, Compression, CompressionChoice, Storage, WriteArray};
 pub use pieces::ArrayPieces;
+pub use portable::WriteWarning;
 pub use update::{recover, update, update_with, UpdateKind, UpdateMode};
+pub use zarr::ZarrCompressor;
 
 pub use crate::version::{ParseStandardVersionError, StandardVersion};
 
@@ -112,6 +116,7 @@ pub struct WriteOptions {
     storage: Storage,
     align: usize,
     validate: bool,
+    portable: bool,
     progress: Option<crate::Progress>,
 }
 
@@ -128,6 +133,7 @@ impl Default for WriteOptions {
             storage: Storage::Internal,
             align: 64,
             validate: true,
+            portable: false,
             progress: None,
         }
     }
@@ -170,8 +176,33 @@ impl WriteOptions {
         self.compression = c;
         self
     }
+    /// Refuse to write a block that python asdf 6.0.0 cannot read without a plugin (default
+    /// `false`). Python asdf reads `zlib`, `bzp2` and `lz4` blocks by itself; `zstd`, `lz4f`
+    /// and `blsc` need the asdf-compression plugin, `bls2` its development version, and no
+    /// python plugin is known for `bsc2` or ASDF.jl's `xz`. With `portable(true)` such a
+    /// write fails with [`WriteError::NotPortable`] naming the block and codec before any
+    /// byte is written; without it the write goes ahead and its [`WriteSummary::warnings`]
+    /// holds one [`WriteWarning::NotPortable`] per such codec.
+    ///
+    /// ```
+    /// use asdf_core::write::{Compression, CompressionChoice, WriteError, WriteOptions, Writer};
+    /// let xz = WriteOptions::default().compression(CompressionChoice::Codec(Compression::Xz));
+    /// let mut w = Writer::new(xz.clone().portable(true));
+    /// let a = w.add_array(ndarray::arr1(&[1.0f64, 2.0]));
+    /// let root = asdf_core::tree!({"a": a});
+    /// assert!(matches!(w.write_to_vec(&root), Err(WriteError::NotPortable { .. })));
+    /// let mut w = Writer::new(xz);
+    /// let a = w.add_array(ndarray::arr1(&[1.0f64, 2.0]));
+    /// let summary = w.write_to(&asdf_core::tree!({"a": a}), std::io::Cursor::new(Vec::new()))?;
+    /// assert_eq!(summary.warnings.len(), 1);
+    /// # Ok::<(), WriteError>(())
+    /// ```
+    pub fn portable(mut self, on: bool) -> Self {
+        self.portable = on;
+        self
+    }
     /// Codec level (zlib 0–9, default 6; bzp2 1–9, default 9; zstd, default 3; blsc 0–9,
-    /// default 9; lz4 and lz4f ignore it); `None` for each codec's default.
+    /// default 9; xz 0–9, default 6; lz4 and lz4f ignore it); `None` for each codec's default.
     pub fn compression_level(mut self, level: Option<i32>) -> Self {
         self.compression_level = level;
         self
@@ -280,6 +311,17 @@ pub enum WriteError {
     /// knows how to write ([`StandardVersion::known`]).
     #[error("cannot write ASDF Standard {0}: the versions written are 1.0.0 to 1.7.0")]
     UnknownStandard(StandardVersion),
+    /// With [`WriteOptions::portable`]: a block's codec is one python asdf 6.0.0 reads only
+    /// with a plugin (or not at all).
+    #[error("{block}: python asdf 6.0.0 reads {codec} blocks only with {needs}; choose zlib, bzp2 or lz4, or write without WriteOptions::portable")]
+    NotPortable {
+        /// The block: `block N` of the main file, or an external file's block.
+        block: String,
+        /// Its codec.
+        codec: Compression,
+        /// What python asdf needs to read it.
+        needs: &'static str,
+    },
 }
 
 /// The validation hook of [`WriteOptions::validate`], run on the final tree before any byte
@@ -322,6 +364,8 @@ pub struct Writer<'a> {
     piece_ids: HashMap<usize, usize>,
     /// Array placeholder id → its `mask` value ([`Writer::set_mask`]).
     masks: HashMap<usize, Node>,
+    /// Arrays written the asdf-zarr way ([`Writer::add_zarr_array`]), by placeholder id.
+    zarr: HashMap<usize, zarr::ZarrSpec>,
 }
 
 /// A view sharing the block of a registered array.
@@ -357,6 +401,9 @@ pub struct WriteSummary {
     pub block_offsets: Vec<u64>,
     /// External files written (with [`Storage::External`]).
     pub external_files: Vec<PathBuf>,
+    /// What other readers may not follow (blocks python asdf reads only with a plugin, see
+    /// [`WriteOptions::portable`]): one entry per kind, the write succeeded.
+    pub warnings: Vec<WriteWarning>,
 }
 
 impl<'a> Writer<'a> {
@@ -375,6 +422,7 @@ impl<'a> Writer<'a> {
             pieces: Vec::new(),
             piece_ids: HashMap::new(),
             masks: HashMap::new(),
+            zarr: HashMap::new(),
         }
     }
 
@@ -660,6 +708,7 @@ impl<'a> Writer<'a> {
             len,
             block_offsets,
             external_files: Vec::new(),
+            warnings: plan.warnings,
         })
     }
 

@@ -87,6 +87,8 @@ pub(crate) struct Plan<'w> {
     pub externals: Vec<(String, BlockJob<'w>)>,
     /// Whether the tree holds the streamed array (its block header ends the file).
     pub streamed: bool,
+    /// What other readers may not follow ([`super::portable`]).
+    pub warnings: Vec<super::WriteWarning>,
 }
 
 struct Prep<'w, 'a> {
@@ -181,12 +183,14 @@ pub(crate) fn plan<'w>(
         }
     }
     super::validate_written(&writer.opts, &root, &p.generated)?;
+    let warnings = super::portable::check(writer.opts.portable, &p.blocks, &p.externals)?;
     Ok(Plan {
         root,
         tag_handles,
         blocks: p.blocks,
         externals: p.externals,
         streamed: p.streamed,
+        warnings,
     })
 }
 
@@ -326,6 +330,13 @@ impl<'w> Prep<'w, '_> {
             if let Some(mask) = n.get("mask") {
                 self.generated.insert(mask.id());
             }
+            n
+        } else if let Some(spec) = self.writer.zarr.get(&node.id()) {
+            super::zarr::plan_registered(spec, &mut self.blocks)
+        } else if let Some(n) = match self.source.filter(|_| crate::file::is_zarr(node)) {
+            Some(src) => super::zarr::plan_source(src, node, path, &mut self.blocks)?,
+            None => None,
+        } {
             n
         } else if node.is_ndarray() {
             self.read_ndarray(node, path)?
@@ -706,7 +717,17 @@ impl<'w> Prep<'w, '_> {
                 None => {
                     let mut job = match (compression, input) {
                         // the same codec: copy the stored bytes when the file can be read again
-                        (Some(c), Some(i)) if c == i && file.blocks_in_path() => {
+                        // (not an `lz4` block that is one lz4 frame, as ASDF.jl may write
+                        // it: that is written again in python asdf's framing, which every
+                        // reader of `lz4` reads)
+                        (Some(c), Some(i))
+                            if c == i
+                                && file.blocks_in_path()
+                                && !(c == Compression::Lz4
+                                    && file
+                                        .lz4_block_is_frame(idx)
+                                        .map_err(|e| source_err(path, e))?) =>
+                        {
                             let mut job = BlockJob::new(BlockData::Owned(Vec::new()), Some(c));
                             job.copy = Some(self.copy_range(file, idx, path)?);
                             job
