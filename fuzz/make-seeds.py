@@ -9,7 +9,8 @@
   codecs target reads its input: one byte naming the codec (its index in
   Compression::ALL: zlib bzp2 lz4 zstd lz4f blsc), three bytes of decoded size (big-endian),
   the stored bytes.
-- blosc2: the Blosc2 fixtures (asdf-blosc2/tests/data/frames) of at most 16 KiB, as the
+- blosc2: the Blosc2 fixtures (asdf-blosc2/tests/data/frames, and vlblocks, c-blosc2 and
+  plugins: variable-length blocks and plugin codecs) of at most 16 KiB, as the
   blosc2 target reads its input: a 0 byte and the frame, and a 1 byte and the frame from its
   first chunk on (a chunk followed by the rest of the frame).
 - hdf5: the h5py files of asdf-hdf5 (asdf-hdf5/tests/data) and the files of other writers
@@ -122,7 +123,9 @@ def main():
         for label, stored, size in blocks(data):
             if label in CODECS and len(stored) <= 20480 and size < 1 << 24:
                 put("codecs", bytes([CODECS.index(label)]) + size.to_bytes(3, "big") + stored)
-    for f in sorted((ROOT / "asdf-blosc2" / "tests" / "data" / "frames").glob("*.b2*")):
+    b2data = ROOT / "asdf-blosc2" / "tests" / "data"
+    for f in sorted(p for d in ("frames", "vlblocks", "c-blosc2", "plugins")
+                    for p in (b2data / d).glob("*.b2*")):
         if not f.is_file():
             continue
         data = f.read_bytes()

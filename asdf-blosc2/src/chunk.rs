@@ -14,6 +14,8 @@ const FLAG_MEMCPYED: u8 = 0x02;
 const FLAG_BITSHUFFLE: u8 = 0x04;
 const FLAG_DELTA: u8 = 0x08;
 const FLAG_DONT_SPLIT: u8 = 0x10;
+/// Bit 0 of the secondary Blosc2 flags: the chunk's blocks have variable lengths.
+const FLAG2_VL_BLOCKS: u8 = 0x01;
 
 /// Codec numbers of the chunk header's format field (flags bits 5 to 7).
 pub(crate) const BLOSCLZ: u8 = 0;
@@ -49,7 +51,8 @@ pub struct ChunkHeader {
     pub typesize: usize,
     /// Decoded size.
     pub nbytes: usize,
-    /// Block size (after clamping to `nbytes`).
+    /// Block size (after clamping to `nbytes`); in a chunk of variable-length blocks
+    /// ([`ChunkHeader::vl_blocks`]), the number of blocks.
     pub blocksize: usize,
     /// Stored size, header included.
     pub cbytes: usize,
@@ -159,10 +162,34 @@ impl ChunkHeader {
                 hdr.filters[4] = filters::DELTA;
             }
         }
-        if hdr.blocksize > hdr.nbytes && hdr.nbytes > 0 {
+        if hdr.vl_blocks() {
+            // as C-Blosc2 3.x: such a chunk is neither special nor stored
+            if hdr.special != Special::None {
+                return Err(Error::malformed(
+                    "special value kind",
+                    31,
+                    "a chunk of variable-length blocks cannot be special",
+                ));
+            }
+            if hdr.memcpyed() {
+                return Err(Error::malformed(
+                    "flags",
+                    2,
+                    "a chunk of variable-length blocks cannot be stored as it is",
+                ));
+            }
+        } else if hdr.blocksize > hdr.nbytes && hdr.nbytes > 0 {
             hdr.blocksize = hdr.nbytes;
         }
         Ok(hdr)
+    }
+
+    /// Whether the chunk's blocks have variable lengths (C-Blosc2 3.x's VL blocks, as
+    /// `blosc2_vlcompress` and python-blosc2's `BatchArray` write them): `blocksize` then
+    /// holds the number of blocks, and each block is one stream that starts with its
+    /// decoded length.
+    pub fn vl_blocks(&self) -> bool {
+        self.blosc2_flags2 & FLAG2_VL_BLOCKS != 0
     }
 
     /// Whether the blocks are stored as they are (no codec).
@@ -215,12 +242,6 @@ pub fn decode_into(
 /// Checks what can be checked of a chunk without decoding it.
 fn check(hdr: &ChunkHeader, src: &[u8]) -> Result<(), Error> {
     slice(src, 0, hdr.cbytes as u64, "chunk")?;
-    if hdr.blosc2_flags2 & 1 != 0 {
-        return Err(Error::Unsupported {
-            what: "variable-length blocks",
-            offset: 30,
-        });
-    }
     Ok(())
 }
 
@@ -248,12 +269,6 @@ pub(crate) fn decode_to_slice_with(
         ));
     }
     let src = slice(src, 0, hdr.cbytes as u64, "chunk")?;
-    if hdr.blosc2_flags2 & 1 != 0 {
-        return Err(Error::Unsupported {
-            what: "variable-length blocks",
-            offset: 30,
-        });
-    }
     if hdr.blosc2_flags & 0x08 != 0 && hdr.special == Special::None {
         return Err(Error::Unsupported {
             what: "lazy chunk",
@@ -327,45 +342,9 @@ pub(crate) fn decode_to_slice_with(
             offset: 31,
         });
     }
-    match hdr.codec {
-        BLOSCLZ | LZ4 | ZLIB | ZSTD => {}
-        UDCODEC => {
-            return Err(Error::UnsupportedCodec {
-                id: hdr.udcodec,
-                name: match hdr.udcodec {
-                    32 => "ndlz",
-                    33..=35 => "zfp",
-                    36 => "openhtj2k",
-                    37 => "grok",
-                    38 => "openzl",
-                    39 => "j2k",
-                    40 => "htj2k",
-                    _ => "user-defined",
-                },
-            })
-        }
-        c => {
-            return Err(Error::UnsupportedCodec {
-                id: c,
-                name: "reserved",
-            })
-        }
-    }
-    for &f in &hdr.filters {
-        if !matches!(
-            f,
-            filters::NOFILTER
-                | filters::SHUFFLE
-                | filters::BITSHUFFLE
-                | filters::DELTA
-                | filters::TRUNC_PREC
-                | filters::BYTEDELTA
-        ) {
-            return Err(Error::UnsupportedFilter {
-                id: f,
-                name: filters::filter_name(f),
-            });
-        }
+    check_codec_and_filters(hdr)?;
+    if hdr.vl_blocks() {
+        return decode_vl(hdr, src, out, parallel);
     }
     // the common pipelines: none (the streams decode straight into the output), and a byte
     // shuffle alone, in any slot (python-blosc2 2.x on puts it in the first, 1.x in the
@@ -402,6 +381,325 @@ pub(crate) fn decode_to_slice_with(
             decode_block_to(hdr, src, j, direct, dref, dst, scratch)?;
         }
         Ok(())
+    })
+}
+
+/// The name of a codec of the chunk header's user-defined slot (`udcodec`): C-Blosc2's
+/// registered plugins by python-blosc2's names, else what the id range is for.
+pub(crate) fn plugin_codec_name(id: u8) -> &'static str {
+    match id {
+        32 => "NDLZ",
+        33 => "ZFP_ACC",
+        34 => "ZFP_PREC",
+        35 => "ZFP_RATE",
+        36 => "OPENHTJ2K",
+        37 => "GROK",
+        38 => "OPENZL",
+        39 => "J2K",
+        40 => "HTJ2K",
+        0..=31 => "reserved",
+        41..=159 => "unregistered",
+        _ => "user-defined",
+    }
+}
+
+/// Refuses a chunk whose codec or filters this crate does not implement (plugins, user
+/// codecs and filters, reserved numbers).
+fn check_codec_and_filters(hdr: &ChunkHeader) -> Result<(), Error> {
+    match hdr.codec {
+        BLOSCLZ | LZ4 | ZLIB | ZSTD => {}
+        UDCODEC => {
+            return Err(Error::UnsupportedCodec {
+                id: hdr.udcodec,
+                name: plugin_codec_name(hdr.udcodec),
+            })
+        }
+        c => {
+            return Err(Error::UnsupportedCodec {
+                id: c,
+                name: "reserved",
+            })
+        }
+    }
+    for &f in &hdr.filters {
+        if !matches!(
+            f,
+            filters::NOFILTER
+                | filters::SHUFFLE
+                | filters::BITSHUFFLE
+                | filters::DELTA
+                | filters::TRUNC_PREC
+                | filters::BYTEDELTA
+        ) {
+            return Err(Error::UnsupportedFilter {
+                id: f,
+                name: filters::filter_name(f),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// One block of a chunk of variable-length blocks: where its stream lies in the chunk
+/// (after the 4 bytes of its decoded length) and how many bytes it decodes to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct VlBlock {
+    stream: std::ops::Range<usize>,
+    len: usize,
+}
+
+/// The blocks of a chunk of variable-length blocks (C-Blosc2 3.x): after the header,
+/// `blocksize` block starts (`i32`, from the start of the chunk, strictly increasing); block
+/// `j` runs from its start to the next block's start (the last to the chunk's end) and is
+/// one stream: its decoded length (`i32`, positive), then its compressed bytes. The decoded
+/// lengths add up to the chunk's `nbytes`. Every start, end and length is checked here, as
+/// C-Blosc2 checks them, before any is used. `src` is the chunk (`cbytes` long).
+fn vl_layout(hdr: &ChunkHeader, src: &[u8]) -> Result<Vec<VlBlock>, Error> {
+    let nblocks = hdr.blocksize;
+    let starts_end = (nblocks as u64)
+        .checked_mul(4)
+        .and_then(|n| n.checked_add(hdr.header_len as u64))
+        .filter(|&e| e <= hdr.cbytes as u64)
+        .ok_or_else(|| {
+            Error::malformed(
+                "block count",
+                8,
+                format!(
+                    "{nblocks} variable-length block starts do not fit a chunk of {} bytes",
+                    hdr.cbytes
+                ),
+            )
+        })? as usize;
+    let starts = slice(
+        src,
+        hdr.header_len as u64,
+        nblocks as u64 * 4,
+        "block starts",
+    )?;
+    let start = |j: usize| {
+        let b = &starts[4 * j..4 * j + 4];
+        i32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    };
+    // the count is bounded by the chunk's stored length (checked above)
+    let mut blocks = Vec::with_capacity(nblocks);
+    let mut total = 0usize;
+    let mut prev_end = starts_end;
+    for j in 0..nblocks {
+        let at = (hdr.header_len + 4 * j) as u64;
+        let s = start(j);
+        let begin = usize::try_from(s)
+            .ok()
+            .filter(|&b| b >= prev_end)
+            .ok_or_else(|| {
+                Error::malformed(
+                    "block start",
+                    at,
+                    format!(
+                        "block {j} starts at {s}, before byte {prev_end} (the end of what precedes it)"
+                    ),
+                )
+            })?;
+        let end = if j + 1 < nblocks {
+            let e = start(j + 1);
+            usize::try_from(e).unwrap_or(0)
+        } else {
+            hdr.cbytes
+        };
+        // a block holds its 4-byte length and at least one byte of stream
+        if end > hdr.cbytes || end <= begin.saturating_add(4) {
+            return Err(Error::malformed(
+                "block start",
+                at,
+                format!(
+                    "block {j} runs from byte {begin} to {end} in a chunk of {} bytes",
+                    hdr.cbytes
+                ),
+            ));
+        }
+        let n = slice(src, begin as u64, 4, "block length")?;
+        let n = i32::from_le_bytes([n[0], n[1], n[2], n[3]]);
+        let len = usize::try_from(n).ok().filter(|&l| l > 0).ok_or_else(|| {
+            Error::malformed(
+                "block length",
+                begin as u64,
+                format!("block {j} declares {n} decoded bytes"),
+            )
+        })?;
+        total = total
+            .checked_add(len)
+            .filter(|&t| t <= hdr.nbytes)
+            .ok_or_else(|| {
+                Error::malformed(
+                    "block length",
+                    begin as u64,
+                    format!(
+                        "blocks 0..={j} hold more than the chunk's {} bytes",
+                        hdr.nbytes
+                    ),
+                )
+            })?;
+        blocks.push(VlBlock {
+            stream: begin + 4..end,
+            len,
+        });
+        prev_end = end;
+    }
+    if total != hdr.nbytes {
+        return Err(Error::malformed(
+            "nbytes",
+            4,
+            format!(
+                "the chunk's {nblocks} variable-length blocks hold {total} bytes, its header says {}",
+                hdr.nbytes
+            ),
+        ));
+    }
+    Ok(blocks)
+}
+
+/// Decodes block `j` of a chunk of variable-length blocks into `dst` (its decoded length):
+/// its stream is stored as it is when it has that length, else compressed by the chunk's
+/// codec; then the chunk's filters are undone on the block alone (each block is its own
+/// reference for the delta filter: C-Blosc2 3.x encodes each so).
+fn decode_vl_block(
+    hdr: &ChunkHeader,
+    src: &[u8],
+    j: usize,
+    b: &VlBlock,
+    dst: &mut [u8],
+    scratch: &mut Scratch,
+) -> Result<(), Error> {
+    let data = &src[b.stream.clone()];
+    let filtered = hdr
+        .filters
+        .iter()
+        .any(|&f| f != filters::NOFILTER && f != filters::TRUNC_PREC);
+    let Scratch { block, tmp, dec } = scratch;
+    let target: &mut [u8] = if filtered {
+        block.resize(dst.len(), 0);
+        block.as_mut_slice()
+    } else {
+        &mut *dst
+    };
+    if data.len() == target.len() {
+        target.copy_from_slice(data);
+    } else {
+        dec.run(hdr.codec, data, target)
+            .map_err(|detail| Error::Codec {
+                block: j,
+                codec: hdr.codec_name(),
+                offset: b.stream.start as u64,
+                detail,
+            })?;
+    }
+    if filtered {
+        backward(
+            &hdr.filters,
+            &hdr.filters_meta,
+            hdr.typesize,
+            hdr.version,
+            block,
+            tmp,
+            None,
+        )?;
+        dst.copy_from_slice(block);
+    }
+    Ok(())
+}
+
+/// Decodes a chunk of variable-length blocks (codec and filters checked) into `out`, its
+/// decoded size: the blocks one after the other, as C-Blosc2 decompresses such a chunk.
+fn decode_vl(hdr: &ChunkHeader, src: &[u8], out: &mut [u8], parallel: bool) -> Result<(), Error> {
+    let blocks = vl_layout(hdr, src)?;
+    // the output cut at the blocks' lengths (they add up to its size: checked)
+    let mut pieces = Vec::with_capacity(blocks.len());
+    let mut rest = out;
+    for b in &blocks {
+        let (piece, tail) = rest.split_at_mut(b.len);
+        pieces.push(piece);
+        rest = tail;
+    }
+    if parallel && blocks.len() > 1 {
+        use rayon::prelude::*;
+        return pieces
+            .into_par_iter()
+            .zip(blocks.par_iter())
+            .enumerate()
+            .try_for_each(|(j, (dst, b))| {
+                with_scratch(|scratch| decode_vl_block(hdr, src, j, b, dst, scratch))
+            });
+    }
+    with_scratch(|scratch| {
+        for (j, (dst, b)) in pieces.into_iter().zip(&blocks).enumerate() {
+            decode_vl_block(hdr, src, j, b, dst, scratch)?;
+        }
+        Ok(())
+    })
+}
+
+/// Decodes the chunk of variable-length blocks at the start of `src` block by block, as
+/// C-Blosc2's `blosc2_vldecompress` and python-blosc2's `vldecompress` do: one buffer per
+/// block. `limit` bounds the decoded size the header may declare, as in [`decode`]. A chunk
+/// whose blocks are not of variable length is an error.
+///
+/// ```
+/// # fn main() -> Result<(), asdf_blosc2::Error> {
+/// // a chunk of two blocks, "abc" and "de", each stored as it is (python-blosc2's
+/// // `vlcompress([b"abc", b"de"], codec=Codec.LZ4, clevel=0)` lays it out so)
+/// let mut chunk = vec![6, 1, 0x35, 1, 5, 0, 0, 0, 2, 0, 0, 0, 53, 0, 0, 0];
+/// chunk.extend([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]); // flags2: VL blocks
+/// chunk.extend([40, 0, 0, 0, 47, 0, 0, 0]); // block starts
+/// chunk.extend([3, 0, 0, 0, b'a', b'b', b'c', 2, 0, 0, 0, b'd', b'e']);
+/// let blocks = asdf_blosc2::chunk::decode_vl_blocks(&chunk, 1 << 20)?;
+/// assert_eq!(blocks, [b"abc".to_vec(), b"de".to_vec()]);
+/// assert_eq!(asdf_blosc2::chunk::decode(&chunk, 1 << 20)?, b"abcde");
+/// # Ok(())
+/// # }
+/// ```
+pub fn decode_vl_blocks(src: &[u8], limit: usize) -> Result<Vec<Vec<u8>>, Error> {
+    let hdr = ChunkHeader::parse(src)?;
+    if !hdr.vl_blocks() {
+        return Err(Error::malformed(
+            "Blosc2 flags",
+            30,
+            "the chunk's blocks are not of variable length",
+        ));
+    }
+    if hdr.nbytes > limit {
+        return Err(Error::TooLarge {
+            what: "chunk",
+            size: hdr.nbytes as u64,
+            limit: limit as u64,
+        });
+    }
+    let src = slice(src, 0, hdr.cbytes as u64, "chunk")?;
+    if hdr.blosc2_flags & 0x08 != 0 {
+        return Err(Error::Unsupported {
+            what: "lazy chunk",
+            offset: 31,
+        });
+    }
+    if hdr.blosc2_flags & 0x01 != 0 {
+        return Err(Error::Unsupported {
+            what: "dictionary compression",
+            offset: 31,
+        });
+    }
+    if hdr.nbytes == 0 {
+        return Ok(Vec::new());
+    }
+    check_codec_and_filters(&hdr)?;
+    let blocks = vl_layout(&hdr, src)?;
+    with_scratch(|scratch| {
+        blocks
+            .iter()
+            .enumerate()
+            .map(|(j, b)| {
+                let mut dst = vec![0; b.len];
+                decode_vl_block(&hdr, src, j, b, &mut dst, scratch)?;
+                Ok(dst)
+            })
+            .collect()
     })
 }
 

@@ -27,20 +27,24 @@ pub enum Error {
         /// Why it is wrong.
         detail: String,
     },
-    /// A codec this crate does not implement (plugin codecs such as ZFP, NDLZ, J2K).
-    #[error("unsupported Blosc2 codec {id} ({name})")]
+    /// A codec this crate does not implement (plugin codecs such as ZFP, NDLZ, J2K): the
+    /// message names the plugin, `Blosc2 codec ZFP_ACC (plugin id 33) is not supported`.
+    #[error("{}", unsupported("codec", *.id, .name))]
     UnsupportedCodec {
-        /// The codec id (format number in the chunk header, or the user-defined codec id).
+        /// The codec id (format number in the chunk header, or the user-defined codec id:
+        /// 32 to 159 for C-Blosc2's registered plugins, 160 on for users' own).
         id: u8,
-        /// Its name when known.
+        /// Its name when known (python-blosc2's name of a plugin: `NDLZ`, `ZFP_ACC`, ...).
         name: &'static str,
     },
-    /// A filter this crate does not implement (user or plugin filters).
-    #[error("unsupported Blosc2 filter {id} ({name})")]
+    /// A filter this crate does not implement (user or plugin filters): the message names
+    /// the plugin, `Blosc2 filter NDCELL (plugin id 32) is not supported`.
+    #[error("{}", unsupported("filter", *.id, .name))]
     UnsupportedFilter {
-        /// The filter id.
+        /// The filter id (32 to 159 for C-Blosc2's registered plugins, 160 on for users'
+        /// own).
         id: u8,
-        /// Its name when known.
+        /// Its name when known (python-blosc2's name of a plugin: `NDCELL`, `NDMEAN`, ...).
         name: &'static str,
     },
     /// A feature of the format this crate does not read.
@@ -83,6 +87,20 @@ pub enum Error {
         /// The error.
         message: String,
     },
+}
+
+/// The message of an unsupported codec or filter: a plugin by its name and id.
+fn unsupported(kind: &str, id: u8, name: &str) -> String {
+    match id {
+        32..=159 if name != "unregistered" => {
+            format!("Blosc2 {kind} {name} (plugin id {id}) is not supported")
+        }
+        32..=159 => format!(
+            "Blosc2 {kind} with plugin id {id} is not supported (no plugin C-Blosc2 registers)"
+        ),
+        160.. => format!("Blosc2 user-defined {kind} {id} is not supported"),
+        _ => format!("unsupported Blosc2 {kind} {id} ({name})"),
+    }
 }
 
 impl Error {

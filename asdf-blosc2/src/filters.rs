@@ -19,11 +19,14 @@ pub(crate) fn filter_name(id: u8) -> &'static str {
         BITSHUFFLE => "bitshuffle",
         DELTA => "delta",
         TRUNC_PREC => "trunc_prec",
-        32 => "ndcell",
-        33 => "ndmean",
-        BYTEDELTA_BUGGY => "bytedelta (pre-2.10 version)",
-        BYTEDELTA => "bytedelta",
-        36 => "int_trunc",
+        // C-Blosc2's registered plugins, by python-blosc2's names
+        32 => "NDCELL",
+        33 => "NDMEAN",
+        BYTEDELTA_BUGGY => "BYTEDELTA_BUGGY",
+        BYTEDELTA => "BYTEDELTA",
+        36 => "INT_TRUNC",
+        5..=31 => "reserved",
+        37..=159 => "unregistered",
         _ => "user-defined",
     }
 }

@@ -348,7 +348,9 @@ impl<'a> Frame<'a> {
                     ));
                 }
                 (Offsets::Stored(raw), count)
-            } else if oh.nbytes <= LAZY_OFFSETS {
+            } else if oh.nbytes <= LAZY_OFFSETS || oh.vl_blocks() {
+                // (an index of variable-length blocks, which C-Blosc2 does not write, has
+                // no fixed block size to look offsets up by: decoded whole)
                 let raw = chunk::decode(off_src, oh.nbytes).map_err(|e| e.shifted(off_at))?;
                 let v = raw
                     .chunks_exact(8)
@@ -490,6 +492,55 @@ impl<'a> Frame<'a> {
         }
         chunk::decode_to_slice(&h, src, dst).map_err(|e| e.shifted(at))?;
         Ok(true)
+    }
+
+    /// The blocks of chunk `i`, a chunk of variable-length blocks (C-Blosc2 3.x, as
+    /// `blosc2_vlcompress` and python-blosc2's `BatchArray` write them), one buffer per
+    /// block: what python-blosc2's `SChunk.get_vlblock(i, j)` gives for each `j`. The
+    /// blocks one after the other are what [`Frame::chunk`] gives. A chunk of regular
+    /// blocks, or a run of special values, is an error.
+    pub fn vl_blocks(&self, i: usize) -> Result<Vec<Vec<u8>>, Error> {
+        if i >= self.nchunks {
+            return Err(Error::malformed(
+                "chunk index",
+                0,
+                format!("chunk {i} of {}", self.nchunks),
+            ));
+        }
+        let off = self.offsets.get(i)?;
+        if off < 0 {
+            return Err(Error::malformed(
+                "chunk offset",
+                0,
+                format!("chunk {i} is a run of special values, not variable-length blocks"),
+            ));
+        }
+        let limit = if self.chunksize > 0 {
+            self.chunk_len(i)
+        } else {
+            usize::try_from(self.nbytes.min(MAX_CHUNK)).unwrap_or(usize::MAX)
+        };
+        if let Some(dir) = &self.sparse_dir {
+            let id = u32::try_from(off).map_err(|_| {
+                Error::malformed("chunk offset", 0, format!("chunk {i}: file number {off}"))
+            })?;
+            let path = dir.join(format!("{id:08X}.chunk"));
+            let src = std::fs::read(&path).map_err(|e| Error::Io {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            return chunk::decode_vl_blocks(&src, limit);
+        }
+        let at = (self.header_len as u64).saturating_add(off as u64);
+        if at >= self.header_len as u64 + self.cbytes {
+            return Err(Error::malformed(
+                "chunk offset",
+                at,
+                format!("chunk {i} starts outside the chunks section"),
+            ));
+        }
+        let src = &self.bytes[at as usize..(self.header_len as u64 + self.cbytes) as usize];
+        chunk::decode_vl_blocks(src, limit).map_err(|e| e.shifted(at))
     }
 
     /// Decodes chunk `i` into `out` (cleared first).

@@ -3,6 +3,14 @@
 //! metalayer), as C-Blosc2 and python-blosc2 write them; and the Blosc1 chunks they grew
 //! from, as C-Blosc 1.x and python-blosc write them ([`blosc1`]).
 //!
+//! Chunks with variable-length blocks (C-Blosc2 3.x's `vlblocks`, written by
+//! `blosc2_vlcompress` and python-blosc2's `BatchArray`) read whole ([`Frame::chunk`],
+//! [`chunk::decode`]: the blocks one after the other) or one buffer per block
+//! ([`Frame::vl_blocks`], [`chunk::decode_vl_blocks`]), as python-blosc2 4.14.1 gives them.
+//! Plugin codecs and filters (NDLZ, ZFP, J2K, NDCELL, NDMEAN, INT_TRUNC, ...) are not read:
+//! the error names the plugin and its id ([`Error::UnsupportedCodec`],
+//! [`Error::UnsupportedFilter`]).
+//!
 //! This crate knows bytes only; binding frames to ASDF arrays lives in `asdf-core` (block
 //! codecs `bsc2` and `bls2`) and `asdftool convert`.
 //!
