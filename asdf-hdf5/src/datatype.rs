@@ -235,7 +235,7 @@ fn is_bool_enum(base: &Datatype, members: &[hdf5_reader::EnumMember]) -> bool {
         && members.iter().any(|m| m.name == "TRUE" && m.value == [1])
 }
 
-fn enum_value(base: &Datatype, bytes: &[u8]) -> i128 {
+pub(crate) fn enum_value(base: &Datatype, bytes: &[u8]) -> i128 {
     let (signed, big) = match base {
         Datatype::FixedPoint {
             signed, byte_order, ..

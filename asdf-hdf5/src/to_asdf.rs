@@ -14,6 +14,8 @@ use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{Attribute, Dataset, Datatype, Hdf5File, ReferenceType, StringSize};
 
 use crate::datatype::{self, Plan};
+
+mod values;
 use crate::filters;
 use crate::from_asdf::{MASK_ATTR, MASK_VALUE_ATTR};
 use crate::{Hdf5Error, Result};
@@ -286,6 +288,9 @@ struct Meta {
     references: Vec<(String, Node)>,
     /// Datasets of variable-length sequences, with their shape.
     sequences: Vec<(String, Node)>,
+    /// Datasets and attributes in the tree form (region references; references,
+    /// sequences and variable-length strings inside other datatypes), with their shape.
+    values: Vec<(String, Node)>,
     /// The tags of opaque datatypes, by dataset (or `PATH@NAME` attribute).
     opaque: Vec<(String, Node)>,
     /// Datasets and attributes with no ASDF form yet, with why.
@@ -318,6 +323,7 @@ impl Meta {
             &mut self.empty,
             &mut self.references,
             &mut self.sequences,
+            &mut self.values,
             &mut self.opaque,
             &mut self.left_out,
         ] {
@@ -377,6 +383,7 @@ impl Meta {
             ("empty_datasets", &self.empty),
             ("reference_datasets", &self.references),
             ("sequence_datasets", &self.sequences),
+            ("value_datasets", &self.values),
             ("opaque_tags", &self.opaque),
             ("left_out", &self.left_out),
         ] {
@@ -607,12 +614,8 @@ impl Walk<'_, '_> {
             ));
             return Ok(self.reference_nodes(&raw, size, &shape_of(ds.shape())));
         }
-        if let Some(base) = sequence_base(dt) {
+        if let Some(base_plan) = sequence_base(dt).and_then(|b| sequence_plan(b).ok()) {
             // a ragged array (h5py's vlen_dtype): a sequence (nested by shape) of 1-D arrays
-            let base_plan = sequence_plan(base).map_err(|what| Hdf5Error::Unsupported {
-                path: path.to_string(),
-                what,
-            })?;
             declared_len(ds, path, self.opts.max_dataset_bytes)?;
             self.check_layout(ds, path)?;
             if masked {
@@ -647,6 +650,25 @@ impl Walk<'_, '_> {
                 Node::seq(ds.shape().iter().map(|&d| Node::int(i128::from(d)))),
             ));
             return Ok(nest_strings(strings, &shape_of(ds.shape())));
+        }
+        if values::holds_nodes(dt) {
+            // region references, and references, sequences and strings inside other
+            // datatypes: the tree form
+            declared_len(ds, path, self.opts.max_dataset_bytes)?;
+            self.check_layout(ds, path)?;
+            if masked {
+                return Err(read_err(
+                    &format!("{path}@{MASK_ATTR}"),
+                    "a mask for a dataset of references or sequences",
+                ));
+            }
+            let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
+            let node = self.value_nodes(dt, &raw, &shape_of(ds.shape()), path)?;
+            self.meta.values.push((
+                path.to_string(),
+                Node::seq(ds.shape().iter().map(|&d| Node::int(i128::from(d)))),
+            ));
+            return Ok(node);
         }
         let plan = datatype::plan(dt).map_err(|what| Hdf5Error::Unsupported {
             path: path.to_string(),
@@ -947,6 +969,16 @@ impl Walk<'_, '_> {
     /// sequences of `shape`: a `$ref` to the converted node of each object, `null` for a
     /// null reference or an object no link reaches.
     fn reference_nodes(&mut self, raw: &[u8], size: usize, shape: &[usize]) -> Node {
+        let refs: Vec<Node> = raw
+            .chunks_exact(size.max(1))
+            .map(|b| self.object_ref(b))
+            .collect();
+        nest_nodes(refs, shape)
+    }
+
+    /// One object reference (a little-endian address): a `$ref` to the converted node of
+    /// the object, `null` for a null reference or an object no link reaches.
+    fn object_ref(&mut self, b: &[u8]) -> Node {
         if self.paths.is_none() {
             let mut paths = HashMap::new();
             if let Ok(root) = self.file.root_group() {
@@ -956,24 +988,15 @@ impl Walk<'_, '_> {
             self.paths = Some(paths);
         }
         let paths = self.paths.as_ref().expect("made above");
-        let mut refs = raw.chunks_exact(size.max(1)).map(|b| {
-            let mut a = [0u8; 8];
-            a[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
-            match paths.get(&u64::from_le_bytes(a)) {
-                Some(p) => Node::new(Value::Map(vec![(
-                    Node::str("$ref"),
-                    Node::str(format!("#{}", pointer_of(p))),
-                )])),
-                None => Node::new(Value::Null),
-            }
-        });
-        fn build(it: &mut dyn Iterator<Item = Node>, shape: &[usize]) -> Node {
-            match shape.split_first() {
-                None => it.next().unwrap_or_else(|| Node::new(Value::Null)),
-                Some((&n, rest)) => Node::seq((0..n).map(|_| build(it, rest)).collect::<Vec<_>>()),
-            }
+        let mut a = [0u8; 8];
+        a[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
+        match paths.get(&u64::from_le_bytes(a)) {
+            Some(p) => Node::new(Value::Map(vec![(
+                Node::str("$ref"),
+                Node::str(format!("#{}", pointer_of(p))),
+            )])),
+            None => Node::new(Value::Null),
         }
-        build(&mut refs, shape)
     }
 
     /// A dataset or attribute with no ASDF form yet, left out and listed (unless
@@ -1025,17 +1048,28 @@ impl Walk<'_, '_> {
         let mut out = Vec::with_capacity(attrs.len());
         for a in attrs {
             let at = format!("{path}@{}", a.name);
-            let node = if is_vlen_string(&a.datatype) {
-                let strings = a.read_strings().map_err(|e| read_err(&at, e))?;
-                nest_strings(strings, &shape_of(&a.shape))
-            } else if let Some(base) = sequence_base(&a.datatype) {
-                let base_plan = match sequence_plan(base) {
-                    Ok(p) => p,
-                    Err(what) => {
-                        self.leave_out(Hdf5Error::Unsupported { path: at, what })?;
-                        continue;
+            let node = if a.null {
+                // a null dataspace (h5py's `Empty`): `null`, its datatype kept, as a
+                // dataset's
+                let name = if is_vlen_string(&a.datatype) {
+                    "string".to_string()
+                } else {
+                    match datatype::plan(&a.datatype) {
+                        Ok(plan) => dtype_name(&plan.dtype, &plan.inner_shape),
+                        Err(what) => {
+                            self.leave_out(Hdf5Error::Unsupported { path: at, what })?;
+                            continue;
+                        }
                     }
                 };
+                self.meta.empty.push((at.clone(), Node::str(name.as_str())));
+                Node::new(Value::Null)
+            } else if is_vlen_string(&a.datatype) {
+                let strings = a.read_strings().map_err(|e| read_err(&at, e))?;
+                nest_strings(strings, &shape_of(&a.shape))
+            } else if let Some(base_plan) =
+                sequence_base(&a.datatype).and_then(|b| sequence_plan(b).ok())
+            {
                 let root = self.file.root_group().map_err(|e| read_err(&at, e))?;
                 let ref_size = 4 + usize::from(root.offset_size()) + 4;
                 self.meta.sequences.push((
@@ -1056,6 +1090,20 @@ impl Walk<'_, '_> {
                     Node::seq(a.shape.iter().map(|&d| Node::int(i128::from(d)))),
                 ));
                 self.reference_nodes(&a.raw_data, size, &shape_of(&a.shape))
+            } else if values::holds_nodes(&a.datatype) {
+                match self.value_nodes(&a.datatype, &a.raw_data, &shape_of(&a.shape), &at) {
+                    Ok(n) => {
+                        self.meta.values.push((
+                            at.clone(),
+                            Node::seq(a.shape.iter().map(|&d| Node::int(i128::from(d)))),
+                        ));
+                        n
+                    }
+                    Err(e) => {
+                        self.leave_out(e)?;
+                        continue;
+                    }
+                }
             } else {
                 let plan = match datatype::plan(&a.datatype) {
                     Ok(p) => p,

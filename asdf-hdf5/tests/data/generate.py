@@ -284,10 +284,153 @@ def vlen(h5, np, rng):
     f.close()
 
 
+def committed(h5, np, rng):
+    """Committed (named) datatypes used by attributes: HDF5 stores such an attribute with a
+    shared datatype (attribute message version 2 in the earliest format, 3 in the latest,
+    where 20 of them on one dataset go to dense storage), and by a dataset; a compound and
+    an enum committed too; and attributes with a null dataspace (h5py.Empty)."""
+    for libver in ("earliest", "latest"):
+        suffix = "" if libver == "earliest" else "_latest"
+        f = h5.File(HERE / f"committed{suffix}.h5", "w", libver=libver)
+        f["types/f8"] = np.dtype("<f8")
+        f["types/point"] = np.dtype([("x", "<i2"), ("y", ">f4")])
+        f["types/colour"] = h5.enum_dtype({"RED": 1, "BLUE": 7}, basetype="u1")
+        f.attrs.create("scale", 2.5, dtype=f["types/f8"])
+        f.attrs.create("where", np.array([(1, 0.5), (-3, 4.25)], f["types/point"].dtype),
+                       dtype=f["types/point"])
+        d = f.create_dataset("values", data=np.arange(4, dtype="<f8") / 4, dtype=f["types/f8"])
+        d.attrs.create("colours", np.array([1, 7, 7], "u1"), dtype=f["types/colour"])
+        d.attrs.create("origin", np.array((5, -1.5), f["types/point"].dtype),
+                       dtype=f["types/point"])
+        d.attrs["nothing"] = h5.Empty("<i4")
+        d.attrs["no_text"] = h5.Empty(h5.string_dtype())
+        many = f.create_dataset("many", data=np.zeros(2, "<i2"))
+        for i in range(20):
+            many.attrs.create(f"a{i:02d}", np.array([i, i + 0.5]), dtype=f["types/f8"])
+        f.close()
+
+
+def regions(h5, np, rng):
+    """Dataset region references (h5py.regionref_dtype) of every selection kind: a regular
+    hyperslab, a strided one, two blocks (irregular), points, all and none, and a null
+    reference, in a dataset and an attribute; the earliest format stores hyperslabs as
+    block lists (selection encoding version 1), the latest as start/stride/count/block
+    (version 3) or blocks."""
+    for libver in ("earliest", "latest"):
+        suffix = "" if libver == "earliest" else "_latest"
+        f = h5.File(HERE / f"regions{suffix}.h5", "w", libver=libver)
+        d = f.create_dataset("grid", data=np.arange(24, dtype="<i4").reshape(4, 6))
+        f["g/line"] = np.arange(10, dtype="<f8") * 1.5
+        line = f["g/line"]
+
+        def region(ds, select):
+            space = h5.h5s.create_simple(ds.shape)
+            select(space)
+            return h5.h5r.create(f.id, ds.name.encode(), h5.h5r.DATASET_REGION, space)
+
+        def two_blocks(space):
+            space.select_hyperslab((0, 0), (1, 1), block=(2, 2))
+            space.select_hyperslab((3, 4), (1, 1), block=(1, 2), op=h5.h5s.SELECT_OR)
+
+        refs = [d.regionref[1:3, 2:5], d.regionref[0, ::2], region(d, two_blocks),
+                region(d, lambda s: s.select_elements([(0, 1), (3, 5), (2, 2)])),
+                region(d, lambda s: s.select_all()), region(d, lambda s: s.select_none()),
+                h5.RegionReference()]
+        f.create_dataset("regions", data=np.array(refs, dtype=h5.regionref_dtype))
+        line.attrs.create("tail", line.regionref[7:], dtype=h5.regionref_dtype)
+        f.close()
+
+
+def nested_refs(h5, np, rng):
+    """References and sequences inside other datatypes: a compound holding an object
+    reference, a region reference and a number (as netCDF's REFERENCE_LIST); sequences of
+    object references (as netCDF's DIMENSION_LIST), in a dataset and an attribute; a
+    compound holding sequences and a fixed string; a sequence of compounds."""
+    f = h5.File(HERE / "nested_refs.h5", "w")
+    f["x"] = np.arange(3, dtype="<f4")
+    f["y"] = np.arange(2, dtype="<i8")
+    rec = np.dtype([("dataset", h5.ref_dtype), ("part", h5.regionref_dtype), ("index", "<i4")])
+    r = np.empty(2, rec)
+    r[0] = (f["x"].ref, f["x"].regionref[1:], 0)
+    r[1] = (f["y"].ref, f["y"].regionref[:1], 1)
+    f.create_dataset("ref_records", data=r)
+    seq = h5.vlen_dtype(h5.ref_dtype)
+    s = f.create_dataset("ref_lists", (2,), dtype=seq)
+    s[0] = np.array([f["x"].ref, f["y"].ref], dtype=h5.ref_dtype)
+    s[1] = np.array([f.ref], dtype=h5.ref_dtype)
+    dims = np.empty(1, object)
+    dims[0] = np.array([f["y"].ref], dtype=h5.ref_dtype)
+    f["x"].attrs.create("DIMENSION_LIST", dims, dtype=seq)
+    mixed = np.dtype([("id", "<u2"), ("values", h5.vlen_dtype(np.dtype("<f8"))),
+                      ("label", "S4"), ("pair", "<i2", (2,))])
+    m = f.create_dataset("mixed", (2,), dtype=mixed)
+    m[0] = (7, np.array([0.5, 1.5, 2.5]), b"ab", (1, -1))
+    m[1] = (8, np.array([], "<f8"), b"wxyz", (3, 4))
+    pair = np.dtype([("a", "<i4"), ("b", "<f8")])
+    q = f.create_dataset("record_lists", (2,), dtype=h5.vlen_dtype(pair))
+    q[0] = np.array([(1, 0.25), (2, -0.5)], pair)
+    q[1] = np.array([], pair)
+    f.close()
+
+
 def expectations(h5, np, path: Path) -> dict:
     out = {"datasets": {}, "attrs": {}}
 
+    def ref_node(x):
+        """An object or region reference as the converted node: {"$ref": "#/path"}, or for
+        a region the dataset's $ref with the selection h5py reads (both the block list and,
+        when regular, start/stride/count/block; the test compares what the form holds)."""
+        if not x:
+            return None
+        target = f[x]
+        pointer = {"$ref": "#" + ("" if target.name == "/" else target.name)}
+        if not isinstance(x, h5.RegionReference):
+            return pointer
+        space = h5.h5r.get_region(x, target.id)
+        kind = {h5.h5s.SEL_NONE: "none", h5.h5s.SEL_POINTS: "points",
+                h5.h5s.SEL_HYPERSLABS: "hyperslab", h5.h5s.SEL_ALL: "all"}[
+            space.get_select_type()]
+        out = {"dataset": pointer, "selection": kind}
+        if kind == "points":
+            out["points"] = space.get_select_elem_pointlist().tolist()
+        if kind == "hyperslab":
+            out["blocks"] = space.get_select_hyper_blocklist().tolist()
+            if space.is_regular_hyperslab():
+                out["regular"] = [list(map(int, v)) for v in space.get_regular_hyperslab()]
+        return out
+
+    def node(x):
+        """A value of a datatype holding references or sequences as the converted node:
+        mappings for records, lists for sequences of references or records, an array's
+        description for numbers (sequences and array members), scalars as they are."""
+        if isinstance(x, h5.Reference):
+            return ref_node(x)
+        if isinstance(x, bytes):
+            return x.decode("utf-8", "replace")
+        if isinstance(x, str):
+            return x
+        if isinstance(x, np.void) and x.dtype.names:
+            return {n: node(x[n]) for n in x.dtype.names}
+        if isinstance(x, np.ndarray):
+            if x.ndim == 0 and (x.dtype.names or x.dtype.kind == "O"):
+                return node(x[()])
+            if x.dtype.names or x.dtype.kind == "O":
+                return [node(y) for y in x]
+            return {"array": {"dtype": canonical.dtype_text(x.dtype), "shape": list(x.shape),
+                              "sha256": canonical.value_hash(x)}}
+        if isinstance(x, np.bool_):
+            return bool(x)
+        if isinstance(x, np.integer):
+            return int(x)
+        if isinstance(x, np.floating):
+            return float(x)
+        raise TypeError(f"no node form for {type(x)}")
+
     def describe(v):
+        if isinstance(v, h5.Empty):
+            # a null dataspace: no value, the datatype kept
+            text = "string" if h5.check_string_dtype(v.dtype) else canonical.dtype_text(v.dtype)
+            return {"empty": True, "dtype": text}
         refs = np.asarray(v) if not isinstance(v, (bytes, str)) else None
         if refs is not None and refs.size and all(type(x) is h5.Reference for x in refs.ravel()):
             # object references: the path of the object each names
@@ -313,8 +456,8 @@ def expectations(h5, np, path: Path) -> dict:
                     "dtype": canonical.dtype_text(base), "shape": list(a.shape)}
         has_objects = a.dtype.kind == "O" and not all(isinstance(x, (bytes, str)) for x in a.ravel())
         if has_objects or (a.dtype.names and any(a.dtype[n].kind == "O" for n in a.dtype.names)):
-            # references, variable-length sequences: no ASDF form yet (left out, listed)
-            return {"no_form": True}
+            # region references, references and sequences inside records or sequences
+            return {"nodes": node(v if isinstance(v, h5.Reference) else a)}
         if a.dtype.kind == "O":
             return {"strings": [x.decode() if isinstance(x, bytes) else x for x in a.ravel()],
                     "shape": list(a.shape)}
@@ -362,7 +505,7 @@ def main():
         sys.exit(f"refusing to run: h5py {h5py.__version__}, the pin is {PIN}")
     rng = np.random.default_rng(20261125)
     for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters,
-                 plugins, empty, opaque, refs, vlen):
+                 plugins, empty, opaque, refs, vlen, committed, regions, nested_refs):
         make(h5py, np, rng)
     for libver in ("earliest", "latest"):
         links_layouts(h5py, np, rng, libver)

@@ -28,6 +28,9 @@ pub struct Attribute {
     pub shape: Vec<u64>,
     pub raw_data: Vec<u8>,
     pub decoded_strings: Option<Vec<String>>,
+    /// Whether the dataspace is null (`H5S_NULL`, h5py's `Empty`): no element at all. Its
+    /// `shape` is `[0]`, as an empty one-dimensional attribute's.
+    pub null: bool,
 }
 
 impl Attribute {
@@ -75,6 +78,7 @@ impl Attribute {
             shape,
             raw_data,
             decoded_strings,
+            null: msg.dataspace.dataspace_type == DataspaceType::Null,
         }
     }
 
@@ -845,6 +849,7 @@ mod tests {
             shape: vec![1 << 40],
             raw_data: vec![0; 16],
             decoded_strings: None,
+            null: false,
         };
         assert!(matches!(attr.read_1d::<f64>(), Err(Error::InvalidData(_))));
 
@@ -858,6 +863,7 @@ mod tests {
             shape: vec![1 << 40],
             raw_data: Vec::new(),
             decoded_strings: None,
+            null: false,
         };
         assert!(matches!(attr.read_strings(), Err(Error::InvalidData(_))));
     }
@@ -875,6 +881,7 @@ mod tests {
             shape: vec![],
             raw_data,
             decoded_strings: None,
+            null: false,
         };
         let val = attr.read_scalar::<f64>().unwrap();
         assert!((val - PI).abs() < 1e-10);
@@ -897,6 +904,7 @@ mod tests {
             shape: vec![4],
             raw_data,
             decoded_strings: None,
+            null: false,
         };
         let result = attr.read_1d::<i32>().unwrap();
         assert_eq!(result, vec![1, 2, 3, 4]);
@@ -914,6 +922,7 @@ mod tests {
             shape: vec![],
             raw_data: b"meters\0\0\0\0".to_vec(),
             decoded_strings: None,
+            null: false,
         };
         assert_eq!(attr.read_string().unwrap(), "meters");
     }
@@ -935,6 +944,7 @@ mod tests {
             shape: vec![],
             raw_data: b"test_dataset".to_vec(),
             decoded_strings: None,
+            null: false,
         };
         assert_eq!(attr.read_string().unwrap(), "test_dataset");
     }
@@ -952,6 +962,7 @@ mod tests {
             shape: vec![],
             raw_data,
             decoded_strings: None,
+            null: false,
         };
         let val = attr.read_as_f64().unwrap();
         assert!((val - 42.0).abs() < 1e-10);

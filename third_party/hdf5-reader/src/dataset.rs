@@ -4149,6 +4149,7 @@ fn attribute_from_message_storage(message: &AttributeMessage, context: &FileCont
     };
 
     Attribute {
+        null: message.dataspace.dataspace_type == DataspaceType::Null,
         name: message.name.clone(),
         datatype: message.datatype.clone(),
         shape: match message.dataspace.dataspace_type {

@@ -393,6 +393,8 @@ impl Group {
                     _ => attr.raw_data.clone(),
                 };
                 Attribute {
+                    null: attr.dataspace.dataspace_type
+                        == crate::messages::dataspace::DataspaceType::Null,
                     name: attr.name,
                     datatype: attr.datatype,
                     shape: match attr.dataspace.dataspace_type {
