@@ -16,7 +16,7 @@ pub fn compression(name: &str) -> Result<CompressionChoice, String> {
         .map(CompressionChoice::Codec)
         .map_err(|_| {
             format!(
-                "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc, bsc2, bls2 or none)"
+                "unknown compression {name:?} (choose zlib, bzp2, lz4, zstd, lz4f, blsc, bsc2, bls2, xz or none)"
             )
         })
 }
