@@ -44,9 +44,14 @@ fn labels_and_names() {
         Compression::from_label(b"zlib"),
         Ok(Some(Compression::Zlib))
     );
+    // ASDF.jl's xz blocks
     assert_eq!(
         Compression::from_label(b"xz\0\0"),
-        Err(CodecError::UnknownLabel(*b"xz\0\0"))
+        Ok(Some(Compression::Xz))
+    );
+    assert_eq!(
+        Compression::from_label(b"lzma"),
+        Err(CodecError::UnknownLabel(*b"lzma"))
     );
     for c in Compression::ALL {
         assert_eq!(Compression::from_label(&c.label()), Ok(Some(c)));
