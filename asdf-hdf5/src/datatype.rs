@@ -119,6 +119,21 @@ pub(crate) fn plan(dt: &Datatype) -> Result<Plan, String> {
             pieces.push((0, size));
             match numpy_time(tag) {
                 Some(byteorder) if size == 8 => (scalar(ScalarType::Int64, byteorder), Vec::new()),
+                // HDF5's time class (H5T_UNIX_D32 / D64: seconds since 1970), which
+                // hdf5-reader gives as opaque data tagged with its byte order
+                None if (tag == "HDF5_TIME" || tag == "HDF5_TIME:BE") && matches!(size, 4 | 8) => {
+                    let order = if tag == "HDF5_TIME" {
+                        ByteOrder::Little
+                    } else {
+                        ByteOrder::Big
+                    };
+                    let ty = if size == 4 {
+                        ScalarType::Int32
+                    } else {
+                        ScalarType::Int64
+                    };
+                    (scalar(ty, order), Vec::new())
+                }
                 _ => (scalar(ScalarType::UInt8, ByteOrder::Little), vec![size]),
             }
         }

@@ -22,7 +22,9 @@ UNWRITTEN = ("lzf", "szip")
 # fixtures converted to ASDF only (h5py_files.rs), not round-tripped: committed*.h5
 # (attributes of committed datatypes, and of null dataspaces, which have no HDF5 form on the
 # way back yet), regions*.h5 and nested_refs.h5 (the tree form of region references and of
-# references and sequences inside other datatypes, not written back); plugins.h5 (filters
+# references and sequences inside other datatypes, not written back), time.h5 (HDF5's time
+# class, as integers: h5py reads it only with the file's own type as the memory type, which
+# this does; written back as integers); plugins.h5 (filters
 # other writers use, not written back, and a dataset left out) and empty.h5 (null
 # dataspaces, which have no HDF5 form on the way back yet) and opaque.h5 (opaque datatypes,
 # written back as their counts or bytes) and refs.h5 (object references, not written back as
@@ -31,7 +33,7 @@ UNWRITTEN = ("lzf", "szip")
 # dataset's values (null for a null dataspace; none for one left out; an opaque datetime64 or
 # timedelta64 as its int64 counts, other opaque data as its bytes)
 ASDF_ONLY = ("committed", "committed_latest", "empty", "nested_refs", "opaque", "plugins",
-             "refs", "regions", "regions_latest", "vlen")
+             "refs", "regions", "regions_latest", "time", "vlen")
 
 
 def same(a, b, np) -> bool:
@@ -293,6 +295,14 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
                 if "/" + p in left:
                     if node is not None:
                         problems.append(f"{p}: left out, but in the tree")
+                elif obj.id.get_type().get_class() == h5py.h5t.TIME:
+                    # seconds since 1970 as integers of the type's size and byte order
+                    tid = obj.id.get_type()
+                    big = tid in (h5py.h5t.UNIX_D32BE, h5py.h5t.UNIX_D64BE)
+                    buf = np.zeros(obj.shape, f"{'>' if big else '<'}i{tid.get_size()}")
+                    obj.id.read(h5py.h5s.ALL, h5py.h5s.ALL, buf, mtype=tid)
+                    if not same(buf, node, np):
+                        problems.append(f"{p}: python asdf reads other times")
                 elif "/" + p in meta.get("value_datasets", {}):
                     if not tree_form(obj[()], node, o, np, h5py):
                         problems.append(f"{p}: python asdf reads {node!r}")

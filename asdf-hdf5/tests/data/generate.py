@@ -373,6 +373,29 @@ def nested_refs(h5, np, rng):
     f.close()
 
 
+def time_class(h5, np, rng):
+    """HDF5's time class (H5T_UNIX_D32LE / D64BE: seconds since 1970), which h5py creates
+    through its low-level API but cannot read into numpy (expectations() reads it with the
+    file's own type as the memory type), in a dataset of each byte order and an attribute."""
+    f = h5.File(HERE / "time.h5", "w")
+    for name, tid, values in (("unix32", h5.h5t.UNIX_D32LE, [0, 1700000000, -1]),
+                              ("unix64_big", h5.h5t.UNIX_D64BE, [86400, -2 ** 40])):
+        t = tid.copy()
+        d = h5.h5d.create(f.id, name.encode(), t, h5.h5s.create_simple((len(values),)))
+        d.write(h5.h5s.ALL, h5.h5s.ALL, np.array(values, time_dtype(h5, np, t)), mtype=t)
+    t = h5.h5t.UNIX_D32LE.copy()
+    a = h5.h5a.create(f.id, b"when", t, h5.h5s.create(h5.h5s.SCALAR))
+    a.write(np.array(1234567890, "<i4"), mtype=t)
+    f.close()
+
+
+def time_dtype(h5, np, tid):
+    """The numpy integer type of an HDF5 time type's bytes (its size and byte order)."""
+    # h5py's TypeTimeID has no get_order: compared with the big-endian types (H5Tequal)
+    order = ">" if tid in (h5.h5t.UNIX_D32BE, h5.h5t.UNIX_D64BE) else "<"
+    return np.dtype(f"{order}i{tid.get_size()}")
+
+
 def expectations(h5, np, path: Path) -> dict:
     out = {"datasets": {}, "attrs": {}}
 
@@ -464,9 +487,18 @@ def expectations(h5, np, path: Path) -> dict:
         return {"dtype": canonical.dtype_text(a.dtype), "shape": list(a.shape),
                 "sha256": canonical.value_hash(a)}
 
+    def time_tag(tid):
+        return "HDF5_TIME:BE" if time_dtype(h5, np, tid).byteorder == ">" else "HDF5_TIME"
+
     def visit(name, obj):
         p = "/" + name
-        if isinstance(obj, h5.Dataset):
+        tid = obj.id.get_type() if isinstance(obj, h5.Dataset) else None
+        if tid is not None and tid.get_class() == h5.h5t.TIME:
+            # numpy has no time type: the bytes, read with the file's own type, as integers
+            buf = np.zeros(obj.shape, time_dtype(h5, np, tid))
+            obj.id.read(h5.h5s.ALL, h5.h5s.ALL, buf, mtype=tid)
+            out["datasets"][p] = describe(buf) | {"opaque": time_tag(tid)}
+        elif isinstance(obj, h5.Dataset):
             if obj.shape is None:
                 out["datasets"][p] = {"empty": True, "dtype": canonical.dtype_text(obj.dtype)}
             else:
@@ -474,10 +506,18 @@ def expectations(h5, np, path: Path) -> dict:
         if obj.attrs:
             out["attrs"][p] = {k: describe(obj.attrs[k]) for k in obj.attrs}
 
+    def root_attr(k):
+        tid = h5.h5a.open(f.id, k.encode()).get_type()
+        if tid.get_class() != h5.h5t.TIME:
+            return describe(f.attrs[k])
+        buf = np.zeros((), time_dtype(h5, np, tid))
+        h5.h5a.open(f.id, k.encode()).read(buf, mtype=tid)
+        return describe(buf) | {"opaque": time_tag(tid)}
+
     f = h5.File(path, "r")
     with f:
         if f.attrs:
-            out["attrs"]["/"] = {k: describe(f.attrs[k]) for k in f.attrs}
+            out["attrs"]["/"] = {k: root_attr(k) for k in f.attrs}
         f.visititems(visit)
     return out
 
@@ -505,7 +545,8 @@ def main():
         sys.exit(f"refusing to run: h5py {h5py.__version__}, the pin is {PIN}")
     rng = np.random.default_rng(20261125)
     for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters,
-                 plugins, empty, opaque, refs, vlen, committed, regions, nested_refs):
+                 plugins, empty, opaque, refs, vlen, committed, regions, nested_refs,
+                 time_class):
         make(h5py, np, rng)
     for libver in ("earliest", "latest"):
         links_layouts(h5py, np, rng, libver)

@@ -78,7 +78,7 @@ fn parse_datatype_description_at_depth(
     let dt = match class {
         0 => parse_fixed_point(cursor, class_flags, size)?,
         1 => parse_floating_point(cursor, class_flags, size)?,
-        2 => parse_time(cursor, size)?,
+        2 => parse_time(cursor, class_flags, size)?,
         3 => parse_string(class_flags, size)?,
         4 => parse_bitfield(cursor, class_flags, size)?,
         5 => parse_opaque(cursor, class_flags, size)?,
@@ -177,12 +177,20 @@ fn parse_floating_point(cursor: &mut Cursor<'_>, flags: u32, size: u32) -> Resul
 // Class 2: Time (rarely used, treat as opaque)
 // ---------------------------------------------------------------------------
 
-fn parse_time(cursor: &mut Cursor<'_>, size: u32) -> Result<Datatype> {
+fn parse_time(cursor: &mut Cursor<'_>, flags: u32, size: u32) -> Result<Datatype> {
     // Properties: bit precision (u16)
     let _bit_precision = cursor.read_u16_le()?;
+    // asdf-rs patch: flags bit 0 is the byte order (as for fixed-point numbers), which the
+    // tag keeps for a big-endian time (`HDF5_TIME:BE`); a little-endian one keeps
+    // upstream's tag
+    let tag = if flags & 0x01 != 0 {
+        "HDF5_TIME:BE"
+    } else {
+        "HDF5_TIME"
+    };
     Ok(Datatype::Opaque {
         size: nonzero_size("time", size)?,
-        tag: "HDF5_TIME".to_string(),
+        tag: tag.to_string(),
     })
 }
 
