@@ -188,6 +188,15 @@ pub enum Error {
         /// What is wrong.
         error: crate::layout::fits::FitsError,
     },
+    /// An asdf-zarr array (`asdf://asdf-format.org/zarr/tags/zarr-1.0.0`) whose metadata,
+    /// chunk map or chunks are not what it says, or that uses what is not read here.
+    #[error("{path}: {source}")]
+    Zarr {
+        /// Tree path of the zarr node.
+        path: String,
+        /// What is wrong (boxed: it names chunks and codecs, and `Error` stays small).
+        source: Box<crate::file::ZarrError>,
+    },
     /// A configured limit was exceeded.
     #[error("limit exceeded: {what} is {found}, limit {limit}")]
     Limit {

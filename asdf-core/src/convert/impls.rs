@@ -60,6 +60,13 @@ pub(super) fn is_core_tag(tag: Option<&str>, name: &str) -> bool {
         .is_some_and(|rest| rest.starts_with('-'))
 }
 
+/// An ndarray, or a chunked array stored the asdf-zarr way (`zarr-1.*`: `file/zarr.rs`
+/// reads it), which the file's array loader reads alike.
+fn is_array_tag(tag: Option<&str>) -> bool {
+    is_core_tag(tag, "ndarray")
+        || tag.is_some_and(|t| t.starts_with("asdf://asdf-format.org/zarr/tags/zarr-1."))
+}
+
 // ---------------------------------------------------------------- Node and Extra
 
 impl ToAsdf for Node {
@@ -579,11 +586,11 @@ where
     D: Dimension,
 {
     fn accepts_tag(tag: Option<&str>) -> bool {
-        is_core_tag(tag, "ndarray")
+        is_array_tag(tag)
     }
 
     fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<Self, ConvertError> {
-        if !is_core_tag(node.tag(), "ndarray") {
+        if !is_array_tag(node.tag()) {
             return Err(expected(ctx, "an ndarray", node));
         }
         let dynamic = ctx.load_array(node)?;
@@ -606,11 +613,11 @@ impl ToAsdf for DynArray {
 
 impl FromAsdf for DynArray {
     fn accepts_tag(tag: Option<&str>) -> bool {
-        is_core_tag(tag, "ndarray")
+        is_array_tag(tag)
     }
 
     fn from_asdf(node: &Node, ctx: &mut FromContext<'_>) -> Result<Self, ConvertError> {
-        if !is_core_tag(node.tag(), "ndarray") {
+        if !is_array_tag(node.tag()) {
             return Err(expected(ctx, "an ndarray", node));
         }
         ctx.load_array(node)

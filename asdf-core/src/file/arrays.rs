@@ -23,13 +23,22 @@ impl AsdfFile {
     }
 
     /// The array at `path` in its dynamic form (any datatype: numbers, strings, records).
+    /// An asdf-zarr node (`asdf://asdf-format.org/zarr/tags/zarr-1.0.0`) reads as its whole
+    /// array here and in [`AsdfFile::array`], [`AsdfFile::region`] and the other region
+    /// reads (see `docs` of [`ZARR_TAG`](super::ZARR_TAG)).
     pub fn dyn_array(&self, path: &str) -> Result<DynArray> {
+        if let Some(z) = self.zarr_at(path)? {
+            return self.zarr_dyn(&z, path, &crate::Selection::all());
+        }
         let node = self.ndarray_node(path)?.clone();
         self.dyn_array_of(&node, path)
     }
 
     /// The dynamic array of any ndarray node of this file's tree (`path` is used in errors).
     pub fn dyn_array_of(&self, node: &Node, path: &str) -> Result<DynArray> {
+        if super::is_zarr(node) {
+            return self.zarr_dyn(node, path, &crate::Selection::all());
+        }
         let meta = NdArrayMeta::from_node(node, path)?;
         if let Some(a) = self.fast_dyn(&meta, path, None)? {
             return Ok(a);
@@ -77,6 +86,15 @@ impl AsdfFile {
     /// # Ok::<(), asdf_core::Error>(())
     /// ```
     pub fn array<T: Element>(&self, path: &str) -> Result<ArrayD<T>> {
+        if self.zarr_at(path)?.is_some() {
+            return self
+                .dyn_array(path)?
+                .to_array::<T>()
+                .map_err(|source| Error::Convert {
+                    path: path.to_string(),
+                    source,
+                });
+        }
         let node = self.ndarray_node(path)?.clone();
         if let Some(a) = self.fast_owned::<T>(&node, path)? {
             return Ok(a);
@@ -92,6 +110,9 @@ impl AsdfFile {
     /// The array at `path` without copying when its block's bytes can be viewed as it (see
     /// [`AsdfFile::try_view`]); otherwise an owned copy.
     pub fn array_view<T: Element>(&self, path: &str) -> Result<CowArray<'_, T, IxDyn>> {
+        if self.zarr_at(path)?.is_some() {
+            return Ok(CowArray::from(self.array::<T>(path)?));
+        }
         let node = self.ndarray_node(path)?;
         let meta = NdArrayMeta::from_node(node, path)?;
         if let ArraySource::Block(src) = meta.source {
@@ -113,6 +134,9 @@ impl AsdfFile {
     /// (the decoded bytes are kept for the file's life, as for every array read) and the
     /// view borrows that cache, with no further copy.
     pub fn try_view<T: Element>(&self, path: &str) -> Result<Option<ArrayViewD<'_, T>>> {
+        if self.zarr_at(path)?.is_some() {
+            return Ok(None); // chunks decoded into a new array
+        }
         let node = self.ndarray_node(path)?;
         let meta = NdArrayMeta::from_node(node, path)?;
         match meta.source {

@@ -32,6 +32,7 @@ mod read_as;
 mod refs;
 mod region;
 mod verify;
+mod zarr;
 
 pub use crate::layout::fits::{Card, CardValue, FitsError, Hdu, HduKind};
 pub use crate::layout::{
@@ -48,6 +49,7 @@ pub use confine::ExternalPolicy;
 pub use external::{ExternalOpenError, ExternalOpener, ExternalSource};
 pub use open::OpenOptions;
 pub use refs::RefTarget;
+pub use zarr::{is_zarr, ZarrError, ZARR_TAG};
 
 use confine::Confinement;
 

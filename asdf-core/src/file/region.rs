@@ -151,6 +151,9 @@ impl AsdfFile {
     /// array is an [`Error::Selection`] naming the path, the axis and the bound; nothing is
     /// read or allocated before it is checked.
     pub fn dyn_region(&self, path: &str, sel: &Selection) -> Result<DynArray> {
+        if let Some(z) = self.zarr_at(path)? {
+            return self.zarr_dyn(&z, path, sel); // only the chunks the selection touches
+        }
         let node = self.ndarray_node(path)?.clone();
         self.dyn_region_of(&node, path, sel)
     }
@@ -158,6 +161,9 @@ impl AsdfFile {
     /// As [`AsdfFile::dyn_region`] for any ndarray node of this file's tree (`path` is
     /// used in errors).
     pub fn dyn_region_of(&self, node: &Node, path: &str, sel: &Selection) -> Result<DynArray> {
+        if super::is_zarr(node) {
+            return self.zarr_dyn(node, path, sel);
+        }
         let meta = NdArrayMeta::from_node(node, path)?;
         let (dtype, shape, data) = self.region_bytes(&meta, path, sel, None)?;
         Ok(DynArray { dtype, shape, data })
@@ -203,6 +209,9 @@ impl AsdfFile {
         sel: &Selection,
         out: &mut [T],
     ) -> Result<Vec<usize>> {
+        if let Some(z) = self.zarr_at(path)? {
+            return self.zarr_read_region_into(&z, path, sel, out);
+        }
         let node = self.ndarray_node(path)?;
         let meta = NdArrayMeta::from_node(node, path)?;
         let mismatch = |found: &DType| {

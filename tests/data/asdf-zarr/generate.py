@@ -160,11 +160,11 @@ def sidecar(path: Path, selections, errors) -> str:
             entry = {
                 "dtype": arr.dtype.str,
                 "shape": list(arr.shape),
-                "hex": np.ascontiguousarray(arr).tobytes().hex(),
+                "hex": np.array(arr, order="C").tobytes().hex(),
                 "regions": [],
             }
             for s in sels:
-                r = np.ascontiguousarray(eval(f"arr[{s}]"))  # noqa: S307 (our own literals)
+                r = np.array(eval(f"arr[{s}]"), order="C")  # noqa: S307 (our own literals; 0-d stays 0-d)
                 entry["regions"].append({"selection": s, "shape": list(r.shape), "hex": r.tobytes().hex()})
             expect["arrays"][p] = entry
     return json.dumps(expect, indent=1, sort_keys=True) + "\n"
