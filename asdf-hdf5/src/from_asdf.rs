@@ -777,10 +777,73 @@ impl Walk<'_> {
                 _ => {}
             }
         }
+        // the tree form of netCDF's dimension scales (docs/hdf5.md), written back as HDF5
+        // references when every one names a dataset or group the way back writes:
+        // sequences of object references (`DIMENSION_LIST`) and records of an object
+        // reference and a dimension (`REFERENCE_LIST`)
+        if let (None, Value::Seq(items)) = (v.tag(), v.value()) {
+            let lists: Option<Vec<Vec<String>>> = items
+                .iter()
+                .map(|l| match (l.tag(), l.value()) {
+                    (None, Value::Seq(refs)) => refs.iter().map(|r| self.object_path(r)).collect(),
+                    _ => None,
+                })
+                .collect();
+            if let Some(lists) = lists.filter(|l| !l.is_empty()) {
+                return Ok(AttributeBuilder::vlen_object_references(name, lists));
+            }
+            let entries: Option<Vec<(String, u32)>> = items
+                .iter()
+                .map(|e| match e.as_map() {
+                    Some([(k1, target), (k2, dim)])
+                        if e.tag().is_none()
+                            && k1.as_str() == Some("dataset")
+                            && k2.as_str() == Some("dimension") =>
+                    {
+                        let dim = dim.as_int()?.as_i128()?;
+                        Some((self.object_path(target)?, u32::try_from(dim).ok()?))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if let Some(entries) = entries.filter(|e| !e.is_empty()) {
+                return Ok(AttributeBuilder::object_reference_list(name, entries));
+            }
+        }
         // anything else: its YAML text, so that nothing is lost
         let text = asdf_core::yaml::emit(v, &EmitOptions::default())
             .map_err(|e| tree_err(at, format!("cannot write as YAML text: {e}")))?;
         AttributeBuilder::vlen_strings(name, &[text.trim_end()]).map_err(w)
+    }
+}
+
+impl Walk<'_> {
+    /// The HDF5 path (relative to the root) of the object a `{$ref: "#/a/b"}` names, when
+    /// the tree holds there an array or a group that the way back writes as a dataset or
+    /// group (reached through mappings only, outside `_hdf5` and python asdf's keys);
+    /// `None` for anything else (the root, a scalar, another file).
+    fn object_path(&self, v: &Node) -> Option<String> {
+        let local = ref_target(v)?.strip_prefix('#')?.strip_prefix('/')?;
+        let mut names = Vec::new();
+        let mut node = self.file.tree();
+        for part in local.split('/') {
+            let name = part.replace("~1", "/").replace("~0", "~");
+            if name.is_empty()
+                || name.contains('/')
+                || (names.is_empty() && (ASDF_KEYS.contains(&name.as_str()) || name == META_KEY))
+                || (!names.is_empty() && (node.tag().is_some() || ref_target(node).is_some()))
+            {
+                return None;
+            }
+            node = node
+                .as_map()?
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(name.as_str()))
+                .map(|(_, n)| n)?;
+            names.push(name);
+        }
+        let group = node.as_map().is_some() && node.tag().is_none() && ref_target(node).is_none();
+        (node.is_ndarray() || group).then(|| names.join("/"))
     }
 }
 

@@ -330,6 +330,44 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
     return problems
 
 
+def check_scales(out, h5py) -> int:
+    """netCDF's dimension scales written back as references (tree_forms.rs): in each
+    ``hdf5_scales_NAME.back.h5``, every DIMENSION_LIST and REFERENCE_LIST attribute names, as
+    h5py reads it, the objects the original's names (and the same dimensions)."""
+    bad = 0
+    for name in ("nc4_basic.nc", "nc4_groups.nc", "nc4_unlimited.nc", "same_size_dims.nc"):
+        back = out / f"hdf5_scales_{name}.back.h5"
+        if not back.exists():
+            print(f"{back.name} was not written")
+            bad += 1
+            continue
+        seen = 0
+        with h5py.File(HERE / "data" / "other_writers" / name, "r") as o, \
+                h5py.File(back, "r") as b:
+            def visit(p, obj):
+                nonlocal bad, seen
+                for k in ("DIMENSION_LIST", "REFERENCE_LIST"):
+                    if k not in obj.attrs:
+                        continue
+                    seen += 1
+                    w, g = o[p].attrs[k], b[p].attrs[k] if k in b[p].attrs else None
+                    if k == "DIMENSION_LIST":
+                        want = [[o[r].name for r in seq] for seq in w]
+                        got = None if g is None else [[b[r].name for r in seq] for seq in g]
+                    else:
+                        want = [(o[e["dataset"]].name, int(e["dimension"])) for e in w]
+                        got = None if g is None else [(b[e["dataset"]].name, int(e["dimension"]))
+                                                      for e in g]
+                    if got != want:
+                        print(f"{back.name}: {p}@{k} names {got}, not {want}")
+                        bad += 1
+            o.visititems(visit)
+        print(f"{back.name}: {seen} dimension-scale attributes checked")
+        if not seen:
+            bad += 1
+    return bad
+
+
 def main(argv) -> int:
     import asdf
     import h5py
@@ -407,6 +445,7 @@ def main(argv) -> int:
                     bad += 1
         print(f"{written.name}: soft and external links checked")
     bad += check_masks(out, np, h5py, asdf)
+    bad += check_scales(out, h5py)
     print(f"{len(fixtures)} HDF5 files round-tripped, {bad} problems")
     return 1 if bad or not fixtures else 0
 
