@@ -1,7 +1,8 @@
 //! Decoding a block as a stream, whatever its codec: [`decoder`] reads stored bytes from any
 //! reader and yields the decoded bytes a piece at a time, so a block larger than memory can be
-//! converted or copied with memory bounded by the codec's window. `zlib`, `bzp2`, `zstd` and
-//! `lz4f` are streams already; `lz4` blocks are decoded one 4 MiB chunk at a time.
+//! converted or copied with memory bounded by the codec's window. `zlib`, `bzp2`, `zstd`,
+//! `lz4f` and `xz` are streams already; `lz4` blocks are decoded one 4 MiB chunk at a time
+//! (or, when they are one lz4 frame, as ASDF.jl may write them, as that frame).
 //!
 //! The Blosc formats are not streams: their block starts sit before the data (`blsc`,
 //! `bls2`) or the chunk offsets after it (`bsc2`), and a multithreaded writer stores blocks
