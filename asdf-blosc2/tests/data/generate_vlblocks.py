@@ -20,12 +20,17 @@ a plugin filter (NDCELL, NDMEAN, INT_TRUNC); plugins.json gives each file's plug
 id (python-blosc2's `Codec`/`Filter` enums), and which of its chunks python-blosc2 stored
 without the plugin (a chunk it could not shrink is stored as it is).
 
+With `--check` nothing is written: python-blosc2 reads every committed frame again and
+must give the committed bytes and block lengths (expected.json, NAME.bin), and every
+plugin array must carry its plugin (CI runs this).
+
 Deterministic data; python-blosc2 4.14.1 (C-Blosc2 3.3.5) pinned in
 tests/oracle-requirements.txt.
 """
 import json
 import os
 import shutil
+import sys
 
 import blosc2
 import numpy as np
@@ -88,8 +93,12 @@ def record(name, path, sparse=False, sources=None):
             "decompress_chunk_equal": whole == joined,
         })
         data += joined
-    with open(os.path.join(VL, name + ".bin"), "wb") as f:
-        f.write(data)
+    if not CHECK:
+        with open(os.path.join(VL, name + ".bin"), "wb") as f:
+            f.write(data)
+    else:
+        with open(os.path.join(VL, name + ".bin"), "rb") as f:
+            assert f.read() == bytes(data), (name, "bytes differ from NAME.bin")
     return {
         "file": os.path.relpath(path, HERE),
         "sparse": sparse,
@@ -99,6 +108,8 @@ def record(name, path, sparse=False, sources=None):
         "chunks": chunks,
     }
 
+
+CHECK = "--check" in sys.argv[1:]
 
 # get_vlblock runs C-Blosc2's multithreaded delta path, which leaves all but one block
 # un-decoded (see the module's doc); those blocks are compared through vldecompress only
@@ -117,7 +128,28 @@ def frame(name, chunks, cparams, sparse=False):
     return record(name, path, sparse, chunks)
 
 
+def check():
+    """Reads the committed fixtures again: python-blosc2 must give what they record."""
+    with open(os.path.join(VL, "expected.json")) as f:
+        expected = json.load(f)
+    assert expected["python-blosc2"] == blosc2.__version__
+    for name, case in expected["frames"].items():
+        got = record(name, os.path.join(HERE, case["file"]), case["sparse"])
+        assert got == case, (name, got, case)
+    with open(os.path.join(PLUGINS, "plugins.json")) as f:
+        listing = json.load(f)
+    for name, p in listing.items():
+        b = blosc2.open(os.path.join(PLUGINS, p["file"]))
+        assert b.dtype.str == p["dtype"], name
+        c = b.schunk.get_chunk(0)
+        got = c[22] if p["kind"] == "codec" else max(c[16:22])
+        assert got == p["id"], (name, got)
+    print(f"{len(expected['frames'])} frames and {len(listing)} plugin arrays as recorded")
+
+
 def main():
+    if CHECK:
+        return check()
     shutil.rmtree(VL, ignore_errors=True)
     shutil.rmtree(PLUGINS, ignore_errors=True)
     os.makedirs(VL)
