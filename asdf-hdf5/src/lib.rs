@@ -46,8 +46,8 @@ pub enum Hdf5Error {
         /// What the reader said.
         message: String,
     },
-    /// An HDF5 datatype that has no ASDF equivalent yet (region references, references
-    /// inside compounds or sequences, variable-length sequences other than strings, time):
+    /// An HDF5 datatype that has no ASDF equivalent yet (HDF5 1.12's 16-byte references,
+    /// opaque data or bitfields inside compounds that hold references or sequences):
     /// the object is left out and listed unless [`ToAsdfOptions::strict`].
     #[error("{path}: HDF5 datatype {what} has no ASDF equivalent")]
     Unsupported {

@@ -236,14 +236,18 @@ impl Walk<'_, '_> {
                     nest_nodes(items, &shape)
                 }
             },
+            // old-style references only (an address; a global-heap ID), not HDF5 1.12's
+            // larger ones, which hdf5-reader reads as object references of another size
             Datatype::Reference {
                 ref_type: ReferenceType::Object,
-                ..
-            } => self.object_ref(b),
+                size,
+            } if *size == root.offset_size() => self.object_ref(b),
             Datatype::Reference {
                 ref_type: ReferenceType::DatasetRegion,
-                ..
-            } => self.region_ref(b, root, path)?,
+                size,
+            } if usize::from(*size) == usize::from(root.offset_size()) + 4 => {
+                self.region_ref(b, root, path)?
+            }
             _ => return Err(unsupported(path, dt)),
         })
     }
