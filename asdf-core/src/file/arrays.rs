@@ -25,7 +25,7 @@ impl AsdfFile {
     /// The array at `path` in its dynamic form (any datatype: numbers, strings, records).
     /// An asdf-zarr node (`asdf://asdf-format.org/zarr/tags/zarr-1.0.0`) reads as its whole
     /// array here and in [`AsdfFile::array`], [`AsdfFile::region`] and the other region
-    /// reads (see `docs` of [`ZARR_TAG`](super::ZARR_TAG)).
+    /// reads (see [`ZARR_TAG`](super::ZARR_TAG)).
     pub fn dyn_array(&self, path: &str) -> Result<DynArray> {
         if let Some(z) = self.zarr_at(path)? {
             return self.zarr_dyn(&z, path, &crate::Selection::all());

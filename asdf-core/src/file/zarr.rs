@@ -25,7 +25,28 @@ use crate::codec::{self, CodecError, Compression};
 use crate::error::{Error, Result};
 use crate::yaml::{Node, Value};
 
-/// The tag asdf-zarr 0.0.4 writes.
+/// The tag of chunked arrays stored the asdf-zarr way, as asdf-zarr 0.0.4 writes it.
+///
+/// Such a node holds the zarr v2 metadata (`.zarray`) and `chunk_block_map`, the index of a
+/// block holding an int32 array shaped like the chunk grid whose entries are the blocks of
+/// the chunks' zarr-encoded bytes (-1: never written, read as `fill_value`). It reads as an
+/// array through [`AsdfFile::array`], [`AsdfFile::dyn_array`], [`AsdfFile::array_view`]
+/// (a copy), [`AsdfFile::read_as`] and the region reads ([`AsdfFile::region`],
+/// [`AsdfFile::dyn_region`], [`AsdfFile::read_region_into`]), which decode only the chunks
+/// the selection touches; [`Writer::add_zarr_array`](crate::write::Writer::add_zarr_array)
+/// writes one. Chunk compressors read: numcodecs' `zlib`, `gzip`, `bz2`, `zstd`, `lz4` and
+/// `blosc`; a zarr filter, another compressor, or chunks kept in a zarr store outside the
+/// file are a [`ZarrError`] (in [`Error::Zarr`], with the tree path), as is a metadata
+/// field, chunk map entry or chunk size that does not hold. No schema is checked: asdf-zarr
+/// ships none for the tag.
+///
+/// ```no_run
+/// use asdf_core::{AsdfFile, Selection};
+/// let file = AsdfFile::open("chunked.asdf")?;
+/// assert!(asdf_core::file::is_zarr(file.node("/cube")?));
+/// let plane = file.region::<f32>("/cube", &"3".parse::<Selection>().expect("a selection"))?;
+/// # Ok::<(), asdf_core::Error>(())
+/// ```
 pub const ZARR_TAG: &str = "asdf://asdf-format.org/zarr/tags/zarr-1.0.0";
 
 /// Tags read as asdf-zarr arrays: `zarr-1.*`.
@@ -545,7 +566,8 @@ impl AsdfFile {
         Ok(is_zarr(node).then(|| node.clone()))
     }
 
-    /// The datatype and shape of the asdf-zarr array `node` (its metadata checked).
+    /// The datatype and shape of the asdf-zarr array `node` ([`ZARR_TAG`]; its metadata
+    /// checked, no block read); `path` names it in errors.
     pub fn zarr_info(&self, node: &Node, path: &str) -> Result<(DType, Vec<usize>)> {
         let m = ZarrMeta::from_node(node).map_err(|e| Self::zarr_err(path, e))?;
         Ok((m.dtype, m.shape))
