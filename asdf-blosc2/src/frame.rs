@@ -82,6 +82,13 @@ impl Offsets<'_> {
     }
 }
 
+/// A chunk's stored bytes: its file in a sparse frame (path, bytes), or its bytes in the
+/// frame (to the end of the chunks section) and the offset they start at.
+enum Stored<'b> {
+    File(std::path::PathBuf, Vec<u8>),
+    InFrame(&'b [u8], u64),
+}
+
 /// A msgpack value of a metalayer or variable-length metalayer, decoded.
 pub type Meta = rmpv::Value;
 
@@ -515,11 +522,29 @@ impl<'a> Frame<'a> {
                 format!("chunk {i} is a run of special values, not variable-length blocks"),
             ));
         }
-        let limit = if self.chunksize > 0 {
+        let limit = self.chunk_limit(i);
+        match self.stored_chunk(i, off)? {
+            Stored::File(_, src) => chunk::decode_vl_blocks(&src, limit),
+            Stored::InFrame(src, at) => {
+                chunk::decode_vl_blocks(src, limit).map_err(|e| e.shifted(at))
+            }
+        }
+    }
+
+    /// The most bytes chunk `i` may decode to: its length in a frame of fixed chunk size,
+    /// else what the frame declares in all (at most C-Blosc2's 2 GiB).
+    fn chunk_limit(&self, i: usize) -> usize {
+        if self.chunksize > 0 {
             self.chunk_len(i)
         } else {
             usize::try_from(self.nbytes.min(MAX_CHUNK)).unwrap_or(usize::MAX)
-        };
+        }
+    }
+
+    /// Where chunk `i`, stored at offset `off` (not a special-value run), is: its file in a
+    /// sparse frame (read), else its bytes to the end of the chunks section with the offset
+    /// they start at.
+    fn stored_chunk(&self, i: usize, off: i64) -> Result<Stored<'_>, Error> {
         if let Some(dir) = &self.sparse_dir {
             let id = u32::try_from(off).map_err(|_| {
                 Error::malformed("chunk offset", 0, format!("chunk {i}: file number {off}"))
@@ -529,18 +554,18 @@ impl<'a> Frame<'a> {
                 path: path.display().to_string(),
                 message: e.to_string(),
             })?;
-            return chunk::decode_vl_blocks(&src, limit);
+            return Ok(Stored::File(path, src));
         }
         let at = (self.header_len as u64).saturating_add(off as u64);
-        if at >= self.header_len as u64 + self.cbytes {
+        if off < 0 || at >= self.header_len as u64 + self.cbytes {
             return Err(Error::malformed(
                 "chunk offset",
                 at,
                 format!("chunk {i} starts outside the chunks section"),
             ));
         }
-        let src = &self.bytes[at as usize..(self.header_len as u64 + self.cbytes) as usize];
-        chunk::decode_vl_blocks(src, limit).map_err(|e| e.shifted(at))
+        let end = (self.header_len as u64 + self.cbytes) as usize;
+        Ok(Stored::InFrame(&self.bytes[at as usize..end], at))
     }
 
     /// Decodes chunk `i` into `out` (cleared first).
@@ -555,11 +580,7 @@ impl<'a> Frame<'a> {
         }
         let off = self.offsets.get(i)?;
         // a chunk decodes to at most what the frame declares
-        let limit = if self.chunksize > 0 {
-            self.chunk_len(i)
-        } else {
-            usize::try_from(self.nbytes.min(MAX_CHUNK)).unwrap_or(usize::MAX)
-        };
+        let limit = self.chunk_limit(i);
         if off < 0 {
             // a run of special values: bits 0-2 of the offset's top byte say which
             let n = self.chunk_len(i);
@@ -591,36 +612,22 @@ impl<'a> Frame<'a> {
             }
             return Ok(());
         }
-        if let Some(dir) = &self.sparse_dir {
-            let id = u32::try_from(off).map_err(|_| {
-                Error::malformed("chunk offset", 0, format!("chunk {i}: file number {off}"))
-            })?;
-            let path = dir.join(format!("{id:08X}.chunk"));
-            let src = std::fs::read(&path).map_err(|e| Error::Io {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            })?;
-            let h = ChunkHeader::parse(&src)?;
-            chunk::decode_into(&h, &src, limit, out)?;
-            let want = self.chunk_len(i);
-            if self.chunksize > 0 && out.len() != want {
-                return Err(Error::malformed(
-                    "chunk",
-                    0,
-                    format!("{}: {} bytes, {want} expected", path.display(), out.len()),
-                ));
+        let (src, at) = match self.stored_chunk(i, off)? {
+            Stored::File(path, src) => {
+                let h = ChunkHeader::parse(&src)?;
+                chunk::decode_into(&h, &src, limit, out)?;
+                let want = self.chunk_len(i);
+                if self.chunksize > 0 && out.len() != want {
+                    return Err(Error::malformed(
+                        "chunk",
+                        0,
+                        format!("{}: {} bytes, {want} expected", path.display(), out.len()),
+                    ));
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        let at = (self.header_len as u64).saturating_add(off as u64);
-        if at >= self.header_len as u64 + self.cbytes {
-            return Err(Error::malformed(
-                "chunk offset",
-                at,
-                format!("chunk {i} starts outside the chunks section"),
-            ));
-        }
-        let src = &self.bytes[at as usize..(self.header_len as u64 + self.cbytes) as usize];
+            Stored::InFrame(src, at) => (src, at),
+        };
         let h = ChunkHeader::parse(src).map_err(|e| e.shifted(at))?;
         chunk::decode_into(&h, src, limit, out).map_err(|e| e.shifted(at))?;
         let want = self.chunk_len(i);
