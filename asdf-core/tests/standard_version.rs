@@ -74,3 +74,80 @@ fn rewriting_a_file_of_an_unknown_version_with_its_version_is_refused() {
     // nothing was written
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
+
+/// The tree text of a written file (before its end marker).
+fn tree_text(bytes: &[u8]) -> String {
+    let end = bytes
+        .windows(4)
+        .position(|w| w == b"\n...")
+        .expect("an end marker");
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// A tree read from a file of one standard, written in another: the `core/integer` nodes
+/// (big integers) take the written standard's tag version, as their `words` arrays take its
+/// ndarray version; the file validates under its standard and reads back to the same values.
+/// `standard-1.7.0/arrays.asdf` is python asdf 6.0.0's (two `core/integer-1.2.0` nodes);
+/// `fixtures/typed_scalars.asdf` is a 1.6.0 file with `core/integer-1.1.0` nodes.
+#[test]
+fn integer_tags_follow_the_standard_written() {
+    let cases = [
+        (
+            "standard-1.7.0/arrays.asdf",
+            StandardVersion::V1_6_0,
+            "1.1.0",
+            "1.2.0",
+        ),
+        (
+            "fixtures/typed_scalars.asdf",
+            StandardVersion::V1_7_0,
+            "1.2.0",
+            "1.1.0",
+        ),
+        (
+            "fixtures/typed_scalars.asdf",
+            StandardVersion::V1_5_0,
+            "1.0.0",
+            "1.1.0",
+        ),
+    ];
+    for (name, standard, want, gone) in cases {
+        let Some(path) = asdf_test_data::require(name) else {
+            continue;
+        };
+        let file = AsdfFile::open(&path).unwrap();
+        let written = Writer::from_file(&file, WriteOptions::new().standard(standard.clone()))
+            .write_to_vec(file.tree())
+            .unwrap_or_else(|e| panic!("{name} as {}: {e}", standard.as_str()));
+        let text = tree_text(&written);
+        let ints = text.matches(&format!("!core/integer-{want}")).count();
+        assert!(
+            ints >= 1,
+            "{name} as {}: no integer-{want}:\n{text}",
+            standard.as_str()
+        );
+        assert!(
+            !text.contains(&format!("core/integer-{gone}")),
+            "{name} as {}: integer-{gone} kept:\n{text}",
+            standard.as_str()
+        );
+        let back = AsdfFile::from_bytes(written).unwrap();
+        assert_eq!(back.standard_version(), standard);
+        back.validate()
+            .unwrap_or_else(|e| panic!("{name} as {}: {e:?}", standard.as_str()));
+        // the same integers: their words and signs read back equal
+        for key in ["big", "neg", "big_neg", "big_pos"] {
+            let (Some(a), Some(b)) = (file.tree().get(key), back.tree().get(key)) else {
+                continue;
+            };
+            assert_eq!(
+                a.get("sign").and_then(Node::as_str),
+                b.get("sign").and_then(Node::as_str)
+            );
+            let words = format!("/{key}/words");
+            let wa = file.dyn_array(&words).unwrap();
+            let wb = back.dyn_array(&words).unwrap();
+            assert_eq!(format!("{wa:?}"), format!("{wb:?}"), "{name} /{key}/words");
+        }
+    }
+}

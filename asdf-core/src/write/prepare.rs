@@ -101,6 +101,9 @@ struct Prep<'w, 'a> {
     /// File stem of the main file, for external names.
     stem: Option<String>,
     ndarray_tag: String,
+    /// The `core/integer` tag of the standard written: a `core/integer` node of another
+    /// version (a tree read from a 1.7.0 file written as 1.6.0, or the reverse) takes it.
+    integer_tag: String,
     streamed: bool,
     /// The source file opened again to copy stored block bytes.
     source_handle: Option<Arc<File>>,
@@ -166,6 +169,11 @@ pub(crate) fn plan<'w>(
         externals: Vec::new(),
         stem: stem.map(str::to_string),
         ndarray_tag: writer.opts.standard.ndarray_tag(),
+        integer_tag: format!(
+            "{}core/integer-{}",
+            super::nodes::ASDF,
+            writer.opts.standard.array_tag_version()
+        ),
         streamed: false,
         source_handle: None,
         generated: NodeIds::default(),
@@ -372,17 +380,35 @@ impl<'w> Prep<'w, '_> {
                         changed |= !n.ptr_eq(v);
                         out.push((k.clone(), n));
                     }
-                    if changed {
+                    let out = if changed {
                         with_value(node, Value::Map(out))
                     } else {
                         node.clone()
-                    }
+                    };
+                    self.integer_of_the_standard(out)
                 }
                 _ => node.clone(),
             }
         };
         self.memo.insert(node.id(), out.clone());
         Ok(out)
+    }
+
+    /// `n` with the standard's `core/integer` tag if it is a `core/integer` node of another
+    /// version: the tag's versions (1.0.0 before ASDF Standard 1.6.0, 1.1.0 in 1.6.0, 1.2.0
+    /// from 1.7.0) differ only in the ndarray version of their `words`, which this writer
+    /// describes anew in the standard's version.
+    fn integer_of_the_standard(&self, n: Node) -> Node {
+        let other_version = n.tag().is_some_and(|t| {
+            t != self.integer_tag
+                && t.strip_prefix(super::nodes::ASDF)
+                    .is_some_and(|t| t.starts_with("core/integer-"))
+        });
+        if other_version {
+            with_tag(&n, self.integer_tag.clone(), n.value().clone())
+        } else {
+            n
+        }
     }
 
     /// `n`, the node built for the array `placeholder`, with the mask [`Writer::set_mask`]
