@@ -22,7 +22,7 @@ use crate::datatype;
 use crate::{Hdf5Error, Result};
 
 /// Most nodes one dataset or attribute becomes in the tree form.
-pub(super) const MAX_NODES: usize = 1 << 22;
+pub(super) const MAX_NODES: usize = 1 << 20;
 
 /// What one dataset's or attribute's values may still take.
 pub(super) struct Budget {
