@@ -64,7 +64,12 @@ fn codec_choice(codec: Option<&str>) -> Result<CompressionChoice, String> {
 }
 
 /// `x.b2nd`/`x.b2frame` (a file, or the folder of a sparse frame) → `y.asdf`.
-pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<String, String> {
+pub fn to_asdf(
+    input: &Path,
+    output: &Path,
+    codec: Option<&str>,
+    standard: Option<asdf_core::StandardVersion>,
+) -> Result<String, String> {
     let at = |e: &dyn std::fmt::Display| format!("{}: {e}", input.display());
     // a folder is a sparse frame: its index and one file per chunk
     let sparse = input.is_dir();
@@ -145,6 +150,9 @@ pub fn to_asdf(input: &Path, output: &Path, codec: Option<&str>) -> Result<Strin
         .ok_or_else(|| at(&"decoded bytes do not fill the array's shape"))?;
     bar.message(format!("writing {}", output.display()));
     let mut opts = WriteOptions::new();
+    if let Some(v) = standard {
+        opts = opts.standard(v);
+    }
     if let Some(feed) = feed {
         opts = opts.progress(feed);
     }

@@ -51,16 +51,7 @@ pub fn run(
     };
     let chosen = standard.map(standard_version).transpose()?;
     let file = access.open(input)?;
-    // Without --standard: the default, but never older than the input's (a 1.7.0 file
-    // rewritten as 1.6.0 would keep its 1.7.0 tags and history, which python asdf warns of).
-    let input_standard = file.standard_version();
-    let opts = match chosen {
-        Some(v) => opts.standard(v),
-        None if input_standard.known() && input_standard > StandardVersion::default() => {
-            opts.standard(input_standard)
-        }
-        None => opts,
-    };
+    let opts = opts.standard(standard_to_write(chosen, &file));
     let (_p, feed) = crate::progress::Progress::fed(
         crate::progress::largest(&[input]),
         format!("writing {}", output.display()),
@@ -115,8 +106,25 @@ impl Format {
     }
 }
 
+/// The standard to write a tree read from `file` in: the `--standard` chosen, else the
+/// default, but never older than the input's (a 1.7.0 file rewritten as 1.6.0 would lose the
+/// input's 1.7.0 history entries' meaning, which python asdf warns of).
+pub fn standard_to_write(
+    chosen: Option<StandardVersion>,
+    file: &asdf_core::AsdfFile,
+) -> StandardVersion {
+    let input_standard = file.standard_version();
+    match chosen {
+        Some(v) => v,
+        None if input_standard.known() && input_standard > StandardVersion::default() => {
+            input_standard
+        }
+        None => StandardVersion::default(),
+    }
+}
+
 /// The `--standard` given: a version this library writes (see [`StandardVersion::ALL`]).
-fn standard_version(v: &str) -> Result<StandardVersion, String> {
+pub fn standard_version(v: &str) -> Result<StandardVersion, String> {
     StandardVersion::parse(v)
         .ok()
         .filter(StandardVersion::known)
@@ -129,7 +137,7 @@ fn standard_version(v: &str) -> Result<StandardVersion, String> {
         })
 }
 
-/// `asdftool convert IN OUT [-c CODEC] [--array PATH] [--strict]`: formats by extension, one
+/// `asdftool convert IN OUT [-c CODEC] [--array PATH] [--strict] [--standard V]`: formats by extension, one
 /// side ASDF. From HDF5, what was left out (no ASDF form yet) is one line each and exit
 /// status 1, the file written; `--strict` refuses such a file instead.
 #[allow(clippy::too_many_arguments)]
@@ -141,6 +149,7 @@ pub fn convert(
     array: Option<&str>,
     verify_checksums: bool,
     strict: bool,
+    standard: Option<&str>,
 ) -> Result<String, crate::Failure> {
     if strict && (Format::of(input), Format::of(output)) != (Format::Hdf5, Format::Asdf) {
         return Err("--strict applies only when converting HDF5 to ASDF"
@@ -156,6 +165,7 @@ pub fn convert(
         array,
         verify_checksums,
         strict,
+        standard,
         &mut left_out,
     )?;
     if left_out.is_empty() {
@@ -184,8 +194,13 @@ fn convert_formats(
     array: Option<&str>,
     verify_checksums: bool,
     #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))] strict: bool,
+    standard: Option<&str>,
     #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))] left_out: &mut Vec<String>,
 ) -> Result<String, String> {
+    if standard.is_some() && Format::of(output) != Format::Asdf {
+        return Err("--standard applies only when the output is ASDF".into());
+    }
+    let chosen = standard.map(standard_version).transpose()?;
     if verify_checksums && (Format::of(input), Format::of(output)) != (Format::Asdf, Format::Hdf5) {
         return Err("--verify-checksums applies only when converting ASDF to HDF5".into());
     }
@@ -203,15 +218,15 @@ fn convert_formats(
             if array.is_some() {
                 return Err("--array applies only when converting to another format".into());
             }
-            run(access, input, output, Mode::Defragment(compress), None)
+            run(access, input, output, Mode::Defragment(compress), standard)
         }
-        (Format::Blosc2, Format::Asdf) => crate::blosc2::to_asdf(input, output, codec),
+        (Format::Blosc2, Format::Asdf) => crate::blosc2::to_asdf(input, output, codec, chosen),
         (Format::Asdf, Format::Blosc2) => {
             crate::blosc2::from_asdf(access, input, output, codec, array)
         }
         #[cfg(feature = "hdf5")]
         (Format::Hdf5, Format::Asdf) => {
-            crate::hdf5::to_asdf(input, output, codec, strict, left_out)
+            crate::hdf5::to_asdf(input, output, codec, strict, chosen, left_out)
         }
         #[cfg(feature = "hdf5")]
         (Format::Asdf, Format::Hdf5) => {
@@ -227,7 +242,7 @@ fn convert_formats(
             if array.is_some() {
                 return Err("--array applies only when converting from ASDF".into());
             }
-            run(access, input, output, Mode::Defragment(compress), None)
+            run(access, input, output, Mode::Defragment(compress), standard)
         }
         (Format::Asdf, Format::Fits) => Err(format!(
             "{}: writing FITS is not supported (ASDF in FITS is read: convert x.fits y.asdf)",

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use asdf_core::array::{ArrayOptions, ArraySource, NdArrayMeta, SelectionError};
 use asdf_core::write::Compression;
-use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
+use asdf_core::write::{CompressionChoice, StandardVersion, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Selection};
 
 use crate::output::write_reporting;
@@ -20,6 +20,7 @@ pub fn run(
     at: &str,
     output: &Path,
     slice: Option<&str>,
+    standard: Option<&str>,
 ) -> Result<String, String> {
     let ext = output
         .extension()
@@ -39,6 +40,10 @@ pub fn run(
         }
         None => None,
     };
+    let chosen = standard.map(crate::convert::standard_version).transpose()?;
+    if chosen.is_some() && ext != "asdf" {
+        return Err("--standard applies only when the output is ASDF".into());
+    }
     if crate::output::same_file(input, output) {
         return Err(format!(
             "{}: the output would replace the input; choose another output path",
@@ -46,6 +51,7 @@ pub fn run(
         ));
     }
     let file = access.open(input)?;
+    let standard = crate::convert::standard_to_write(chosen, &file);
     let segs = parse_path(at);
     let here = pointer(&segs);
     let node = lookup(file.tree(), &segs)
@@ -65,6 +71,7 @@ pub fn run(
             node: &node,
             sel,
             text,
+            standard: &standard,
         };
         return if ext == "npy" {
             region.to_npy(output)
@@ -107,7 +114,9 @@ pub fn run(
         crate::progress::largest(&[input]),
         format!("writing {}", output.display()),
     );
-    let mut opts = WriteOptions::new().compression(CompressionChoice::Input);
+    let mut opts = WriteOptions::new()
+        .compression(CompressionChoice::Input)
+        .standard(standard);
     if let Some(f) = feed {
         opts = opts.progress(f);
     }
@@ -173,6 +182,8 @@ struct Region<'a> {
     sel: &'a Selection,
     /// The selection as given.
     text: &'a str,
+    /// The ASDF Standard version of an `.asdf` output.
+    standard: &'a StandardVersion,
 }
 
 impl Region<'_> {
@@ -238,7 +249,7 @@ impl Region<'_> {
             Some(m) => Some(Mask::Value(m.clone())),
             None => None,
         };
-        let mut writer = Writer::new(WriteOptions::new());
+        let mut writer = Writer::new(WriteOptions::new().standard(self.standard.clone()));
         let array = writer.add_array_with(data, opts);
         match mask {
             Some(Mask::Array(m)) => {

@@ -13,6 +13,7 @@ pub fn to_asdf(
     output: &Path,
     codec: Option<&str>,
     strict: bool,
+    standard: Option<asdf_core::StandardVersion>,
     left_out: &mut Vec<String>,
 ) -> Result<String, String> {
     let compression = codec.map(crate::output::compression).transpose()?;
@@ -21,6 +22,7 @@ pub fn to_asdf(
         compression,
         progress,
         strict,
+        standard,
         ..asdf_hdf5::ToAsdfOptions::default()
     };
     let result = asdf_hdf5::to_asdf(input, output, &opts);

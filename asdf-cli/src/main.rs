@@ -259,6 +259,11 @@ enum Command {
         /// of its own, and the exit status is 1).
         #[arg(long)]
         strict: bool,
+        /// To ASDF: the ASDF Standard version to write, 1.0.0 to 1.7.0 (default 1.6.0, or
+        /// an ASDF input's when later; 1.7.0 is still in development, python asdf reads it
+        /// with ASDF_UNSTABLE_CORE_SCHEMAS=1).
+        #[arg(long)]
+        standard: Option<String>,
     },
     /// Validate the tree against its schemas (the standard's, per tag) and verify every
     /// block's checksum; exit status 1 and one line per problem when invalid.
@@ -352,6 +357,10 @@ enum Command {
         /// of its mask. A selection that does not fit the array exits with status 2.
         #[arg(long, value_name = "SEL", allow_hyphen_values = true)]
         slice: Option<String>,
+        /// To .asdf: the ASDF Standard version to write, 1.0.0 to 1.7.0 (default 1.6.0, or
+        /// the input's when later).
+        #[arg(long)]
+        standard: Option<String>,
     },
     /// List each array's independently readable pieces (or PATH's): the file holding each,
     /// its byte range, codec, the decoded bytes of its block it yields and the region of the
@@ -558,6 +567,7 @@ fn main() -> ExitCode {
             array,
             verify_checksums,
             strict,
+            standard,
         } => convert::convert(
             access,
             &input,
@@ -566,6 +576,7 @@ fn main() -> ExitCode {
             array.as_deref(),
             verify_checksums,
             strict,
+            standard.as_deref(),
         ),
         Command::Validate {
             file,
@@ -622,7 +633,16 @@ fn main() -> ExitCode {
             path,
             output,
             slice,
-        } => extract::run(access, &input, &path, &output, slice.as_deref()).map_err(Failure::from),
+            standard,
+        } => extract::run(
+            access,
+            &input,
+            &path,
+            &output,
+            slice.as_deref(),
+            standard.as_deref(),
+        )
+        .map_err(Failure::from),
         Command::Manifest {
             file,
             path,

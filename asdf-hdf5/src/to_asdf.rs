@@ -90,6 +90,9 @@ pub struct ToAsdfOptions {
     /// error ([`Hdf5Error::Unsupported`], [`Hdf5Error::Filter`]). A file that cannot be read
     /// is an error either way.
     pub strict: bool,
+    /// The ASDF Standard version written (`None`, the default: the writer's default,
+    /// [`StandardVersion::default`](asdf_core::StandardVersion::default)).
+    pub standard: Option<asdf_core::StandardVersion>,
 }
 
 impl Default for ToAsdfOptions {
@@ -100,6 +103,7 @@ impl Default for ToAsdfOptions {
             progress: None,
             band_min_bytes: 32 << 20,
             strict: false,
+            standard: None,
         }
     }
 }
@@ -112,6 +116,7 @@ impl std::fmt::Debug for ToAsdfOptions {
             .field("progress", &self.progress.is_some())
             .field("band_min_bytes", &self.band_min_bytes)
             .field("strict", &self.strict)
+            .field("standard", &self.standard)
             .finish()
     }
 }
@@ -197,10 +202,18 @@ fn dataset_array(ds: &Dataset, plan: &Plan, path: &str, max: u64) -> Result<DynA
     })
 }
 
+/// The writer's options for `opts`: its standard version, if one is chosen.
+fn write_options(opts: &ToAsdfOptions) -> WriteOptions {
+    match &opts.standard {
+        Some(v) => WriteOptions::new().standard(v.clone()),
+        None => WriteOptions::new(),
+    }
+}
+
 /// Converts the HDF5 file at `input` into the ASDF file at `output` (written atomically).
 pub fn to_asdf(input: &Path, output: &Path, opts: &ToAsdfOptions) -> Result<ToAsdfSummary> {
     let file = open(input)?;
-    let mut writer = Writer::new(WriteOptions::new());
+    let mut writer = Writer::new(write_options(opts));
     let (tree, mut summary) = build(&file, &mut writer, opts)?;
     summary.len = writer.write_to_path(&tree, output)?.len;
     Ok(summary)
@@ -217,7 +230,7 @@ pub fn to_asdf(input: &Path, output: &Path, opts: &ToAsdfOptions) -> Result<ToAs
 pub fn to_asdf_bytes(input: &[u8], opts: &ToAsdfOptions) -> Result<Vec<u8>> {
     let file =
         Hdf5File::from_bytes_with_options(input, open_options()).map_err(|e| read_err("/", e))?;
-    let mut writer = Writer::new(WriteOptions::new());
+    let mut writer = Writer::new(write_options(opts));
     let (tree, _) = build(&file, &mut writer, opts)?;
     Ok(writer.write_to_vec(&tree)?)
 }
