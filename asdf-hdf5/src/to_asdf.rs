@@ -192,13 +192,48 @@ fn declared_len(ds: &Dataset, path: &str, max: u64) -> Result<u64> {
 fn dataset_array(ds: &Dataset, plan: &Plan, path: &str, max: u64) -> Result<DynArray> {
     // the size the dataset declares, checked before anything is allocated
     declared_len(ds, path, max)?;
-    let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
+    let mut raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
+    // no storage allocated (a scalar dataset never written): what h5py reads, the fill
+    // value, or zeros without one; its size checked against the limit first
+    let elements = ds
+        .shape()
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d));
+    let want = elements.and_then(|n| n.checked_mul(plan.src_size as u64));
+    if raw.is_empty() && want.is_some_and(|w| w > 0) {
+        let want = want.unwrap_or(0);
+        if want > max {
+            return Err(read_err(
+                path,
+                format!("the dataset holds {want} bytes, more than the limit of {max}"),
+            ));
+        }
+        raw = match ds.fill_value().and_then(|f| f.value.as_ref()) {
+            Some(fill) if fill.len() == plan.src_size => fill.repeat(want as usize / fill.len()),
+            _ => vec![0; want as usize],
+        };
+    }
     let mut shape: Vec<usize> = ds.shape().iter().map(|&d| d as usize).collect();
     shape.extend(&plan.inner_shape);
+    let data = plan.convert(raw);
+    // never an array its block cannot hold: the ASDF reader would refuse the file written
+    let needed = shape
+        .iter()
+        .try_fold(plan.dtype.itemsize(), |acc, &d| acc.checked_mul(d));
+    if needed != Some(data.len()) {
+        return Err(read_err(
+            path,
+            format!(
+                "the dataset's storage gives {} bytes, its shape {shape:?} and datatype need {}",
+                data.len(),
+                needed.map_or_else(|| "more than memory holds".to_string(), |n| n.to_string())
+            ),
+        ));
+    }
     Ok(DynArray {
         dtype: plan.dtype.clone(),
         shape,
-        data: plan.convert(raw),
+        data,
     })
 }
 

@@ -1,7 +1,8 @@
 //! Inputs the `hdf5` fuzz target found (`fuzz/regressions/hdf5/`), replayed: each is now a
 //! typed error (one was a 17 GB allocation and a timeout, one a panic, one an ASDF file our
-//! own reader refused, one a conversion growing past 3 GB, one a 21 GB allocation). h5py 3.16.0 (the oracle) refuses
-//! each too, as noted beside it.
+//! own reader refused, one a conversion growing past 3 GB, one a 21 GB allocation), and h5py
+//! 3.16.0 (the oracle) refuses each too, as noted beside it; or converts to a file our reader
+//! reads, with the values h5py reads (`CONVERTS`).
 
 use asdf_hdf5::{to_asdf_bytes, Hdf5Error, ToAsdfOptions};
 
@@ -65,6 +66,47 @@ const REGRESSIONS: [(&str, Want); 5] = [
     ),
 ];
 
+/// Inputs the target found that must convert, to a file our reader reads: the file, the
+/// array the finding was about, and its value as h5py 3.16.0 reads it.
+const CONVERTS: [(&str, &str, f64); 1] = [
+    // a null dataspace mutated into a scalar one, its storage never allocated: the scalar
+    // became a 0-d array over an empty block, a file our own reader refused ("needed_end: 8,
+    // block_len: 0"; the `hdf5` target's invariant, 312,779 executions into a campaign on
+    // main at 2ada728). h5py reads the fill value, 0.0
+    ("scalar-dataset-never-written", "/empty_float64", 0.0),
+];
+
+#[test]
+fn fuzz_regressions_that_convert_read_back() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/hdf5");
+    for (name, path, value) in CONVERTS {
+        let data = std::fs::read(dir.join(name)).unwrap();
+        let bytes = to_asdf_bytes(&data, &ToAsdfOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let file = asdf_core::AsdfFile::from_bytes(bytes).unwrap();
+        // a 0-d dataset becomes a YAML number (or a 0-d array)
+        let node = file
+            .get(path)
+            .unwrap_or_else(|| panic!("{name}: no {path}"));
+        let got = match node.as_f64() {
+            Some(v) => v,
+            None => {
+                let a = file
+                    .array::<f64>(path)
+                    .unwrap_or_else(|e| panic!("{name} {path}: {e}"));
+                assert_eq!(a.len(), 1, "{name} {path}");
+                a.iter().copied().next().unwrap_or(f64::NAN)
+            }
+        };
+        assert_eq!(got, value, "{name} {path}");
+        // and every other array of the file reads
+        for key in ["partly_written", "unallocated", "unallocated_chunked"] {
+            file.dyn_array(&format!("/{key}"))
+                .unwrap_or_else(|e| panic!("{name} /{key}: {e}"));
+        }
+    }
+}
+
 #[test]
 fn fuzz_regressions_are_errors() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/hdf5");
@@ -75,6 +117,7 @@ fn fuzz_regressions_are_errors() {
         .collect();
     names.sort();
     let mut known: Vec<&str> = REGRESSIONS.iter().map(|(n, _)| *n).collect();
+    known.extend(CONVERTS.iter().map(|(n, _, _)| *n));
     known.sort();
     assert_eq!(names, known, "fuzz/regressions/hdf5 against REGRESSIONS");
     for (name, want) in &REGRESSIONS {
