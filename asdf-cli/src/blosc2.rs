@@ -4,8 +4,11 @@
 //! `data` (datatype from the `b2nd` metalayer's
 //! numpy string, shape from its shape), the frame's variable-length metalayers under
 //! `blosc2_vlmeta` and its other fixed metalayers under `blosc2_meta`, msgpack values as
-//! YAML values (binary as `!!binary`). A plain super-chunk (`.b2frame`) becomes a 1-D array of
-//! unsigned integers of its type size (1, 2, 4 or 8 bytes, little-endian), or, for other
+//! YAML values (binary as `!!binary`). A plain super-chunk (`.b2frame`) has no datatype, only
+//! a type size: when python-blosc2's `pack_tensor`/`save_tensor` recorded the array's numpy
+//! datatype and shape (vlmeta `__pack_tensor__`) and they fit the bytes, the array has them;
+//! otherwise it becomes a 1-D array of unsigned integers of its type size (1, 2, 4 or 8 bytes,
+//! little-endian: an int32 frame comes across as `uint32`, the same bytes), or, for other
 //! sizes, a 2-D `uint8` array of one row per item.
 
 use std::path::Path;
@@ -129,20 +132,24 @@ pub fn to_asdf(
         }
         None => {
             let data = frame.decode_all().map_err(|e| at(&e))?;
+            let packed = packed_tensor(&frame, data.len());
             let ts = frame.typesize;
             let n = data.len() / ts;
             let le = ByteOrder::Little;
-            match ts {
+            match (packed, ts) {
+                // python-blosc2's pack_tensor/save_tensor recorded the array's datatype and
+                // shape
+                (Some((dtype, shape)), _) => (dtype, shape, data),
                 // bytes that are not whole items (a frame of variable-length blocks of any
                 // length, as python-blosc2's BatchArray writes): the bytes as they are
                 _ if data.len() % ts != 0 => {
                     (DType::scalar(ScalarType::UInt8, le), vec![data.len()], data)
                 }
-                1 => (DType::scalar(ScalarType::UInt8, le), vec![n], data),
-                2 => (DType::scalar(ScalarType::UInt16, le), vec![n], data),
-                4 => (DType::scalar(ScalarType::UInt32, le), vec![n], data),
-                8 => (DType::scalar(ScalarType::UInt64, le), vec![n], data),
-                _ => (DType::scalar(ScalarType::UInt8, le), vec![n, ts], data),
+                (None, 1) => (DType::scalar(ScalarType::UInt8, le), vec![n], data),
+                (None, 2) => (DType::scalar(ScalarType::UInt16, le), vec![n], data),
+                (None, 4) => (DType::scalar(ScalarType::UInt32, le), vec![n], data),
+                (None, 8) => (DType::scalar(ScalarType::UInt64, le), vec![n], data),
+                (None, _) => (DType::scalar(ScalarType::UInt8, le), vec![n, ts], data),
             }
         }
     };
@@ -189,6 +196,39 @@ pub fn to_asdf(
         output.display(),
         summary.len
     ))
+}
+
+/// The datatype and shape python-blosc2's `pack_tensor` / `save_tensor` record for the plain
+/// super-chunk `frame` (its variable-length metalayer `__pack_tensor__`: the tuple `(kind,
+/// shape, numpy datatype)`), when they describe exactly its `len` decoded bytes.
+fn packed_tensor(frame: &Frame, len: usize) -> Option<(DType, Vec<usize>)> {
+    let vl = frame.vlmeta().ok()?;
+    let (_, Meta::Array(parts)) = vl.iter().find(|(k, _)| k == "__pack_tensor__")? else {
+        return None;
+    };
+    // python-blosc2 packs a tuple as a list led by the string "__tuple__"
+    let items = |a: &'_ [Meta]| -> Vec<Meta> {
+        match a.first() {
+            Some(Meta::String(t)) if t.as_str() == Some("__tuple__") => a[1..].to_vec(),
+            _ => a.to_vec(),
+        }
+    };
+    let parts = items(parts);
+    let [_, Meta::Array(dims), Meta::String(dtype)] = parts.as_slice() else {
+        return None;
+    };
+    let dtype = DType::from_numpy_str(dtype.as_str()?)?;
+    let shape = items(dims)
+        .iter()
+        .map(|d| match d {
+            Meta::Integer(i) => i.as_u64().and_then(|v| usize::try_from(v).ok()),
+            _ => None,
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    let needed = shape
+        .iter()
+        .try_fold(dtype.itemsize(), |acc, &d| acc.checked_mul(d))?;
+    (needed == len).then_some((dtype, shape))
 }
 
 /// The JSON pointers of every ndarray in `node`.
