@@ -25,6 +25,41 @@ use crate::yaml::{Node, Value};
 /// in memory) rather than row by row.
 const MAX_ROWS: usize = 1 << 20;
 
+impl AsdfFile {
+    /// Where a region of `count` elements of `item` bytes is read: the caller's buffer,
+    /// which must hold exactly that, or a zeroed one put in `owned` (its size checked against
+    /// the file's limit first).
+    pub(crate) fn region_out<'b>(
+        &self,
+        into: Option<&'b mut [u8]>,
+        owned: &'b mut Vec<u8>,
+        path: &str,
+        count: u64,
+        item: usize,
+    ) -> Result<&'b mut [u8]> {
+        let total = count.saturating_mul(item as u64);
+        match into {
+            Some(buf) if buf.len() as u64 != total => Err(sel_err(
+                path,
+                SelectionError::BufferSize {
+                    given: buf.len() / item.max(1),
+                    needed: usize::try_from(count).unwrap_or(usize::MAX),
+                },
+            )),
+            Some(buf) => Ok(buf),
+            None => {
+                self.check_size("selected bytes", total)?;
+                *owned = crate::mem::zeroed_bytes(total as usize).ok_or(Error::Limit {
+                    what: "selected bytes",
+                    limit: usize::MAX as u64,
+                    found: total,
+                })?;
+                Ok(owned)
+            }
+        }
+    }
+}
+
 fn sel_err(path: &str, source: SelectionError) -> Error {
     Error::Selection {
         path: path.to_string(),
@@ -367,30 +402,7 @@ impl AsdfFile {
         let v = view_of(&l, &axes);
         let total = v.count as u64 * v.itemsize as u64;
         let mut owned = Vec::new();
-        let out: &mut [u8] = match into {
-            Some(buf) => {
-                if buf.len() as u64 != total {
-                    let item = v.itemsize.max(1);
-                    return Err(sel_err(
-                        path,
-                        SelectionError::BufferSize {
-                            given: buf.len() / item,
-                            needed: v.count,
-                        },
-                    ));
-                }
-                buf
-            }
-            None => {
-                self.check_size("selected bytes", total)?;
-                owned = crate::mem::zeroed_bytes(total as usize).ok_or(Error::Limit {
-                    what: "selected bytes",
-                    limit: usize::MAX as u64,
-                    found: total,
-                })?;
-                &mut owned
-            }
-        };
+        let out = self.region_out(into, &mut owned, path, v.count as u64, v.itemsize)?;
         if v.count > 0 {
             match rows(&v) {
                 Some((spans, n, s)) => {

@@ -721,32 +721,9 @@ impl AsdfFile {
             .iter()
             .try_fold(1u64, |a, r| a.checked_mul(r.count as u64))
             .unwrap_or(u64::MAX);
-        let total = count.saturating_mul(item as u64);
         let out_shape: Vec<usize> = axes.iter().filter(|a| a.keep).map(|a| a.count).collect();
         let mut owned = Vec::new();
-        let out: &mut [u8] = match into {
-            Some(buf) => {
-                if buf.len() as u64 != total {
-                    return Err(Error::Selection {
-                        path: path.to_string(),
-                        source: array::SelectionError::BufferSize {
-                            given: buf.len() / item,
-                            needed: count as usize,
-                        },
-                    });
-                }
-                buf
-            }
-            None => {
-                self.check_size("selected bytes", total)?;
-                owned = crate::mem::zeroed_bytes(total as usize).ok_or(Error::Limit {
-                    what: "selected bytes",
-                    limit: usize::MAX as u64,
-                    found: total,
-                })?;
-                &mut owned
-            }
-        };
+        let out = self.region_out(into, &mut owned, path, count, item)?;
         if count == 0 {
             return Ok((m.dtype, out_shape, owned));
         }
