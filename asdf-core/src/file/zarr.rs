@@ -400,14 +400,7 @@ impl ZarrMeta {
             Some(2) => {}
             _ => return Err(bad(".zarray/zarr_format", "must be 2")),
         }
-        let shape = dims(z.get("shape"), ".zarray/shape", 0)?;
-        let chunks = dims(z.get("chunks"), ".zarray/chunks", 1)?;
-        if chunks.len() != shape.len() {
-            return Err(bad(
-                ".zarray/chunks",
-                format!("{} chunk sizes for {} axes", chunks.len(), shape.len()),
-            ));
-        }
+        let (shape, chunks) = shape_and_chunks(z)?;
         let dtext = z
             .get("dtype")
             .and_then(Node::as_str)
@@ -449,15 +442,8 @@ impl ZarrMeta {
             Some(_) => return Err(bad(".zarray/filters", "neither null nor a list")),
         }
         let fill = fill_bytes(z.get("fill_value"), &dtype)?;
-        let map_block = node
-            .get("chunk_block_map")
-            .and_then(int_of)
-            .ok_or_else(|| bad("chunk_block_map", "missing or not an integer block index"))?;
-        let grid: Vec<usize> = shape
-            .iter()
-            .zip(&chunks)
-            .map(|(&s, &c)| s.div_ceil(c))
-            .collect();
+        let map_block = map_block_of(node)?;
+        let grid = grid(&shape, &chunks);
         let chunk_bytes = chunks
             .iter()
             .try_fold(dtype.itemsize() as u64, |a, &c| a.checked_mul(c as u64))
@@ -505,6 +491,12 @@ fn grid_of(node: &Node) -> std::result::Result<(i128, Vec<usize>), ZarrError> {
     let z = node
         .get(".zarray")
         .ok_or_else(|| bad(".zarray", "missing"))?;
+    let (shape, chunks) = shape_and_chunks(z)?;
+    Ok((map_block_of(node)?, grid(&shape, &chunks)))
+}
+
+/// `.zarray`'s shape and chunk shape: one chunk size, at least 1, per axis.
+fn shape_and_chunks(z: &Node) -> std::result::Result<(Vec<usize>, Vec<usize>), ZarrError> {
     let shape = dims(z.get("shape"), ".zarray/shape", 0)?;
     let chunks = dims(z.get("chunks"), ".zarray/chunks", 1)?;
     if chunks.len() != shape.len() {
@@ -513,16 +505,23 @@ fn grid_of(node: &Node) -> std::result::Result<(i128, Vec<usize>), ZarrError> {
             format!("{} chunk sizes for {} axes", chunks.len(), shape.len()),
         ));
     }
-    let map_block = node
-        .get("chunk_block_map")
+    Ok((shape, chunks))
+}
+
+/// The block holding the chunk-to-block map (`chunk_block_map`).
+fn map_block_of(node: &Node) -> std::result::Result<i128, ZarrError> {
+    node.get("chunk_block_map")
         .and_then(int_of)
-        .ok_or_else(|| bad("chunk_block_map", "missing or not an integer block index"))?;
-    let grid = shape
+        .ok_or_else(|| bad("chunk_block_map", "missing or not an integer block index"))
+}
+
+/// The chunk grid: how many chunks along each axis.
+fn grid(shape: &[usize], chunks: &[usize]) -> Vec<usize> {
+    shape
         .iter()
-        .zip(&chunks)
+        .zip(chunks)
         .map(|(&s, &c)| s.div_ceil(c))
-        .collect();
-    Ok((map_block, grid))
+        .collect()
 }
 
 /// The selected positions of one axis that fall in each chunk along it: (chunk index, the
