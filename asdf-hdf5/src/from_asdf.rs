@@ -19,7 +19,7 @@ use hdf5_writer::{
 
 use crate::band;
 use crate::datatype::to_hdf5;
-use crate::to_asdf::META_KEY;
+use crate::names::{MASK_ATTR, MASK_VALUE_ATTR, META_KEY};
 use crate::{Hdf5Error, Result};
 
 /// What [`from_asdf`] wrote.
@@ -846,13 +846,6 @@ impl Walk<'_> {
         (node.is_ndarray() || group).then(|| names.join("/"))
     }
 }
-
-/// The attribute of a masked array's dataset naming the companion dataset (in the same
-/// group) that holds its mask array.
-pub(crate) const MASK_ATTR: &str = "_asdf_mask";
-/// The attribute of a masked array's dataset holding its mask number (elements equal to it
-/// are masked).
-pub(crate) const MASK_VALUE_ATTR: &str = "_asdf_mask_value";
 
 /// A name for the companion dataset of the mask of `name` that no member of its group has:
 /// `NAME.mask`, else `NAME.mask.1`, `NAME.mask.2`, ...

@@ -22,6 +22,7 @@ mod band;
 mod datatype;
 mod filters;
 mod from_asdf;
+mod names;
 mod to_asdf;
 
 /// The progress callback of [`ToAsdfOptions::progress`] and [`FromAsdfOptions::progress`]:
@@ -30,9 +31,8 @@ pub use asdf_core::Progress;
 pub use from_asdf::{from_asdf, from_asdf_with, FromAsdfOptions, FromAsdfSummary};
 /// An open HDF5 file (hdf5-reader's type), as [`open`] gives it to [`read_dataset`].
 pub use hdf5_reader::Hdf5File;
-pub use to_asdf::{
-    open, read_dataset, to_asdf, to_asdf_bytes, ToAsdfOptions, ToAsdfSummary, META_KEY,
-};
+pub use names::META_KEY;
+pub use to_asdf::{open, read_dataset, to_asdf, to_asdf_bytes, ToAsdfOptions, ToAsdfSummary};
 
 /// What went wrong converting between HDF5 and ASDF; each names the file and the object.
 #[derive(Debug, thiserror::Error)]

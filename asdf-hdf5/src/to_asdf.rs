@@ -17,11 +17,8 @@ use crate::datatype::{self, Plan};
 
 mod values;
 use crate::filters;
-use crate::from_asdf::{MASK_ATTR, MASK_VALUE_ATTR};
+use crate::names::{MASK_ATTR, MASK_VALUE_ATTR, META_KEY};
 use crate::{Hdf5Error, Result};
-
-/// The root key under which what HDF5 says beyond the arrays is kept.
-pub const META_KEY: &str = "_hdf5";
 
 /// HDF5 filter ids with names (as the HDF5 library names them).
 const FILTER_NAMES: [(u16, &str); 13] = [
