@@ -72,6 +72,7 @@ pub fn to_asdf(
     output: &Path,
     codec: Option<&str>,
     standard: Option<asdf_core::StandardVersion>,
+    flags: crate::WriteFlags,
 ) -> Result<String, String> {
     let at = |e: &dyn std::fmt::Display| format!("{}: {e}", input.display());
     // a folder is a sparse frame: its index and one file per chunk
@@ -156,7 +157,7 @@ pub fn to_asdf(
     let array = WriteArray::from_bytes(dtype, shape, data.into())
         .ok_or_else(|| at(&"decoded bytes do not fill the array's shape"))?;
     bar.message(format!("writing {}", output.display()));
-    let mut opts = WriteOptions::new();
+    let mut opts = WriteOptions::new().portable(flags.portable);
     if let Some(v) = standard {
         opts = opts.standard(v);
     }
@@ -190,7 +191,8 @@ pub fn to_asdf(
     }
     let summary = w
         .write_to_path(&Node::map(tree), output)
-        .map_err(|e| format!("{}: {}", output.display(), crate::chain(&e)))?;
+        .map_err(|e| crate::output::write_error(output, &e))?;
+    crate::output::warn(output, &summary.warnings);
     Ok(format!(
         "wrote {} ({} bytes)\n",
         output.display(),

@@ -25,6 +25,7 @@ pub fn run(
     output: &Path,
     mode: Mode,
     standard: Option<&str>,
+    flags: crate::WriteFlags,
 ) -> Result<String, String> {
     if same_file(input, output) {
         return Err(format!(
@@ -51,7 +52,9 @@ pub fn run(
     };
     let chosen = standard.map(standard_version).transpose()?;
     let file = access.open(input)?;
-    let opts = opts.standard(standard_to_write(chosen, &file));
+    let opts = opts
+        .standard(standard_to_write(chosen, &file))
+        .portable(flags.portable);
     let (_p, feed) = crate::progress::Progress::fed(
         crate::progress::largest(&[input]),
         format!("writing {}", output.display()),
@@ -63,7 +66,8 @@ pub fn run(
     let writer = Writer::from_file(&file, opts);
     let summary = writer
         .write_to_path(file.tree(), output)
-        .map_err(|e| format!("{}: {}", output.display(), crate::chain(&e)))?;
+        .map_err(|e| crate::output::write_error(output, &e))?;
+    crate::output::warn(output, &summary.warnings);
     let mut msg = format!("wrote {} ({} bytes", output.display(), summary.len);
     if !summary.block_offsets.is_empty() {
         msg.push_str(&format!(", {} blocks", summary.block_offsets.len()));
@@ -137,8 +141,8 @@ pub fn standard_version(v: &str) -> Result<StandardVersion, String> {
         })
 }
 
-/// `asdftool convert IN OUT [-c CODEC] [--array PATH] [--strict] [--standard V]`: formats by extension, one
-/// side ASDF. From HDF5, what was left out (no ASDF form yet) is one line each and exit
+/// `asdftool convert IN OUT [-c CODEC] [--array PATH] [--strict] [--standard V] [--portable]`:
+/// formats by extension, one side ASDF. From HDF5, what was left out (no ASDF form yet) is one line each and exit
 /// status 1, the file written; `--strict` refuses such a file instead.
 #[allow(clippy::too_many_arguments)]
 pub fn convert(
@@ -150,6 +154,7 @@ pub fn convert(
     verify_checksums: bool,
     strict: bool,
     standard: Option<&str>,
+    flags: crate::WriteFlags,
 ) -> Result<String, crate::Failure> {
     if strict && (Format::of(input), Format::of(output)) != (Format::Hdf5, Format::Asdf) {
         return Err("--strict applies only when converting HDF5 to ASDF"
@@ -166,6 +171,7 @@ pub fn convert(
         verify_checksums,
         strict,
         standard,
+        flags,
         &mut left_out,
     )?;
     if left_out.is_empty() {
@@ -195,8 +201,12 @@ fn convert_formats(
     verify_checksums: bool,
     #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))] strict: bool,
     standard: Option<&str>,
+    flags: crate::WriteFlags,
     #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))] left_out: &mut Vec<String>,
 ) -> Result<String, String> {
+    if flags.portable && Format::of(output) != Format::Asdf {
+        return Err("--portable applies only when the output is ASDF".into());
+    }
     if standard.is_some() && Format::of(output) != Format::Asdf {
         return Err("--standard applies only when the output is ASDF".into());
     }
@@ -218,15 +228,24 @@ fn convert_formats(
             if array.is_some() {
                 return Err("--array applies only when converting to another format".into());
             }
-            run(access, input, output, Mode::Defragment(compress), standard)
+            run(
+                access,
+                input,
+                output,
+                Mode::Defragment(compress),
+                standard,
+                flags,
+            )
         }
-        (Format::Blosc2, Format::Asdf) => crate::blosc2::to_asdf(input, output, codec, chosen),
+        (Format::Blosc2, Format::Asdf) => {
+            crate::blosc2::to_asdf(input, output, codec, chosen, flags)
+        }
         (Format::Asdf, Format::Blosc2) => {
             crate::blosc2::from_asdf(access, input, output, codec, array)
         }
         #[cfg(feature = "hdf5")]
         (Format::Hdf5, Format::Asdf) => {
-            crate::hdf5::to_asdf(input, output, codec, strict, chosen, left_out)
+            crate::hdf5::to_asdf(input, output, codec, strict, chosen, flags, left_out)
         }
         #[cfg(feature = "hdf5")]
         (Format::Asdf, Format::Hdf5) => {
@@ -242,7 +261,14 @@ fn convert_formats(
             if array.is_some() {
                 return Err("--array applies only when converting from ASDF".into());
             }
-            run(access, input, output, Mode::Defragment(compress), standard)
+            run(
+                access,
+                input,
+                output,
+                Mode::Defragment(compress),
+                standard,
+                flags,
+            )
         }
         (Format::Asdf, Format::Fits) => Err(format!(
             "{}: writing FITS is not supported (ASDF in FITS is read: convert x.fits y.asdf)",

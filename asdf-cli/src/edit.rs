@@ -77,7 +77,13 @@ fn create_scratch(file: &Path, text: &str) -> Result<PathBuf, String> {
     ))
 }
 
-pub fn run(access: &crate::Access, path: &Path) -> Result<String, Failure> {
+/// Edits the tree of `path`; with `flags.portable` the write is refused (ending the edit,
+/// the text kept) when the file's blocks use a codec python asdf reads only with a plugin.
+pub fn run(
+    access: &crate::Access,
+    path: &Path,
+    flags: crate::WriteFlags,
+) -> Result<String, Failure> {
     let name = path.display().to_string();
     // an interrupted in-place update of this file is finished (undone) first
     write::recover(path).map_err(|e| format!("{name}: {}", crate::chain(&e)))?;
@@ -135,7 +141,10 @@ pub fn run(access: &crate::Access, path: &Path) -> Result<String, Failure> {
             });
         }
         let body = strip_notes(&edited);
-        match check_and_write(path, body, &standard) {
+        match check_and_write(path, body, &standard, flags.portable) {
+            Err(Rejected::Final(msg)) => {
+                return Err(format!("{msg}; {name} untouched, {}", keep_note(&scratch)).into());
+            }
             Ok(kind) => {
                 let _ = std::fs::remove_file(&scratch);
                 return Ok(match kind {
@@ -143,7 +152,7 @@ pub fn run(access: &crate::Access, path: &Path) -> Result<String, Failure> {
                     _ => format!("{name}: file rewritten with the new tree\n"),
                 });
             }
-            Err(problem) => {
+            Err(Rejected::Again(problem)) => {
                 eprintln!("asdftool: {name}: {problem}");
                 let mut again = String::new();
                 for line in problem.lines() {
@@ -164,25 +173,38 @@ pub fn run(access: &crate::Access, path: &Path) -> Result<String, Failure> {
     }
 }
 
+/// Why an edited tree was not written.
+enum Rejected {
+    /// A problem of the edit: shown to the editor again.
+    Again(String),
+    /// A problem no edit of the tree can fix (`--portable` and the file's codecs): the end.
+    Final(String),
+}
+
 /// Parses, validates and writes the edited tree; the error as text otherwise.
 fn check_and_write(
     path: &Path,
     text: &str,
     standard: &StandardVersion,
-) -> Result<UpdateKind, String> {
-    let doc = yaml::parse(text.as_bytes(), &YamlLimits::default())
-        .map_err(|e| format!("the edited tree does not parse: {}", crate::chain(&e)))?;
+    portable: bool,
+) -> Result<UpdateKind, Rejected> {
+    let doc = yaml::parse(text.as_bytes(), &YamlLimits::default()).map_err(|e| {
+        Rejected::Again(format!(
+            "the edited tree does not parse: {}",
+            crate::chain(&e)
+        ))
+    })?;
     if doc.root.as_map().is_none() {
-        return Err("the edited tree is not a mapping".into());
+        return Err(Rejected::Again("the edited tree is not a mapping".into()));
     }
     if let Err(errors) = asdf_core::schema::validate_tree(&doc.root, standard.as_str()) {
         let lines = errors.lines();
-        return Err(format!(
+        return Err(Rejected::Again(format!(
             "the edited tree is not valid ({} problem{}):\n{}",
             lines.len(),
             if lines.len() == 1 { "" } else { "s" },
             lines.join("\n")
-        ));
+        )));
     }
     let (_p, feed) = crate::progress::Progress::fed(
         crate::progress::largest(&[path]),
@@ -195,12 +217,22 @@ fn check_and_write(
             Some(standard.clone())
                 .filter(StandardVersion::known)
                 .unwrap_or_default(),
-        );
+        )
+        .portable(portable);
     if let Some(f) = feed {
         opts = opts.progress(f);
     }
-    write::update_with(path, &doc.root, opts, UpdateMode::InPlace)
-        .map_err(|e| format!("cannot write the edited tree: {}", crate::chain(&e)))
+    // update_with reports no warnings (WriteSummary's are not returned): without --portable
+    // the file's codecs are kept as they are, silently
+    write::update_with(path, &doc.root, opts, UpdateMode::InPlace).map_err(|e| match e {
+        write::WriteError::NotPortable { .. } => {
+            Rejected::Final(crate::output::write_error(path, &e))
+        }
+        e => Rejected::Again(format!(
+            "cannot write the edited tree: {}",
+            crate::chain(&e)
+        )),
+    })
 }
 
 #[cfg(test)]

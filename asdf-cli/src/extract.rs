@@ -21,6 +21,7 @@ pub fn run(
     output: &Path,
     slice: Option<&str>,
     standard: Option<&str>,
+    flags: crate::WriteFlags,
 ) -> Result<String, String> {
     let ext = output
         .extension()
@@ -43,6 +44,9 @@ pub fn run(
     let chosen = standard.map(crate::convert::standard_version).transpose()?;
     if chosen.is_some() && ext != "asdf" {
         return Err("--standard applies only when the output is ASDF".into());
+    }
+    if flags.portable && ext != "asdf" {
+        return Err("--portable applies only when the output is ASDF".into());
     }
     if crate::output::same_file(input, output) {
         return Err(format!(
@@ -72,6 +76,7 @@ pub fn run(
             sel,
             text,
             standard: &standard,
+            portable: flags.portable,
         };
         return if ext == "npy" {
             region.to_npy(output)
@@ -116,14 +121,16 @@ pub fn run(
     );
     let mut opts = WriteOptions::new()
         .compression(CompressionChoice::Input)
-        .standard(standard);
+        .standard(standard)
+        .portable(flags.portable);
     if let Some(f) = feed {
         opts = opts.progress(f);
     }
     let writer = Writer::from_file(&file, opts);
     let summary = writer
         .write_to_path(&root, output)
-        .map_err(|e| format!("{}: {}", output.display(), crate::chain(&e)))?;
+        .map_err(|e| crate::output::write_error(output, &e))?;
+    crate::output::warn(output, &summary.warnings);
     Ok(format!(
         "wrote {} ({} bytes, {} blocks)\n",
         output.display(),
@@ -184,6 +191,8 @@ struct Region<'a> {
     text: &'a str,
     /// The ASDF Standard version of an `.asdf` output.
     standard: &'a StandardVersion,
+    /// `--portable`: refuse codecs python asdf reads only with a plugin.
+    portable: bool,
 }
 
 impl Region<'_> {
@@ -249,7 +258,11 @@ impl Region<'_> {
             Some(m) => Some(Mask::Value(m.clone())),
             None => None,
         };
-        let mut writer = Writer::new(WriteOptions::new().standard(self.standard.clone()));
+        let mut writer = Writer::new(
+            WriteOptions::new()
+                .standard(self.standard.clone())
+                .portable(self.portable),
+        );
         let array = writer.add_array_with(data, opts);
         match mask {
             Some(Mask::Array(m)) => {
@@ -264,7 +277,8 @@ impl Region<'_> {
         let root = Node::map([(key_name(last), array)]);
         let summary = writer
             .write_to_path(&root, output)
-            .map_err(|e| format!("{}: {}", output.display(), crate::chain(&e)))?;
+            .map_err(|e| crate::output::write_error(output, &e))?;
+        crate::output::warn(output, &summary.warnings);
         Ok(format!(
             "wrote {} ({} bytes, {} blocks)\n",
             output.display(),

@@ -14,9 +14,16 @@ pub fn to_asdf(
     codec: Option<&str>,
     strict: bool,
     standard: Option<asdf_core::StandardVersion>,
+    flags: crate::WriteFlags,
     left_out: &mut Vec<String>,
 ) -> Result<String, String> {
     let compression = codec.map(crate::output::compression).transpose()?;
+    let warnings = match compression {
+        Some(c) => {
+            portability(c, flags.portable).map_err(|e| crate::output::write_error(output, &e))?
+        }
+        None => Vec::new(),
+    };
     let (_bar, progress) = progress_bar(input);
     let opts = asdf_hdf5::ToAsdfOptions {
         compression,
@@ -27,6 +34,7 @@ pub fn to_asdf(
     };
     let result = asdf_hdf5::to_asdf(input, output, &opts);
     let s = result.map_err(|e| format!("{}: {e}", input.display()))?;
+    crate::output::warn(output, &warnings);
     left_out.extend(
         s.left_out
             .iter()
@@ -40,6 +48,38 @@ pub fn to_asdf(
         s.datasets,
         s.attributes
     ))
+}
+
+/// What the writer says of blocks compressed with `c` (`-c`, which every array of an HDF5
+/// conversion takes; without it they are zlib or uncompressed, which python asdf reads): its
+/// `--portable` refusal, or its warnings. asdf-hdf5's options have no `portable`, so the
+/// writer's own rule is asked here, by writing one byte with `c` to memory, before the
+/// conversion writes anything; the block it names is the first array's.
+fn portability(
+    c: asdf_core::write::CompressionChoice,
+    portable: bool,
+) -> Result<Vec<asdf_core::write::WriteWarning>, asdf_core::write::WriteError> {
+    use asdf_core::array::{ArrayOptions, ByteOrder, DType, ScalarType};
+    use asdf_core::write::{WriteArray, WriteOptions, Writer};
+    let mut w = Writer::new(WriteOptions::new().portable(portable));
+    // one uint8 item in one byte: always an array
+    let Some(one) = WriteArray::from_bytes(
+        DType::scalar(ScalarType::UInt8, ByteOrder::Little),
+        vec![1],
+        vec![0u8].into(),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let node = w.add_array_with(
+        one,
+        ArrayOptions {
+            compression: Some(c),
+            ..Default::default()
+        },
+    );
+    let tree = asdf_core::Node::map([("probe".to_string(), node)]);
+    let summary = w.write_to(&tree, std::io::Cursor::new(Vec::new()))?;
+    Ok(summary.warnings)
 }
 
 /// The bar of a conversion (bytes of array data read, out of those of the datasets met so

@@ -29,6 +29,10 @@
 //! 2 usage or I/O error or an unreadable file. `-q`/`--quiet` silences the progress shown on
 //! a terminal for files of 256 MiB or more.
 //!
+//! Every command that writes ASDF (defragment, explode, implode, to-yaml, convert, extract,
+//! edit) takes `--portable`: refuse blocks python asdf 6.0.0 reads only with a plugin;
+//! without it such a write warns once per codec on standard error.
+//!
 //! Every command that reads follows external array sources and `$ref`s to other files only
 //! inside the input file's folder; `--external none|same-folder|any` and `--allow-dir DIR`
 //! (repeatable) change that.
@@ -103,6 +107,17 @@ pub(crate) struct Access {
     /// Also allow files inside this folder (repeatable; with --external same-folder).
     #[arg(long = "allow-dir", global = true, value_name = "DIR")]
     allow_dirs: Vec<PathBuf>,
+}
+
+/// What every command that writes ASDF takes.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub(crate) struct WriteFlags {
+    /// Refuse to write a block python asdf 6.0.0 reads only with a plugin (zstd, lz4f, blsc,
+    /// bls2) or not at all (bsc2, xz), before any byte is written: one line naming the block
+    /// and codec, exit status 2. Without it such a write succeeds and says so once per codec
+    /// on standard error (README: Compression labels).
+    #[arg(long)]
+    pub(crate) portable: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,6 +207,8 @@ enum Command {
         /// ASDF_UNSTABLE_CORE_SCHEMAS=1).
         #[arg(long, value_name = "VERSION")]
         standard: Option<String>,
+        #[command(flatten)]
+        write: WriteFlags,
     },
     /// Write the tree to OUT and each block to its own file beside it (OUT0000.asdf, ...).
     Explode {
@@ -205,6 +222,8 @@ enum Command {
         /// ASDF_UNSTABLE_CORE_SCHEMAS=1).
         #[arg(long, value_name = "VERSION")]
         standard: Option<String>,
+        #[command(flatten)]
+        write: WriteFlags,
     },
     /// Bring the blocks of an exploded file back into one file.
     Implode {
@@ -218,6 +237,8 @@ enum Command {
         /// ASDF_UNSTABLE_CORE_SCHEMAS=1).
         #[arg(long, value_name = "VERSION")]
         standard: Option<String>,
+        #[command(flatten)]
+        write: WriteFlags,
     },
     /// Write a pure-YAML version of the file: every array inline.
     #[command(name = "to-yaml", alias = "to_yaml")]
@@ -232,6 +253,8 @@ enum Command {
         /// ASDF_UNSTABLE_CORE_SCHEMAS=1).
         #[arg(long, value_name = "VERSION")]
         standard: Option<String>,
+        #[command(flatten)]
+        write: WriteFlags,
     },
     /// Convert between formats, chosen by extension: ASDF (.asdf), Blosc2 (.b2nd, .b2frame),
     /// HDF5 (.h5, .hdf5, .he5, .nc) and ASDF in FITS (.fits, read only). One side is ASDF.
@@ -264,6 +287,8 @@ enum Command {
         /// with ASDF_UNSTABLE_CORE_SCHEMAS=1).
         #[arg(long)]
         standard: Option<String>,
+        #[command(flatten)]
+        write: WriteFlags,
     },
     /// Validate the tree against its schemas (the standard's, per tag) and verify every
     /// block's checksum; exit status 1 and one line per problem when invalid.
@@ -361,6 +386,8 @@ enum Command {
         /// the input's when later).
         #[arg(long)]
         standard: Option<String>,
+        #[command(flatten)]
+        write: WriteFlags,
     },
     /// List each array's independently readable pieces (or PATH's): the file holding each,
     /// its byte range, codec, the decoded bytes of its block it yields and the region of the
@@ -414,6 +441,8 @@ enum Command {
     Edit {
         /// The ASDF file.
         file: PathBuf,
+        #[command(flatten)]
+        write: WriteFlags,
     },
     /// List the tags a file uses, with how many nodes carry each and what validates them
     /// under the file's standard (a bundled schema, or nothing); without FILE, every tag
@@ -516,48 +545,56 @@ fn main() -> ExitCode {
             output,
             compress,
             standard,
+            write,
         } => convert::run(
             access,
             &input,
             &output,
             convert::Mode::Defragment(compress),
             standard.as_deref(),
+            write,
         )
         .map_err(Failure::from),
         Command::Explode {
             input,
             output,
             standard,
+            write,
         } => convert::run(
             access,
             &input,
             &output,
             convert::Mode::Explode,
             standard.as_deref(),
+            write,
         )
         .map_err(Failure::from),
         Command::Implode {
             input,
             output,
             standard,
+            write,
         } => convert::run(
             access,
             &input,
             &output,
             convert::Mode::Implode,
             standard.as_deref(),
+            write,
         )
         .map_err(Failure::from),
         Command::ToYaml {
             input,
             output,
             standard,
+            write,
         } => convert::run(
             access,
             &input,
             &output,
             convert::Mode::ToYaml,
             standard.as_deref(),
+            write,
         )
         .map_err(Failure::from),
         Command::Convert {
@@ -568,6 +605,7 @@ fn main() -> ExitCode {
             verify_checksums,
             strict,
             standard,
+            write,
         } => convert::convert(
             access,
             &input,
@@ -577,6 +615,7 @@ fn main() -> ExitCode {
             verify_checksums,
             strict,
             standard.as_deref(),
+            write,
         ),
         Command::Validate {
             file,
@@ -634,6 +673,7 @@ fn main() -> ExitCode {
             output,
             slice,
             standard,
+            write,
         } => extract::run(
             access,
             &input,
@@ -641,6 +681,7 @@ fn main() -> ExitCode {
             &output,
             slice.as_deref(),
             standard.as_deref(),
+            write,
         )
         .map_err(Failure::from),
         Command::Manifest {
@@ -657,7 +698,7 @@ fn main() -> ExitCode {
             slab_bytes,
         } => references::run(access, &files, &output, stack.as_deref(), Some(slab_bytes))
             .map_err(Failure::from),
-        Command::Edit { file } => edit::run(access, &file),
+        Command::Edit { file, write } => edit::run(access, &file, write),
         Command::Tags { file, standard } => {
             tags::run(access, file.as_deref(), standard.as_deref()).map_err(Failure::from)
         }

@@ -1,11 +1,12 @@
 //! What the commands that write a file share: the codec named by `-c`, whether the output
-//! is the input, and writing bytes with progress reports. A shared module: it imports no
-//! command module.
+//! is the input, writing bytes with progress reports, and what `--portable` refuses or a
+//! write warns of. A shared module: it imports no command module.
 
 use std::path::Path;
 
 use asdf_core::write::Compression;
 use asdf_core::write::CompressionChoice;
+use asdf_core::write::{WriteError, WriteWarning};
 
 /// The compression named by `-c NAME`: a codec label, or `none`.
 pub fn compression(name: &str) -> Result<CompressionChoice, String> {
@@ -51,4 +52,29 @@ pub fn write_reporting(
         }
     }
     Ok(())
+}
+
+/// The one line of a failed ASDF write to `output`: a `--portable` refusal says which block
+/// and codec and what to do; other errors with their causes.
+pub fn write_error(output: &Path, e: &WriteError) -> String {
+    match e {
+        WriteError::NotPortable {
+            block,
+            codec,
+            needs,
+        } => format!(
+            "{}: {block}: python asdf 6.0.0 reads {codec} blocks only with {needs}; \
+             --portable refuses it (choose -c zlib, bzp2 or lz4, or write without --portable)",
+            output.display()
+        ),
+        _ => format!("{}: {}", output.display(), crate::chain(e)),
+    }
+}
+
+/// Says on standard error, one line each, what a write to `output` did that python asdf may
+/// not follow (shown with `--quiet` too: it is not a progress report).
+pub fn warn(output: &Path, warnings: &[WriteWarning]) {
+    for w in warnings {
+        eprintln!("asdftool: warning: {}: {w}", output.display());
+    }
 }
