@@ -15,6 +15,13 @@
 //! | `zlib`, `bzp2`, `zstd`, `lz4f`, `blsc` | the whole block |
 //! | inline data | one piece with [`PieceSource::Inline`] and no byte range |
 //! | a `fits:` image of an ASDF-in-FITS file | its data, raw big-endian (scaled images: [`AsdfFile::fits_scaled_image`]) |
+//! | an asdf-zarr array ([`ZARR_TAG`](super::ZARR_TAG)) | each chunk: the block the chunk map names, encoded by the array's zarr compressor ([`Manifest::zarr`]); a chunk never written is a [`PieceSource::Repeat`] of the fill value |
+//!
+//! An asdf-zarr chunk is one piece when its block is stored uncompressed (as asdf-zarr
+//! writes them): its stored bytes are the compressor's output, which numcodecs decodes.
+//! A chunk block that the ASDF file compresses too would need two decoders, one after the
+//! other: the manifest of such an array is [`Error::Unsupported`] (the array still reads,
+//! and `asdftool references` inlines it).
 //!
 //! In an ASDF-in-FITS file, the blocks lie in the data of the `ASDF` extension: their
 //! pieces' offsets are in the FITS file ([`AsdfFile::asdf_offset`] is where that data
@@ -37,6 +44,7 @@
 
 use std::ops::Range;
 
+use super::zarr::{ChunkCodec, ZarrChunking, ZarrError, ZarrMeta};
 use super::AsdfFile;
 use crate::array::{self, ArraySource, DType, NdArrayMeta};
 use crate::codec::Compression;
@@ -125,11 +133,13 @@ pub enum PieceCodec {
     Blosc2Frame,
     /// An xz stream (`xz` block, ASDF.jl).
     Xz,
+    /// A gzip stream (an asdf-zarr chunk of numcodecs' `gzip`).
+    Gzip,
 }
 
 impl PieceCodec {
     /// A short name: `none`, `zlib`, `bzp2`, `zstd`, `lz4f`, `blsc`, `lz4-block`,
-    /// `blosc2-chunk`, `blosc2-frame`, `xz`.
+    /// `blosc2-chunk`, `blosc2-frame`, `xz`, `gzip`.
     pub fn name(self) -> &'static str {
         match self {
             PieceCodec::None => "none",
@@ -142,6 +152,7 @@ impl PieceCodec {
             PieceCodec::Blosc2Chunk => "blosc2-chunk",
             PieceCodec::Blosc2Frame => "blosc2-frame",
             PieceCodec::Xz => "xz",
+            PieceCodec::Gzip => "gzip",
         }
     }
 }
@@ -229,6 +240,8 @@ pub struct Manifest {
     exact: bool,
     /// Whether the array's C-order bytes are exactly its block's decoded bytes.
     whole: bool,
+    /// An asdf-zarr array's chunking.
+    zarr: Option<ZarrChunking>,
 }
 
 impl Manifest {
@@ -237,6 +250,14 @@ impl Manifest {
     /// one chunk of the array's shape, whatever its pieces.
     pub fn is_whole_block(&self) -> bool {
         self.whole
+    }
+
+    /// For an asdf-zarr array, how it is chunked: its pieces are then its chunks in C order
+    /// of the chunk grid, each piece's `decoded` the bytes of a whole chunk (in Fortran
+    /// order inside the chunk when [`ZarrChunking::fortran`]) and its `region` the chunk's
+    /// box cut at the array's edges. `None` for other arrays.
+    pub fn zarr(&self) -> Option<&ZarrChunking> {
+        self.zarr.as_ref()
     }
 
     /// Bytes of one element.
@@ -248,8 +269,12 @@ impl Manifest {
     /// bytes are exactly the C-order bytes of the boxes of the grid (the array C-contiguous
     /// and the block holding nothing else, or an uncompressed block), every box has the
     /// same rows along the first axis but the last (which may have fewer), and the other
-    /// axes are whole. One piece gives the array's own shape. `None` otherwise.
+    /// axes are whole. One piece gives the array's own shape. An asdf-zarr array gives its
+    /// chunk shape ([`Manifest::zarr`]). `None` otherwise.
     pub fn zarr_chunks(&self) -> Option<Vec<usize>> {
+        if let Some(z) = &self.zarr {
+            return Some(z.chunks.clone());
+        }
         if !self.exact {
             return None;
         }
@@ -378,6 +403,19 @@ impl AsdfFile {
     /// [`Error::Unsupported`] for blocks of ASDF
     /// 0.1.0 encoding chains.
     pub fn manifest(&self, path: &str, opts: &ManifestOptions) -> Result<Manifest> {
+        if let Some(node) = self.zarr_at(path)? {
+            let mut m = self.zarr_manifest(&node, path)?;
+            if let Some(base) = self.asdf_offset_in_fits() {
+                for p in m
+                    .pieces
+                    .iter_mut()
+                    .filter(|p| p.source == PieceSource::File)
+                {
+                    p.offset = p.offset.saturating_add(base);
+                }
+            }
+            return Ok(m);
+        }
         let node = self.ndarray_node(path)?;
         let unsupported = |what: &str| Error::Unsupported {
             what: format!("{path}: manifests of {what} are not supported yet"),
@@ -411,6 +449,96 @@ impl AsdfFile {
         self.fits.as_ref().and_then(|c| c.asdf_offset())
     }
 
+    /// The manifest of the asdf-zarr array `node`: one piece per chunk of its grid (C
+    /// order), the chunk map read, no chunk.
+    fn zarr_manifest(&self, node: &crate::Node, path: &str) -> Result<Manifest> {
+        let meta = ZarrMeta::from_node(node).map_err(|e| Self::zarr_err(path, e))?;
+        let chunking = self.zarr_chunking(node, path)?;
+        let map = self.zarr_block_map(node, path)?;
+        let codec = match meta.codec {
+            None => PieceCodec::None,
+            Some(ChunkCodec::Zlib) => PieceCodec::Zlib,
+            Some(ChunkCodec::Gzip) => PieceCodec::Gzip,
+            Some(ChunkCodec::Bz2) => PieceCodec::Bzp2,
+            Some(ChunkCodec::Zstd) => PieceCodec::Zstd,
+            // numcodecs' LZ4: the decoded size (u32 little-endian), then one lz4 block
+            Some(ChunkCodec::Lz4) => PieceCodec::Lz4Block,
+            Some(ChunkCodec::Blosc) => PieceCodec::Blsc,
+        };
+        let n = meta.grid.len();
+        let mut pieces = Vec::with_capacity(map.len());
+        for (flat, entry) in map.iter().enumerate() {
+            // the chunk's position in the grid (C order), and its box cut at the edges
+            let mut pos = vec![0usize; n];
+            let mut rest = flat;
+            for d in (0..n).rev() {
+                let g = meta.grid[d].max(1);
+                pos[d] = rest % g;
+                rest /= g;
+            }
+            let region: Vec<Range<usize>> = (0..n)
+                .map(|d| {
+                    let start = pos[d].saturating_mul(meta.chunks[d]).min(meta.shape[d]);
+                    start..start.saturating_add(meta.chunks[d]).min(meta.shape[d])
+                })
+                .collect();
+            let piece = match entry {
+                None => Piece {
+                    source: PieceSource::Repeat(meta.fill.clone()),
+                    offset: 0,
+                    length: 0,
+                    codec: PieceCodec::None,
+                    decoded: 0..meta.chunk_bytes,
+                    region: Some(region),
+                },
+                Some(b) => {
+                    let h = self.block_header(*b)?;
+                    if let Some(c) = self.compression(h)? {
+                        return Err(Error::Unsupported {
+                            what: format!(
+                                "{path}: manifests of asdf-zarr chunks in compressed blocks are \
+                                 not supported (chunk {pos:?}: block {b} is {c}, and its bytes \
+                                 then {}): such a chunk needs two decoders",
+                                chunking.compressor.unwrap_or("raw")
+                            ),
+                        });
+                    }
+                    if meta.codec.is_none() && h.data_size != meta.chunk_bytes {
+                        return Err(Self::zarr_err(
+                            path,
+                            ZarrError::ChunkSize {
+                                chunk: pos,
+                                block: *b,
+                                found: h.data_size,
+                                expected: meta.chunk_bytes,
+                            },
+                        ));
+                    }
+                    let stored = self.stored_range(h)?;
+                    Piece {
+                        source: PieceSource::File,
+                        offset: stored.start as u64,
+                        length: (stored.end - stored.start) as u64,
+                        codec,
+                        decoded: 0..meta.chunk_bytes,
+                        region: Some(region),
+                    }
+                }
+            };
+            pieces.push(piece);
+        }
+        Ok(Manifest {
+            path: path.to_string(),
+            dtype: meta.dtype,
+            shape: meta.shape,
+            pieces,
+            block: None,
+            exact: false,
+            whole: false,
+            zarr: Some(chunking),
+        })
+    }
+
     fn manifest_of(
         &self,
         node: &crate::Node,
@@ -438,6 +566,7 @@ impl AsdfFile {
                     block: None,
                     exact: true,
                     whole: false,
+                    zarr: None,
                 })
             }
             ArraySource::Block(src) => {
@@ -477,6 +606,7 @@ impl AsdfFile {
                     }),
                     exact: true,
                     whole: true,
+                    zarr: None,
                 })
             }
             ArraySource::Uri(uri) => {
@@ -624,6 +754,7 @@ fn block_manifest(
         }),
         exact,
         whole: l.contiguous && l.start == 0 && nbytes == data_size,
+        zarr: None,
     })
 }
 

@@ -49,7 +49,7 @@ pub use confine::ExternalPolicy;
 pub use external::{ExternalOpenError, ExternalOpener, ExternalSource};
 pub use open::OpenOptions;
 pub use refs::RefTarget;
-pub use zarr::{is_zarr, ZarrError, ZARR_TAG};
+pub use zarr::{is_zarr, ZarrChunking, ZarrError, ZARR_TAG};
 
 use confine::Confinement;
 
@@ -250,11 +250,12 @@ impl AsdfFile {
         })
     }
 
-    /// Every ndarray node in the tree with its path, in document order.
+    /// Every array node in the tree with its path, in document order: ndarrays and
+    /// asdf-zarr arrays ([`ZARR_TAG`]), which read through the same calls.
     pub fn arrays(&self) -> Vec<(String, Node)> {
         let mut out = Vec::new();
         self.doc.root.walk_lazy(&mut |p, n| {
-            if n.is_ndarray() {
+            if n.is_ndarray() || is_zarr(n) {
                 out.push((p.pointer(), n.clone()));
             }
         });

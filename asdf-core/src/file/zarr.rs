@@ -133,6 +133,29 @@ pub enum ZarrError {
     },
 }
 
+/// How an asdf-zarr array is chunked, from its metadata (checked, as for a read):
+/// [`AsdfFile::zarr_chunking`], and [`Manifest::zarr`](super::Manifest::zarr) for the
+/// manifest of such an array, whose pieces are its chunks.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ZarrChunking {
+    /// The chunk shape (`.zarray/chunks`). Chunks at the array's far edges are stored whole,
+    /// as zarr stores them: their elements past the edge are padding.
+    pub chunks: Vec<usize>,
+    /// Chunks along each axis.
+    pub grid: Vec<usize>,
+    /// Elements stored in Fortran order inside each chunk (`order: F`).
+    pub fortran: bool,
+    /// The chunk compressor's numcodecs id (`zlib`, `gzip`, `bz2`, `zstd`, `lz4`, `blosc`),
+    /// `None` for none.
+    pub compressor: Option<&'static str>,
+    /// One element of `fill_value` in the datatype's bytes (zeros for `null`): what the
+    /// chunks never written hold.
+    pub fill: Vec<u8>,
+    /// The `.zarray` mapping as the tree holds it (for writers of zarr metadata).
+    pub zarray: Node,
+}
+
 /// Whether `node` is an asdf-zarr array (tag `asdf://asdf-format.org/zarr/tags/zarr-1.*`).
 pub fn is_zarr(node: &Node) -> bool {
     node.tag().is_some_and(|t| t.starts_with(ZARR_TAG_PREFIX))
@@ -249,16 +272,16 @@ pub(crate) struct ZarrMeta {
     pub(crate) chunks: Vec<usize>,
     pub(crate) dtype: DType,
     /// Chunks stored in Fortran order.
-    fortran: bool,
-    codec: Option<ChunkCodec>,
+    pub(crate) fortran: bool,
+    pub(crate) codec: Option<ChunkCodec>,
     /// One element of `fill_value`, in the datatype's byte order (zeros for `null`).
-    fill: Vec<u8>,
+    pub(crate) fill: Vec<u8>,
     /// The block of the chunk map.
     map_block: i128,
     /// Chunks along each axis.
-    grid: Vec<usize>,
+    pub(crate) grid: Vec<usize>,
     /// Bytes of one decoded chunk.
-    chunk_bytes: u64,
+    pub(crate) chunk_bytes: u64,
 }
 
 fn bad(key: &str, message: impl Into<String>) -> ZarrError {
@@ -552,7 +575,7 @@ fn runs(a: &AxisRange, chunk: usize) -> Vec<Run> {
 }
 
 impl AsdfFile {
-    fn zarr_err(path: &str, source: ZarrError) -> Error {
+    pub(super) fn zarr_err(path: &str, source: ZarrError) -> Error {
         Error::Zarr {
             path: path.to_string(),
             source: Box::new(source),
@@ -570,6 +593,23 @@ impl AsdfFile {
     pub fn zarr_info(&self, node: &Node, path: &str) -> Result<(DType, Vec<usize>)> {
         let m = ZarrMeta::from_node(node).map_err(|e| Self::zarr_err(path, e))?;
         Ok((m.dtype, m.shape))
+    }
+
+    /// How the asdf-zarr array `node` ([`ZARR_TAG`]) is chunked: its metadata checked as a
+    /// read checks it, no block read; `path` names it in errors.
+    pub fn zarr_chunking(&self, node: &Node, path: &str) -> Result<ZarrChunking> {
+        let m = ZarrMeta::from_node(node).map_err(|e| Self::zarr_err(path, e))?;
+        Ok(ZarrChunking {
+            chunks: m.chunks,
+            grid: m.grid,
+            fortran: m.fortran,
+            compressor: m.codec.map(ChunkCodec::id),
+            fill: m.fill,
+            zarray: node
+                .get(".zarray")
+                .cloned()
+                .unwrap_or_else(|| Node::new(Value::Null)),
+        })
     }
 
     /// The chunk map of the asdf-zarr node `node` (metadata checked): for each chunk of the
