@@ -33,6 +33,11 @@ pub struct FromAsdfSummary {
     pub attributes: usize,
     /// Soft and external links written (from `$ref`s).
     pub links: usize,
+    /// What has no HDF5 form on the way back yet and was not written, by path (an HDF5
+    /// path, `PATH@NAME` for an attribute) with why: arrays inside records or lists (such
+    /// as a variable-length sequence field of a compound), which would otherwise be lost in
+    /// YAML text (unless [`FromAsdfOptions::strict`], which makes the first one the error).
+    pub left_out: Vec<(String, String)>,
 }
 
 /// Keys of the root that describe the ASDF file itself, not data.
@@ -77,6 +82,11 @@ pub struct FromAsdfOptions {
     /// its bytes are read and checked before its last band is written. A mismatch fails the
     /// conversion with `asdf_core::Error::Checksum` and leaves no output file.
     pub verify_checksums: bool,
+    /// What has no HDF5 form on the way back yet (arrays inside records or lists) is, with
+    /// `false` (the default), left out and listed in [`FromAsdfSummary::left_out`] while the
+    /// rest of the file is written; with `true` it is the error ([`Hdf5Error::Tree`]) and
+    /// nothing is written.
+    pub strict: bool,
 }
 
 impl Default for FromAsdfOptions {
@@ -85,6 +95,7 @@ impl Default for FromAsdfOptions {
             progress: None,
             band_min_bytes: 32 << 20,
             verify_checksums: false,
+            strict: false,
         }
     }
 }
@@ -95,6 +106,7 @@ impl std::fmt::Debug for FromAsdfOptions {
             .field("progress", &self.progress.is_some())
             .field("band_min_bytes", &self.band_min_bytes)
             .field("verify_checksums", &self.verify_checksums)
+            .field("strict", &self.strict)
             .finish()
     }
 }
@@ -131,6 +143,7 @@ pub fn from_asdf_with(
             datasets: 0,
             attributes: 0,
             links: 0,
+            left_out: Vec::new(),
         },
         opts,
         bytes_read: Arc::new(AtomicU64::new(0)),
@@ -229,7 +242,10 @@ impl Walk<'_> {
                 continue;
             }
             let p = format!("{path}/{name}");
-            if v.is_ndarray() {
+            if let Some((base, shape, values)) = self.sequences(v, &p)? {
+                // variable-length sequences (h5py's vlen_dtype): a dataset of them again
+                self.sequence_dataset(base, shape, values, &p)?;
+            } else if v.is_ndarray() {
                 let array_mask = match v.get("mask") {
                     Some(m) => m.is_ndarray(),
                     None => inline_nulls(v, &p)?.is_some(),
@@ -250,16 +266,135 @@ impl Walk<'_> {
                 self.group(v, &p)?;
             } else if recorded.is_some_and(|r| r.iter().any(|(k, _)| k.as_str() == Some(name))) {
                 // also recorded as an attribute: written from the record below
-            } else {
-                let attr = self.attribute(name, v, &p)?;
+            } else if let Some(attr) = self.attribute(name, v, &p)? {
                 self.group_attribute(path, attr);
             }
         }
         for (k, v) in recorded.unwrap_or_default() {
             let name = k.as_str().unwrap_or_default();
-            let attr = self.attribute(name, v, &format!("{hpath}@{name}"))?;
-            self.group_attribute(path, attr);
+            if let Some(attr) = self.attribute(name, v, &format!("{hpath}@{name}"))? {
+                self.group_attribute(path, attr);
+            }
         }
+        Ok(())
+    }
+
+    /// The variable-length sequences at `hpath` (a dataset, or `PATH@NAME` an attribute),
+    /// when `_hdf5` recorded them (`sequence_datasets`, or `value_datasets` for sequences of
+    /// records) and the node is their form (docs/hdf5.md): nested sequences of the recorded
+    /// shape of 1-D arrays of one datatype, in a block or inline. Their HDF5 base datatype,
+    /// shape and each sequence's bytes; `None` for a node of another form. A node recorded
+    /// as sequences that does not fit the shape, or arrays of more than one datatype, is an
+    /// error naming it.
+    #[allow(clippy::type_complexity)]
+    fn sequences(
+        &self,
+        node: &Node,
+        hpath: &str,
+    ) -> Result<Option<(Datatype, Vec<u64>, Vec<Vec<u8>>)>> {
+        let recorded = hint(self.meta, "sequence_datasets", hpath);
+        let Some(shape) = recorded
+            .or_else(|| hint(self.meta, "value_datasets", hpath))
+            .and_then(int_list)
+        else {
+            return Ok(None);
+        };
+        let bad = |why: &str| {
+            tree_err(
+                hpath,
+                format!("recorded as variable-length sequences, {why}"),
+            )
+        };
+        let shape: Vec<u64> = shape
+            .iter()
+            .map(|&d| u64::try_from(d).map_err(|_| bad("of a negative shape")))
+            .collect::<Result<_>>()?;
+        let mut leaves = Vec::new();
+        if !leaves_by_shape(node, &shape, &mut leaves) {
+            if recorded.is_some() {
+                return Err(bad(&format!("but not nested lists of shape {shape:?}")));
+            }
+            // the tree form of something else (records, references)
+            return Ok(None);
+        }
+        if recorded.is_none() && !leaves.iter().all(|l| l.is_ndarray()) {
+            return Ok(None);
+        }
+        // the base datatype as the original had it (inline arrays lose its byte order)
+        let recorded_base = hint(self.meta, "sequence_datatypes", hpath)
+            .and_then(Node::as_str)
+            .and_then(DType::from_numpy_str)
+            // of a size HDF5 can hold (sizes saturate: a huge one is refused here)
+            .filter(|d| (1..=u32::MAX as usize).contains(&d.itemsize()));
+        let mut dtype = recorded_base;
+        let mut values = Vec::with_capacity(leaves.len());
+        for (i, leaf) in leaves.iter().enumerate() {
+            let at = format!("{hpath}/{i}");
+            if !leaf.is_ndarray() || leaf.get("mask").is_some() {
+                return Err(bad(&format!(
+                    "but element {i} is not an array without a mask"
+                )));
+            }
+            let mut a = self.file.dyn_array_of(leaf, &at)?;
+            if a.shape.len() != 1 {
+                return Err(bad(&format!(
+                    "but element {i} is an array of shape {:?}, not one dimension",
+                    a.shape
+                )));
+            }
+            let little = |d: &DType| d.with_byteorder(asdf_core::array::ByteOrder::Little);
+            match &dtype {
+                Some(d) if *d != a.dtype && little(d) == little(&a.dtype) => {
+                    reorder(&mut a.data, &a.dtype, d);
+                }
+                Some(d) if *d != a.dtype => {
+                    return Err(bad(&format!(
+                        "but element {i} is {}, not {}",
+                        a.dtype.to_numpy_str(),
+                        d.to_numpy_str()
+                    )))
+                }
+                Some(_) => {}
+                None => dtype = Some(a.dtype),
+            }
+            self.report(a.data.len() as u64);
+            values.push(a.data);
+        }
+        let Some(dtype) = dtype else {
+            return Err(bad("with no element and no recorded datatype"));
+        };
+        let base = to_hdf5(&dtype).map_err(|what| Hdf5Error::Unsupported {
+            path: hpath.to_string(),
+            what,
+        })?;
+        Ok(Some((base, shape, values)))
+    }
+
+    /// A dataset of variable-length sequences ([`Walk::sequences`]), with its recorded
+    /// attributes.
+    fn sequence_dataset(
+        &mut self,
+        base: Datatype,
+        shape: Vec<u64>,
+        values: Vec<Vec<u8>>,
+        hpath: &str,
+    ) -> Result<()> {
+        let mut ds =
+            DatasetBuilder::vlen_sequence_data(hpath.trim_start_matches('/'), base, shape, values)
+                .map_err(|e| write_err(format!("{hpath}: {e}")))?;
+        ds = self.dataset_attributes(ds, hpath)?;
+        self.summary.datasets += 1;
+        self.builder = std::mem::take(&mut self.builder).dataset(ds);
+        Ok(())
+    }
+
+    /// What has no HDF5 form on the way back: listed in [`FromAsdfSummary::left_out`] (the
+    /// error with [`FromAsdfOptions::strict`]).
+    fn leave_out(&mut self, path: &str, why: String) -> Result<()> {
+        if self.opts.strict {
+            return Err(tree_err(path, why));
+        }
+        self.summary.left_out.push((path.to_string(), why));
         Ok(())
     }
 
@@ -711,8 +846,10 @@ impl Walk<'_> {
             .unwrap_or_default()
         {
             let name = k.as_str().unwrap_or_default();
-            ds = ds.attribute(self.attribute(name, v, &format!("{hpath}@{name}"))?);
-            self.summary.attributes += 1;
+            if let Some(a) = self.attribute(name, v, &format!("{hpath}@{name}"))? {
+                ds = ds.attribute(a);
+                self.summary.attributes += 1;
+            }
         }
         Ok(ds)
     }
@@ -731,9 +868,32 @@ impl Walk<'_> {
     }
 
     /// An attribute from a tree value: numbers as int64/float64, booleans as h5py's bool enum,
-    /// strings as variable-length strings, arrays with their datatypes, anything else as its
-    /// YAML text.
-    fn attribute(&self, name: &str, v: &Node, at: &str) -> Result<AttributeBuilder> {
+    /// strings as variable-length strings, arrays with their datatypes, variable-length
+    /// sequences as such, anything else without arrays as its YAML text. A value holding
+    /// arrays that has no HDF5 form (arrays inside records or lists) is left out
+    /// ([`Walk::leave_out`]): `None`.
+    fn attribute(&mut self, name: &str, v: &Node, at: &str) -> Result<Option<AttributeBuilder>> {
+        let w = |e: hdf5_writer::Error| write_err(format!("{at}: {e}"));
+        if let Some((base, shape, values)) = self.sequences(v, at)? {
+            return AttributeBuilder::vlen_sequences_shaped(name, base, shape, values)
+                .map(Some)
+                .map_err(w);
+        }
+        if !v.is_ndarray() && holds_array(v) {
+            // its YAML text would keep a block's number, not its values
+            self.leave_out(
+                at,
+                "arrays inside records or lists (such as a variable-length sequence field of \
+                 a compound) have no HDF5 form on the way back yet"
+                    .into(),
+            )?;
+            return Ok(None);
+        }
+        self.attribute_of(name, v, at).map(Some)
+    }
+
+    /// [`Walk::attribute`] of a value that is not sequences and holds no array but itself.
+    fn attribute_of(&self, name: &str, v: &Node, at: &str) -> Result<AttributeBuilder> {
         let w = |e: hdf5_writer::Error| write_err(format!("{at}: {e}"));
         if v.is_ndarray() {
             let array = self.file.dyn_array_of(v, at)?;
@@ -845,6 +1005,68 @@ impl Walk<'_> {
         let group = node.as_map().is_some() && node.tag().is_none() && ref_target(node).is_none();
         (node.is_ndarray() || group).then(|| names.join("/"))
     }
+}
+
+/// The nodes at the leaves of nested sequences of `shape` (the node itself for `[]`), in C
+/// order, pushed to `out`; `false` when the node is not of that shape.
+fn leaves_by_shape<'n>(node: &'n Node, shape: &[u64], out: &mut Vec<&'n Node>) -> bool {
+    let Some((&first, rest)) = shape.split_first() else {
+        out.push(node);
+        return true;
+    };
+    match (node.tag(), node.value()) {
+        (None, Value::Seq(items)) if items.len() as u64 == first => {
+            items.iter().all(|n| leaves_by_shape(n, rest, out))
+        }
+        _ => false,
+    }
+}
+
+/// Puts `data`, elements of `from`, in the byte orders of `to`, the same datatype but for
+/// them (fields of records packed, as ASDF's are).
+fn reorder(data: &mut [u8], from: &DType, to: &DType) {
+    let size = from.itemsize();
+    if size == 0 {
+        return;
+    }
+    for element in data.chunks_exact_mut(size) {
+        match (from, to) {
+            (DType::Scalar { ty, byteorder: a }, DType::Scalar { byteorder: b, .. })
+                if a != b && ty.has_byteorder() =>
+            {
+                // complex numbers are two floats, ucs4 characters four bytes each
+                let unit = match ty {
+                    ScalarType::Complex64 | ScalarType::Complex128 => size / 2,
+                    ScalarType::Ucs4(_) => 4,
+                    _ => size,
+                };
+                element
+                    .chunks_exact_mut(unit.max(1))
+                    .for_each(<[u8]>::reverse);
+            }
+            (DType::Record(fa), DType::Record(fb)) => {
+                let mut at = 0;
+                for (x, y) in fa.iter().zip(fb) {
+                    let len = x.dtype.itemsize() * x.shape.iter().product::<usize>();
+                    if let Some(part) = element.get_mut(at..at + len) {
+                        reorder(part, &x.dtype, &y.dtype);
+                    }
+                    at += len;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a node is or holds an ndarray anywhere.
+fn holds_array(node: &Node) -> bool {
+    node.is_ndarray()
+        || match node.value() {
+            Value::Seq(items) => items.iter().any(holds_array),
+            Value::Map(entries) => entries.iter().any(|(_, v)| holds_array(v)),
+            _ => false,
+        }
 }
 
 /// A name for the companion dataset of the mask of `name` that no member of its group has:

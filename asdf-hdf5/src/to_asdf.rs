@@ -333,6 +333,10 @@ struct Meta {
     references: Vec<(String, Node)>,
     /// Datasets of variable-length sequences, with their shape.
     sequences: Vec<(String, Node)>,
+    /// Datasets (and attributes) of variable-length sequences, with their base datatype
+    /// (numpy's spelling), which their inline arrays do not carry whole (the byte order) or
+    /// at all (no element).
+    sequence_bases: Vec<(String, Node)>,
     /// Datasets and attributes in the tree form (region references; references,
     /// sequences and variable-length strings inside other datatypes), with their shape.
     values: Vec<(String, Node)>,
@@ -368,6 +372,7 @@ impl Meta {
             &mut self.empty,
             &mut self.references,
             &mut self.sequences,
+            &mut self.sequence_bases,
             &mut self.values,
             &mut self.opaque,
             &mut self.left_out,
@@ -428,6 +433,7 @@ impl Meta {
             ("empty_datasets", &self.empty),
             ("reference_datasets", &self.references),
             ("sequence_datasets", &self.sequences),
+            ("sequence_datatypes", &self.sequence_bases),
             ("value_datasets", &self.values),
             ("opaque_tags", &self.opaque),
             ("left_out", &self.left_out),
@@ -1007,6 +1013,12 @@ impl Walk<'_, '_> {
                 },
             ));
         }
+        // for the way back: inline arrays hold no byte order, and none is there to hold the
+        // datatype when no element is
+        self.meta.sequence_bases.push((
+            path.to_string(),
+            Node::str(base.dtype.to_numpy_str().as_str()),
+        ));
         Ok(nest_nodes(arrays, shape))
     }
 

@@ -28,8 +28,9 @@ UNWRITTEN = ("lzf", "szip")
 # other writers use, not written back, and a dataset left out) and empty.h5 (null
 # dataspaces, which have no HDF5 form on the way back yet) and opaque.h5 (opaque datatypes,
 # written back as their counts or bytes) and refs.h5 (object references, not written back as
-# references) and vlen.h5 (variable-length sequences, a list of 1-D arrays each, not written
-# back as sequences): python asdf must read their ASDF files with each
+# references) and vlen.h5 (variable-length sequences, a list of 1-D arrays each; written back
+# as sequences but for the compound holding one, left out: check_sequences compares them):
+# python asdf must read their ASDF files with each
 # dataset's values (null for a null dataspace; none for one left out; an opaque datetime64 or
 # timedelta64 as its int64 counts, other opaque data as its bytes)
 ASDF_ONLY = ("committed", "committed_latest", "empty", "nested_refs", "opaque", "plugins",
@@ -316,7 +317,10 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
                         if isinstance(want, h5py.Group) and not hasattr(got, "keys"):
                             problems.append(f"{p}: a reference to a group resolves to {got!r}")
                 elif h5py.check_vlen_dtype(obj.dtype) is not None:
-                    seqs = obj[()].ravel()
+                    # as stored (a base not in native order: generate.py)
+                    base = h5py.check_vlen_dtype(obj.dtype)
+                    seqs = [x if base.isnative else x.view(base).astype(base.newbyteorder("="))
+                            for x in obj[()].ravel()]
                     got = flat(node)
                     if len(got) != len(seqs) or not all(
                             same(w, g, np) for w, g in zip(seqs, got)):
@@ -328,6 +332,85 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
                     problems.append(f"{p}: python asdf reads other values")
             o.visititems(visit)
     return problems
+
+
+def sequence_problems(at, o, b, np, h5py) -> list[str]:
+    """Variable-length sequences (a dataset's or an attribute's values, ``o`` the original's
+    and ``b`` ours, with their h5py dtypes) as h5py reads them: the same base datatype, shape
+    and elements, compared as bytes (h5py 3.16 hands the elements of a base not in native
+    order as native arrays of the stored bytes, generate.py)."""
+    (ov, od), (bv, bd) = o, b
+    ob, bb = h5py.check_vlen_dtype(od), h5py.check_vlen_dtype(bd)
+    if ob is None or bb is None or ob != bb:
+        return [f"{at}: sequences of {ob!r} became {bd!r} (base {bb!r})"]
+    def elements(v):
+        # a scalar one (shape ()) reads as its sequence
+        if isinstance(v, np.ndarray) and v.dtype != object:
+            one = np.empty((), object)
+            one[()] = v
+            return one
+        return np.asarray(v, object)
+
+    ov, bv = elements(ov), elements(bv)
+    if ov.shape != bv.shape:
+        return [f"{at}: shape {ov.shape} became {bv.shape}"]
+    for i, x in np.ndenumerate(ov):
+        y = bv[i]
+        if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
+            return [f"{at}: element {i}: {x!r} became {y!r}"]
+    return []
+
+
+def check_sequences(out, np, h5py) -> int:
+    """The way back of variable-length sequences (sequences.rs): in ``hdf5_NAME.back.h5``
+    and ``hdf5_NAME.banded.h5`` every dataset and attribute of sequences of the fixture
+    reads in h5py as the original's (the sequences of records of nested_refs.h5 included),
+    and what the way back leaves out (a compound holding a sequence) is neither a dataset
+    nor an attribute."""
+    bad = 0
+    for name, left_out in (("vlen", ["records"]), ("nested_refs", ["mixed"])):
+        for kind in ("back", "banded"):
+            path = out / f"hdf5_{name}.{kind}.h5"
+            if not path.exists():
+                print(f"{path.name} was not written")
+                bad += 1
+                continue
+            problems, seen = [], 0
+            with h5py.File(HERE / "data" / f"{name}.h5", "r") as o, h5py.File(path, "r") as b:
+                def visit(p, obj):
+                    nonlocal seen
+                    def vlen(t):
+                        # sequences of numbers or records (not of references: check_scales)
+                        base = h5py.check_vlen_dtype(t)
+                        return isinstance(base, np.dtype) and base.kind != "O"
+
+                    if isinstance(obj, h5py.Dataset) and vlen(obj.dtype):
+                        seen += 1
+                        if p not in b:
+                            problems.append(f"{p}: missing")
+                        else:
+                            problems.extend(sequence_problems(
+                                p, (obj[()], obj.dtype), (b[p][()], b[p].dtype), np, h5py))
+                    for k in obj.attrs:
+                        t = obj.attrs.get_id(k).dtype
+                        if not vlen(t):
+                            continue
+                        seen += 1
+                        if p not in b or k not in b[p].attrs:
+                            problems.append(f"{p}@{k}: missing")
+                            continue
+                        problems.extend(sequence_problems(
+                            f"{p}@{k}", (obj.attrs[k], t),
+                            (b[p].attrs[k], b[p].attrs.get_id(k).dtype), np, h5py))
+                o.visititems(visit)
+                for p in left_out:
+                    if p in b or p in b.attrs:
+                        problems.append(f"{p}: left out, but written")
+            for p in problems:
+                print(f"{path.name}: {p}")
+            bad += len(problems) + (seen == 0)
+            print(f"{path.name}: {seen} datasets and attributes of sequences checked")
+    return bad
 
 
 def check_scales(out, h5py) -> int:
@@ -446,6 +529,7 @@ def main(argv) -> int:
         print(f"{written.name}: soft and external links checked")
     bad += check_masks(out, np, h5py, asdf)
     bad += check_scales(out, h5py)
+    bad += check_sequences(out, np, h5py)
     print(f"{len(fixtures)} HDF5 files round-tripped, {bad} problems")
     return 1 if bad or not fixtures else 0
 

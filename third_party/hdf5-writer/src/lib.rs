@@ -806,6 +806,22 @@ impl AttributeBuilder {
         })
     }
 
+    /// asdf-rs patch: variable-length sequences of any shape (`[]` for one sequence, `[2, 3]`
+    /// for six), the values in C order, as h5py writes an attribute of `vlen_dtype`
+    /// ([`Self::vlen_sequences`] makes shape `[values.len()]`). The shape must hold as many
+    /// elements as there are values.
+    pub fn vlen_sequences_shaped(
+        name: impl Into<String>,
+        base: Datatype,
+        shape: impl Into<Vec<u64>>,
+        values: Vec<Vec<u8>>,
+    ) -> Result<Self> {
+        let mut attribute = Self::vlen_sequences(name, base, values)?;
+        attribute.shape = shape.into();
+        attribute.validate()?;
+        Ok(attribute)
+    }
+
     pub fn vlen_sequences(
         name: impl Into<String>,
         base: Datatype,
