@@ -263,3 +263,27 @@ fn a_node_recorded_as_sequences_that_does_not_fit_is_an_error() {
         "{e}"
     );
 }
+
+#[test]
+fn sequences_in_blocks_come_back_whole() {
+    // the ASDF file rewritten with every array in a block (as python asdf may write it):
+    // each sequence is read from its block, not kept as `source: N` in YAML text
+    use asdf_core::write::{Storage, WriteOptions, Writer};
+    let dir = common::Scratch::new("sequences-blocks");
+    let middle = dir.join("v.asdf");
+    to_asdf(&data().join("vlen.h5"), &middle, &ToAsdfOptions::default()).unwrap();
+    let file = AsdfFile::open(&middle).unwrap();
+    let blocks = dir.join("blocks.asdf");
+    Writer::from_file(&file, WriteOptions::new().storage(Storage::Internal))
+        .write_to_path(file.tree(), &blocks)
+        .unwrap();
+    assert!(AsdfFile::open(&blocks).unwrap().blocks().len() >= 16);
+    let back = dir.join("blocks.h5");
+    from_asdf(&blocks, &back).unwrap();
+    let datasets = ["big_i8", "flags", "half", "ragged_f8", "ragged_i4", "waves"];
+    let attrs = [("ragged_i4", "lengths"), ("ragged_f8", "column")];
+    assert_eq!(
+        ragged(&data().join("vlen.h5"), &datasets, &attrs),
+        ragged(&back, &datasets, &attrs)
+    );
+}
