@@ -142,8 +142,9 @@ pub fn standard_version(v: &str) -> Result<StandardVersion, String> {
 }
 
 /// `asdftool convert IN OUT [-c CODEC] [--array PATH] [--strict] [--standard V] [--portable]`:
-/// formats by extension, one side ASDF. From HDF5, what was left out (no ASDF form yet) is one line each and exit
-/// status 1, the file written; `--strict` refuses such a file instead.
+/// formats by extension, one side ASDF. Between HDF5 and ASDF, what was left out (no form
+/// yet on the other side) is one line each and exit status 1, the file written; `--strict`
+/// refuses such a file instead.
 #[allow(clippy::too_many_arguments)]
 pub fn convert(
     access: &crate::Access,
@@ -156,10 +157,17 @@ pub fn convert(
     standard: Option<&str>,
     flags: crate::WriteFlags,
 ) -> Result<String, crate::Failure> {
-    if strict && (Format::of(input), Format::of(output)) != (Format::Hdf5, Format::Asdf) {
-        return Err("--strict applies only when converting HDF5 to ASDF"
-            .to_string()
-            .into());
+    if strict
+        && !matches!(
+            (Format::of(input), Format::of(output)),
+            (Format::Hdf5, Format::Asdf) | (Format::Asdf, Format::Hdf5)
+        )
+    {
+        return Err(
+            "--strict applies only when converting between HDF5 and ASDF"
+                .to_string()
+                .into(),
+        );
     }
     let mut left_out = Vec::new();
     let text = convert_formats(
@@ -249,7 +257,7 @@ fn convert_formats(
         }
         #[cfg(feature = "hdf5")]
         (Format::Asdf, Format::Hdf5) => {
-            crate::hdf5::from_asdf(access, input, output, codec, verify_checksums)
+            crate::hdf5::from_asdf(access, input, output, verify_checksums, strict, left_out)
         }
         #[cfg(not(feature = "hdf5"))]
         (Format::Hdf5, Format::Asdf) | (Format::Asdf, Format::Hdf5) => Err(

@@ -94,21 +94,30 @@ fn progress_bar(input: &Path) -> (crate::progress::Progress, Option<asdf_hdf5::P
 }
 
 /// `y.asdf` → `z.h5`; with `verify_checksums`, every block's MD5 is checked as it is read
-/// (a mismatch fails the conversion, naming the block, and leaves no output).
+/// (a mismatch fails the conversion, naming the block, and leaves no output). What has no
+/// HDF5 form yet (arrays inside records or lists) is left out and added to `left_out` as a
+/// line (`IN: PATH left out: why`); with `strict` it is the error.
 pub fn from_asdf(
     _access: &crate::Access,
     input: &Path,
     output: &Path,
-    _codec: Option<&str>,
     verify_checksums: bool,
+    strict: bool,
+    left_out: &mut Vec<String>,
 ) -> Result<String, String> {
     let (_bar, progress) = progress_bar(input);
     let opts = asdf_hdf5::FromAsdfOptions {
         progress,
         verify_checksums,
+        strict,
         ..asdf_hdf5::FromAsdfOptions::default()
     };
     let result = asdf_hdf5::from_asdf_with(input, output, &opts);
     let s = result.map_err(|e| format!("{}: {e}", input.display()))?;
+    left_out.extend(
+        s.left_out
+            .iter()
+            .map(|(path, why)| format!("{}: {path} left out: {why}", input.display())),
+    );
     Ok(format!("wrote {} ({} bytes)\n", output.display(), s.len))
 }

@@ -277,9 +277,9 @@ enum Command {
         /// leaves no output.
         #[arg(long)]
         verify_checksums: bool,
-        /// From HDF5: refuse a file with a dataset or attribute that has no ASDF form yet
-        /// (without it, such a one is left out, listed under `_hdf5/left_out` and on a line
-        /// of its own, and the exit status is 1).
+        /// Between HDF5 and ASDF: refuse a file with a dataset or attribute that has no form
+        /// yet on the other side (without it, such a one is left out, listed on a line of
+        /// its own, from HDF5 also under `_hdf5/left_out`, and the exit status is 1).
         #[arg(long)]
         strict: bool,
         /// To ASDF: the ASDF Standard version to write, 1.0.0 to 1.7.0 (default 1.6.0, or

@@ -126,8 +126,44 @@ fn a_dataset_with_no_form_is_left_out_with_exit_status_1_or_refused_with_strict(
     );
     assert!(!out.exists(), "--strict left an output");
 
-    let misuse = convert(&out, &dir.0.join("b.h5"), &["--strict"]);
+    let misuse = convert(&out, &dir.0.join("b.asdf"), &["--strict"]);
     assert_eq!(misuse.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&misuse.stderr)
-        .contains("--strict applies only when converting HDF5 to ASDF"));
+        .contains("--strict applies only when converting between HDF5 and ASDF"));
+}
+
+#[test]
+fn the_way_back_lists_what_has_no_hdf5_form_with_exit_status_1_or_refuses_with_strict() {
+    // vlen.h5 (asdf-hdf5's generate.py): its ragged datasets go back as HDF5 sequences, its
+    // compound holding a sequence has no HDF5 form on the way back
+    let dir = Scratch(std::env::temp_dir().join(format!("asdf-cv-h5-back-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../asdf-hdf5/tests/data/vlen.h5");
+    let middle = dir.0.join("vlen.asdf");
+    let run = convert(&src, &middle, &[]);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let back = dir.0.join("back.h5");
+    let run = convert(&middle, &back, &[]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("left out")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with(&format!("{}: /records left out: ", middle.display()))
+            && lines[0].contains("no HDF5 form"),
+        "{err}"
+    );
+    assert!(back.exists(), "the rest is written");
+    std::fs::remove_file(&back).unwrap();
+
+    let strict = convert(&middle, &back, &["--strict"]);
+    let err = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(2), "{err}");
+    assert!(err.contains("/records: "), "{err}");
+    assert!(!back.exists(), "--strict left an output");
 }
