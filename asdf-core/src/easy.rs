@@ -2,7 +2,7 @@
 //! value from a file, [`update_at`] one place of a file's tree and keep the rest.
 //!
 //! These use the default options (validation on, no compression for new arrays, checksums;
-//! an updated file keeps each block's codec). For anything else (compression, storage
+//! an updated file keeps each array where it is and each block's codec). For anything else (compression, storage
 //! modes, the ASDF Standard version, streaming, in-place updates), use
 //! [`Writer`](crate::write::Writer), [`AsdfFile`] and [`update_with`](crate::write::update_with).
 //!
@@ -72,7 +72,8 @@ pub fn read<T: FromAsdf>(path: impl AsRef<Path>, pointer: &str) -> Result<T> {
 
 /// Puts `value` at the JSON pointer `pointer` of the existing ASDF file at `path` (replacing
 /// what is there, or adding it inside mappings made as needed) and keeps everything else of
-/// the file: the rest of the tree, unknown tags, blocks with their codecs, history. The file
+/// the file: the rest of the tree, unknown tags, each array where it is (inline data inline,
+/// blocks with their codecs, external files external), history. The file
 /// is rewritten beside itself and renamed over the old one, so `path` always holds the old
 /// file or the new one, whole (as [`update`](crate::write::update)). `""` replaces the
 /// whole tree.

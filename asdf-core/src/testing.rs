@@ -146,7 +146,7 @@ impl RoundTrip {
         for s in &self.storages {
             match s {
                 Storage::External => {}
-                Storage::Internal => {
+                Storage::Internal | Storage::Input => {
                     out.push((*s, CompressionChoice::None));
                     out.push((*s, CompressionChoice::Codec(self.compression)));
                 }
@@ -206,14 +206,16 @@ struct Setting {
 impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let storage = match self.storage {
-            Storage::Internal => "internal blocks".to_string(),
+            Storage::Internal | Storage::Input => "internal blocks".to_string(),
             Storage::Inline => "inline arrays".to_string(),
             Storage::InlineUpTo(n) => format!("inline arrays up to {n} elements"),
             Storage::External => "external files".to_string(),
         };
         let codec = match self.compression {
             CompressionChoice::Codec(c) => format!(", {} compression", c.name()),
-            _ if self.storage == Storage::Internal => ", uncompressed".to_string(),
+            _ if matches!(self.storage, Storage::Internal | Storage::Input) => {
+                ", uncompressed".to_string()
+            }
             _ => String::new(),
         };
         write!(f, "{storage}{codec}, ASDF Standard {}", self.standard)

@@ -209,3 +209,119 @@ fn a_lazy_array_with_input_compression_keeps_its_codec_through_update_at() {
     let block = file.node("/product/sci/source").unwrap().as_i64().unwrap();
     assert_eq!(&file.blocks()[block as usize].compression, b"lz4\0");
 }
+
+/// The YAML tree of the ASDF file at `path`, as its bytes spell it (up to the `...` line).
+fn tree_text(path: &std::path::Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    let end = bytes
+        .windows(5)
+        .position(|w| w == b"\n...\n")
+        .expect("the tree's end marker");
+    String::from_utf8(bytes[..end].to_vec()).unwrap()
+}
+
+/// A file with an inline array (`small`), an array in a block (`big`) and a scalar.
+fn mixed_file(path: &std::path::Path, big: &Array1<f64>) {
+    let small = Array1::from(vec![7i32, 8, 9]);
+    let mut w = Writer::new(WriteOptions::default());
+    let small = w.add_array_with(
+        &small,
+        ArrayOptions {
+            compression: None,
+            storage: Some(asdf_core::array::Storage::Inline),
+        },
+    );
+    let big = w.add_array(big);
+    w.write_to_path(&tree!({"count": 1, "small": small, "big": big}), path)
+        .unwrap();
+}
+
+/// Python asdf's `AsdfFile.update()` keeps inline arrays inline: so do `update_at` and
+/// `write::update` with default options (each array where it is), and python asdf reads the
+/// updated file (`ASDF_WRITE_OUT`) with the same arrays.
+#[test]
+fn an_update_keeps_inline_arrays_inline_and_blocks_in_blocks() {
+    let dir = scratch("placement");
+    let path = dir.join("mixed.asdf");
+    let big = Array1::from_iter((0..1000).map(|i| i as f64 * 0.5));
+    mixed_file(&path, &big);
+    let before = tree_text(&path);
+    assert!(before.contains("data: [7, 8, 9]"), "{before}");
+    assert_eq!(AsdfFile::open(&path).unwrap().blocks().len(), 1);
+
+    asdf_core::update_at(&path, "/count", &2).unwrap();
+    let text = tree_text(&path);
+    assert!(text.contains("count: 2"), "{text}");
+    assert!(
+        text.contains("data: [7, 8, 9]"),
+        "the inline array stays inline:\n{text}"
+    );
+    let file = AsdfFile::open(&path).unwrap();
+    assert_eq!(file.blocks().len(), 1, "no block added:\n{text}");
+    assert!(file.node("/small/source").is_err(), "{text}");
+    assert_eq!(file.node("/big/source").unwrap().as_i64(), Some(0));
+    assert_eq!(
+        file.array::<i32>("/small").unwrap(),
+        Array1::from(vec![7i32, 8, 9]).into_dyn()
+    );
+    assert_eq!(file.array::<f64>("/big").unwrap(), big.clone().into_dyn());
+    common::dump_for_oracle(
+        "one_call_update_keeps_inline",
+        &std::fs::read(&path).unwrap(),
+    );
+    drop(file);
+
+    // write::update with the default options: the same rule
+    let mut tree = AsdfFile::open(&path).unwrap().tree().clone();
+    tree.set_creating("/count", Node::int(3)).unwrap();
+    asdf_core::write::update(&path, &tree, WriteOptions::default()).unwrap();
+    let text = tree_text(&path);
+    assert!(
+        text.contains("count: 3") && text.contains("data: [7, 8, 9]"),
+        "{text}"
+    );
+    assert_eq!(AsdfFile::open(&path).unwrap().blocks().len(), 1);
+
+    // options that say otherwise are followed: every array in a block
+    let tree = AsdfFile::open(&path).unwrap().tree().clone();
+    let opts = WriteOptions::default().storage(asdf_core::array::Storage::Internal);
+    asdf_core::write::update(&path, &tree, opts).unwrap();
+    let file = AsdfFile::open(&path).unwrap();
+    assert_eq!(file.blocks().len(), 2, "{}", tree_text(&path));
+    assert!(!tree_text(&path).contains("data: ["));
+    assert_eq!(
+        file.array::<i32>("/small").unwrap(),
+        Array1::from(vec![7i32, 8, 9]).into_dyn()
+    );
+}
+
+/// An array in an external file stays in an external file through an update (the file's
+/// own blocks unchanged in number).
+#[test]
+fn an_update_keeps_external_arrays_external() {
+    let dir = scratch("external");
+    let path = dir.join("ext.asdf");
+    let far = Array1::from_iter((0..64).map(|i| i as u16));
+    let mut w = Writer::new(WriteOptions::default());
+    let node = w.add_array_with(
+        &far,
+        ArrayOptions {
+            compression: None,
+            storage: Some(asdf_core::array::Storage::External),
+        },
+    );
+    w.write_to_path(&tree!({"count": 1, "far": node}), &path)
+        .unwrap();
+    let source = |p: &std::path::Path| {
+        let f = AsdfFile::open(p).unwrap();
+        f.node("/far/source").unwrap().as_str().map(str::to_string)
+    };
+    let name = source(&path).expect("an external source");
+    asdf_core::update_at(&path, "/count", &2).unwrap();
+    let file = AsdfFile::open(&path).unwrap();
+    assert_eq!(file.blocks().len(), 0);
+    assert_eq!(source(&path).as_deref(), Some(name.as_str()));
+    assert!(dir.join(&name).is_file());
+    assert_eq!(file.array::<u16>("/far").unwrap(), far.into_dyn());
+    assert_eq!(file.node("/count").unwrap().as_i64(), Some(2));
+}

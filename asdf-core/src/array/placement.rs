@@ -21,8 +21,16 @@ pub enum CompressionChoice {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Storage {
-    /// A binary block of the file.
+    /// Where the array already is (the default): an array of a tree read from a file keeps
+    /// its place when the tree is written again (inline data stays inline, a block stays a
+    /// block, an array in an external file stays in an external file, written beside the
+    /// new file); a new array, or one whose place cannot be kept (an external array written
+    /// to memory, inline data python asdf cannot read inline), goes to a block. This is how
+    /// [`update`](crate::write::update) and [`update_at`](crate::update_at) keep the rest
+    /// of a file as it is, as python asdf's `AsdfFile.update` does.
     #[default]
+    Input,
+    /// A binary block of the file.
     Internal,
     /// Nested lists in the YAML tree.
     Inline,

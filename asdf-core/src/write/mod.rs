@@ -130,7 +130,7 @@ impl Default for WriteOptions {
             block_index: true,
             pad_blocks: 0.0,
             pad_tree: 0,
-            storage: Storage::Internal,
+            storage: Storage::Input,
             align: 64,
             validate: true,
             portable: false,
@@ -140,8 +140,9 @@ impl Default for WriteOptions {
 }
 
 impl WriteOptions {
-    /// Default options: standard 1.6.0, no compression, checksums, block index, internal
-    /// storage, block data aligned to 64 bytes.
+    /// Default options: standard 1.6.0, no compression, checksums, block index, each array
+    /// where it is ([`Storage::Input`]: new arrays in blocks), block data aligned to 64
+    /// bytes.
     pub fn new() -> Self {
         Self::default()
     }
@@ -230,7 +231,8 @@ impl WriteOptions {
         self.pad_tree = bytes;
         self
     }
-    /// Default storage of every array.
+    /// Default storage of every array (default [`Storage::Input`]: arrays of a tree read
+    /// from a file stay where they are, new ones go to blocks).
     pub fn storage(mut self, s: Storage) -> Self {
         self.storage = s;
         self

@@ -455,11 +455,28 @@ impl<'w> Prep<'w, '_> {
         }
     }
 
-    fn storage_for(&self, choice: Option<Storage>, count: usize) -> Storage {
+    /// The storage of an array of `count` elements: the caller's `choice`, else the
+    /// writer's; [`Storage::Input`] gives `input`, where the array is now ([`Storage::Internal`]
+    /// for a new one).
+    fn storage_for(&self, choice: Option<Storage>, count: usize, input: Storage) -> Storage {
         match choice.unwrap_or(self.writer.opts.storage) {
             Storage::InlineUpTo(n) if count <= n => Storage::Inline,
             Storage::InlineUpTo(_) => Storage::Internal,
+            Storage::Input => input,
             s => s,
+        }
+    }
+
+    /// Where an array of the source tree with this `source` is now, as a [`Storage`]: an
+    /// external one stays external only when the file written has a path to put it beside
+    /// (a `fits:` HDU of ASDF in FITS goes to a block).
+    fn input_storage(&self, source: &ArraySource) -> Storage {
+        match source {
+            ArraySource::Inline(_) => Storage::Inline,
+            ArraySource::Uri(uri) if !uri.starts_with("fits:") && self.stem.is_some() => {
+                Storage::External
+            }
+            _ => Storage::Internal,
         }
     }
 
@@ -469,7 +486,11 @@ impl<'w> Prep<'w, '_> {
             .arrays
             .get(i)
             .ok_or_else(|| bad(path, "unknown array"))?;
-        let storage = self.storage_for(reg.opts.storage, reg.array.element_count());
+        let storage = self.storage_for(
+            reg.opts.storage,
+            reg.array.element_count(),
+            Storage::Internal,
+        );
         let compression = self.compression_for(reg.opts.compression, None);
         let data = BlockData::Slice(reg.array.bytes());
         let dtype = reg.array.dtype().clone();
@@ -487,7 +508,8 @@ impl<'w> Prep<'w, '_> {
                     ),
                 ));
             }
-            let mask_storage = self.storage_for(reg.opts.storage, mask.element_count());
+            let mask_storage =
+                self.storage_for(reg.opts.storage, mask.element_count(), Storage::Internal);
             let node = self.array_node(
                 mask.dtype(),
                 mask.shape(),
@@ -586,7 +608,8 @@ impl<'w> Prep<'w, '_> {
                 m.push((word("datatype"), datatype_node(dtype, true)));
                 m.push((word("shape"), shape_node(shape)));
             }
-            Storage::Internal | Storage::External => {
+            // `Input` is resolved by `storage_for`; a new array goes to a block
+            Storage::Internal | Storage::External | Storage::Input => {
                 let mut job = BlockJob::new(data, compression);
                 job.typesize = dtype.itemsize().max(1);
                 let src = if storage == Storage::External {
@@ -690,8 +713,9 @@ impl<'w> Prep<'w, '_> {
             .map(|s| s.iter().fold(1u64, |a, &d| a.saturating_mul(d)))
             .unwrap_or(u64::MAX);
         let count = usize::try_from(count).unwrap_or(usize::MAX);
+        let input_storage = self.input_storage(&meta.source);
         if let ArraySource::Inline(_) = meta.source {
-            let storage = self.storage_for(None, count);
+            let storage = self.storage_for(None, count, input_storage);
             // python cannot read inline records with subarray or nested fields: those go
             // to a block when there is a source to read them from
             let readable = meta.dtype.as_ref().is_none_or(|d| inline_readable(d, &[1]));
@@ -715,7 +739,7 @@ impl<'w> Prep<'w, '_> {
                 "ndarray with block data but the writer has no source file",
             )
         })?;
-        let storage = self.storage_for(None, count);
+        let storage = self.storage_for(None, count, input_storage);
         if let (ArraySource::Block(_), Storage::Internal, false) =
             (&meta.source, storage, meta.is_streamed())
         {
@@ -812,7 +836,7 @@ impl<'w> Prep<'w, '_> {
             _ => None,
         };
         let compression = self.compression_for(None, input);
-        let storage = self.storage_for(None, arr.element_count());
+        let storage = self.storage_for(None, arr.element_count(), input_storage);
         let mut rest = extra;
         rest.extend(unknown);
         self.array_node(

@@ -51,7 +51,11 @@ pub enum UpdateKind {
 /// [`update_with`] in [`UpdateMode::Replace`]. The whole file is written beside the old one
 /// and renamed over it, so the path always holds the old or the new file, whole.
 ///
-/// Pass `WriteOptions::default().compression(`[`CompressionChoice::Input`]`)` to keep compressed
+/// Each array stays where it is, as python asdf's `AsdfFile.update` keeps it: with the
+/// default [`Storage::Input`](super::Storage::Input), inline data stays inline, an array in a
+/// block stays in a block, an array in an external file stays in one; options that name
+/// another storage ([`WriteOptions::storage`]) move every array there. Pass
+/// `WriteOptions::default().compression(`[`CompressionChoice::Input`]`)` to keep compressed
 /// blocks as they are (with the default, no compression, they are decompressed).
 ///
 /// A block kept as it is keeps its stored bytes. Its checksum, when the options ask for
