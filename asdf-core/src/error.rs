@@ -169,6 +169,19 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// Opening the file at `path` ([`OpenOptions::open`](crate::OpenOptions::open),
+    /// [`AsdfFile::open`](crate::AsdfFile::open)) failed: every error of opening a file by its
+    /// path is this one, naming the file, around what went wrong (its byte offsets or tree
+    /// path), except [`Error::Io`], which names the file in its own `path`.
+    /// [`Error::without_file`] gives the error inside.
+    #[error("{}: {source}", path.display())]
+    File {
+        /// The file being opened, as the caller named it.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: Box<Error>,
+    },
     /// An error inside an external file referred to by this one.
     #[error("in external file {}: {source}", file.display())]
     External {
@@ -231,6 +244,52 @@ impl Error {
         Error::Io {
             path: path.map(|p| p.to_path_buf()),
             source,
+        }
+    }
+
+    /// An error of opening the file at `path`, naming it: an [`Error::Io`] with the path in
+    /// its own field, anything else inside [`Error::File`].
+    pub(crate) fn in_file(self, path: &std::path::Path) -> Self {
+        match self {
+            Error::Io { path: None, source } => Error::io(Some(path), source),
+            e @ (Error::Io { .. } | Error::File { .. }) => e,
+            e => Error::File {
+                path: path.to_path_buf(),
+                source: Box::new(e),
+            },
+        }
+    }
+
+    /// What went wrong, without which file: the error inside an [`Error::File`], else this
+    /// one. For matching on the kind of error whichever way the file was opened.
+    ///
+    /// ```
+    /// use asdf_core::{AsdfFile, Error, LayoutError};
+    /// let dir = std::env::temp_dir().join(format!("asdf-doc-without-file-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let path = dir.join("cut.asdf");
+    /// std::fs::write(&path, "#ASDF 1.0.0\n%YAML 1.1\n--- {a: [1, 2]}\n")?;
+    /// let err = AsdfFile::open(&path).unwrap_err();
+    /// assert!(err.to_string().contains("cut.asdf"));
+    /// assert!(matches!(
+    ///     err.without_file(),
+    ///     Error::Layout(LayoutError::TruncatedTree { offset: 12, .. })
+    /// ));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn without_file(&self) -> &Error {
+        match self {
+            Error::File { source, .. } => source,
+            e => e,
+        }
+    }
+
+    /// [`Self::without_file`], by value.
+    pub(crate) fn into_without_file(self) -> Error {
+        match self {
+            Error::File { source, .. } => *source,
+            e => e,
         }
     }
 }

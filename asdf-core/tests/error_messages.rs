@@ -88,3 +88,86 @@ fn a_failed_write_says_why() {
     assert!(text.contains("No such file or directory"), "{text}");
     assert!(format!("{e:?}").starts_with("Write("), "{e:?}");
 }
+
+/// A real file (python asdf 6.0.0's `fixtures/codec_zlib.asdf`) cut before its `...` end
+/// marker, opened by path: the message names the file and the tree's offset, one line, and
+/// the error is `Error::File` around the layout error.
+#[test]
+fn a_file_cut_before_its_end_marker_is_named_with_the_offset() {
+    use asdf_core::{Error, LayoutError};
+    let Some(fixture) = asdf_test_data::require("fixtures/codec_zlib.asdf") else {
+        return;
+    };
+    let bytes = std::fs::read(fixture).unwrap();
+    let find = |needle: &[u8]| {
+        bytes
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap()
+    };
+    let tree_start = find(b"%YAML 1.1\n") as u64;
+    let end_marker = find(b"\n...\n") + 1;
+    let dir = std::env::temp_dir().join(format!("asdf-cut-tree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    // cut inside the tree: nothing follows
+    let cut = dir.join("cut_in_tree.asdf");
+    std::fs::write(&cut, &bytes[..end_marker - 10]).unwrap();
+    let e = AsdfFile::open(&cut).unwrap_err();
+    let text = e.to_string();
+    one_line(&text);
+    assert!(text.starts_with(&format!("{}: ", cut.display())), "{text}");
+    assert!(
+        text.contains(&format!("starting at offset {tree_start}")),
+        "{text}"
+    );
+    match &e {
+        Error::File { path, source } => {
+            assert_eq!(path, &cut);
+            assert!(
+                matches!(
+                    **source,
+                    Error::Layout(LayoutError::TruncatedTree { offset, file_len })
+                        if offset == tree_start && file_len == (end_marker - 10) as u64
+                ),
+                "{e:?}"
+            );
+        }
+        other => panic!("expected Error::File, got {other:?}"),
+    }
+    assert!(matches!(
+        e.without_file(),
+        Error::Layout(LayoutError::TruncatedTree { .. })
+    ));
+
+    // the `...` line gone (and the padding after it), the blocks straight after the tree
+    // (without the block index, whose own `...` would end the tree)
+    let unterminated = dir.join("no_end_marker.asdf");
+    let mut without = bytes[..end_marker].to_vec();
+    without.extend_from_slice(&bytes[find(b"\xd3BLK")..find(b"#ASDF BLOCK INDEX")]);
+    std::fs::write(&unterminated, &without).unwrap();
+    let e = asdf_core::read::<i64>(&unterminated, "/a").unwrap_err();
+    let text = e.to_string();
+    one_line(&text);
+    assert!(text.contains("no_end_marker.asdf"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "starting at offset {tree_start} has no `...` end marker before the blocks"
+        )),
+        "{text}"
+    );
+    assert!(
+        matches!(
+            e.without_file(),
+            Error::Layout(LayoutError::UnterminatedTree { offset }) if *offset == tree_start
+        ),
+        "{e:?}"
+    );
+    // the same bytes from memory: no file to name, the error is the layout error itself
+    let e = AsdfFile::from_bytes(without).unwrap_err();
+    assert!(
+        matches!(e, Error::Layout(LayoutError::UnterminatedTree { .. })),
+        "{e:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -56,9 +56,10 @@ impl AsdfFile {
             .options
             .clone()
             .external_policy(self.confinement.as_policy());
+        // `External` names the file: not once more by `Error::File`
         let opened = options.open(&full).map_err(|e| Error::External {
             file: full.clone(),
-            source: Box::new(e),
+            source: Box::new(e.into_without_file()),
         })?;
         let opened = Arc::new(opened);
         self.lock_external().insert(full, opened.clone());

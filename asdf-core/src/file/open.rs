@@ -163,9 +163,14 @@ impl OpenOptions {
         self
     }
 
-    /// Opens the file at `path`.
+    /// Opens the file at `path`. Every error names the file: [`Error::Io`] in its `path`,
+    /// any other inside [`Error::File`] (see [`Error::without_file`]).
     pub fn open(&self, path: impl AsRef<Path>) -> Result<AsdfFile> {
         let path = path.as_ref();
+        self.open_path(path).map_err(|e| e.in_file(path))
+    }
+
+    fn open_path(&self, path: &Path) -> Result<AsdfFile> {
         let file = std::fs::File::open(path).map_err(|e| Error::io(Some(path), e))?;
         let (source, mmap): (Arc<dyn ReadAt>, Option<Arc<Mmap>>) = if self.mmap {
             // SAFETY: the map is read-only and private to this process; like every reader of a
