@@ -28,7 +28,8 @@ create_exception!(
 /// the error and its causes on one line, as asdftool prints it.
 pub(crate) fn to_py(err: asdf_core::Error) -> PyErr {
     let message = asdf_core::display_chain(&err);
-    match &err {
+    // an error of opening a file by path is `Error::File` around the kind
+    match err.without_file() {
         asdf_core::Error::Io { source, .. } => io_error(source.kind(), message),
         asdf_core::Error::Validation(_) => ValidationError::new_err(message),
         asdf_core::Error::Checksum { .. } => ChecksumError::new_err(message),
