@@ -141,7 +141,7 @@ impl Outline<'_> {
                 out.push_str(short_tag(tag));
             }
         }
-        if node.is_ndarray() {
+        if crate::summary::is_array(node) {
             if write {
                 let summary = array_summary(self.file, node, &self.path);
                 self.out.push(' ');
@@ -360,6 +360,8 @@ impl Serialize for JsonTree<'_> {
         let mut m = s.serialize_map(None)?;
         let kind = if node.is_ndarray() {
             "ndarray"
+        } else if asdf_core::file::is_zarr(node) {
+            "zarr"
         } else {
             match node.value() {
                 Value::Map(_) => "mapping",
@@ -380,6 +382,10 @@ impl Serialize for JsonTree<'_> {
         }
         if node.is_ndarray() {
             array_fields(&mut m, file, node, path)?;
+            return m.end();
+        }
+        if asdf_core::file::is_zarr(node) {
+            zarr_fields(&mut m, file, node, path)?;
             return m.end();
         }
         match node.value() {
@@ -458,6 +464,33 @@ impl Serialize for Items<'_> {
 /// An array's summary from its descriptor: datatype, shape (`"*"` for a streamed
 /// dimension), where its data is, offset, strides, whether masked; or the error its
 /// descriptor has.
+/// An asdf-zarr array's fields in `info --json`: datatype, shape, `storage: "asdf-zarr"`,
+/// chunks, compressor (numcodecs id or null), order and the chunk map's block.
+fn zarr_fields<M: SerializeMap>(
+    m: &mut M,
+    file: &AsdfFile,
+    node: &Node,
+    path: &str,
+) -> Result<(), M::Error> {
+    let (dtype, shape, z) = match file
+        .zarr_info(node, path)
+        .and_then(|(d, s)| Ok((d, s, file.zarr_chunking(node, path)?)))
+    {
+        Ok(x) => x,
+        Err(e) => return m.serialize_entry("error", &crate::chain(&e)),
+    };
+    m.serialize_entry("datatype", &dtype.to_string())?;
+    m.serialize_entry("shape", &shape)?;
+    m.serialize_entry("storage", "asdf-zarr")?;
+    m.serialize_entry("chunks", &z.chunks)?;
+    m.serialize_entry("compressor", &z.compressor)?;
+    m.serialize_entry("order", if z.fortran { "F" } else { "C" })?;
+    m.serialize_entry(
+        "chunk_block_map",
+        &node.get("chunk_block_map").and_then(Node::as_i64),
+    )
+}
+
 fn array_fields<M: SerializeMap>(
     m: &mut M,
     file: &AsdfFile,

@@ -29,6 +29,12 @@
 //!   block, with the id `asdf_block` (`{"codec": "lz4", "nbytes": N}`).
 //! - `dtype` with its byte order (`<f4`, `>i2`, records as numpy's list form),
 //!   `fill_value` null, `order` `C`, `filters` null, `zarr_format` 2.
+//! - An asdf-zarr array (`asdf://asdf-format.org/zarr/tags/zarr-1.0.0`) is a zarr array
+//!   already: its own `.zarray` (compressor, datatype, order, fill value; a `null` fill value
+//!   given as 0, what asdf-rs reads) and one reference per chunk written, the stored bytes
+//!   of the block the chunk map names; chunks never written have none (zarr reads the fill
+//!   value). When a chunk's block is compressed as a block too (two decoders; asdf-zarr does
+//!   not write such files) the array is inlined, as views are.
 //!
 //! With `--stack NAME` the arrays of each path of the first file, which every file must
 //! have with the same shape, datatype, chunks and compressor, are stacked along a new
@@ -55,6 +61,10 @@ struct ZArray {
     chunks: Vec<usize>,
     dtype: Json,
     compressor: Json,
+    /// `fill_value` (null but for asdf-zarr arrays).
+    fill_value: Json,
+    /// `order`: `C`, or `F` for an asdf-zarr array stored so.
+    order: &'static str,
     /// Each chunk's grid index and reference (`[url, offset, length]` or `"base64:..."`).
     refs: Vec<(Vec<usize>, Json)>,
 }
@@ -66,9 +76,9 @@ impl ZArray {
             "chunks": self.chunks,
             "compressor": self.compressor,
             "dtype": self.dtype,
-            "fill_value": null,
+            "fill_value": self.fill_value,
             "filters": null,
-            "order": "C",
+            "order": self.order,
             "shape": self.shape,
             "zarr_format": 2,
         })
@@ -133,6 +143,8 @@ pub fn run(
                     chunks: [1].into_iter().chain(z.chunks.clone()).collect(),
                     dtype: z.dtype.clone(),
                     compressor: z.compressor.clone(),
+                    fill_value: z.fill_value.clone(),
+                    order: z.order,
                     refs: Vec::new(),
                 })
                 .collect();
@@ -208,6 +220,11 @@ fn agree(ours: &ZArray, theirs: &ZArray, first: &Path, file: &Path) -> Result<()
             "compressor {}, the first file's {}",
             theirs.compressor, ours.compressor
         )
+    } else if (ours.order, &ours.fill_value) != (theirs.order, &theirs.fill_value) {
+        format!(
+            "order {} and fill value {}, the first file's {} and {}",
+            theirs.order, theirs.fill_value, ours.order, ours.fill_value
+        )
     } else {
         return Ok(());
     };
@@ -234,7 +251,7 @@ fn arrays_of(
     paths
         .iter()
         .map(|p| {
-            if like.is_some() && !file.get(p).is_some_and(Node::is_ndarray) {
+            if like.is_some() && !file.get(p).is_some_and(is_array) {
                 return Err(format!(
                     "{}: no array at {p}, which the first file has",
                     input.display()
@@ -255,6 +272,7 @@ fn zarr_array(
     opts: &ManifestOptions,
 ) -> Result<ZArray, asdf_core::Error> {
     let chunked = match file.manifest(path, opts) {
+        Ok(m) if m.zarr().is_some() => zarr_chunks(&m, url),
         Ok(m) => chunked(&m, url),
         // FITS data and other sources without a manifest are inlined
         Err(asdf_core::Error::Unsupported { .. }) => None,
@@ -276,8 +294,73 @@ fn zarr_array(
         chunks,
         dtype: zarr_dtype(&a.dtype),
         compressor: Json::Null,
+        fill_value: Json::Null,
+        order: "C",
         refs,
     })
+}
+
+/// Whether a node is an array: an ndarray or an asdf-zarr array.
+fn is_array(node: &Node) -> bool {
+    node.is_ndarray() || asdf_core::file::is_zarr(node)
+}
+
+/// The zarr array of an asdf-zarr array: its own `.zarray` (compressor, datatype, order and
+/// fill value as the file states them, which numcodecs reads: asdf-zarr wrote them with it)
+/// and one reference per chunk written, to the chunk's stored bytes in its block; chunks
+/// never written have no reference, so zarr reads them as the fill value (a `null` one is
+/// given as 0, which is what asdf-rs reads there).
+fn zarr_chunks(m: &Manifest, url: &str) -> Option<ZArray> {
+    let z = m.zarr()?;
+    let field = |key: &str| z.zarray.get(key).map(node_json).unwrap_or(Json::Null);
+    let fill_value = match field("fill_value") {
+        Json::Null if matches!(m.dtype.to_numpy_str().as_str(), "|b1") => json!(false),
+        Json::Null => json!(0),
+        v => v,
+    };
+    let mut refs = Vec::with_capacity(m.pieces.len());
+    for p in &m.pieces {
+        let region = p.region.as_ref()?;
+        let idx: Vec<usize> = region
+            .iter()
+            .zip(&z.chunks)
+            .map(|(r, &c)| r.start / c.max(1))
+            .collect();
+        match &p.source {
+            PieceSource::File => refs.push((idx, json!([url, p.offset, p.length]))),
+            PieceSource::Repeat(_) => {}
+            _ => return None,
+        }
+    }
+    Some(ZArray {
+        tree_path: m.path.clone(),
+        shape: m.shape.clone(),
+        chunks: z.chunks.clone(),
+        dtype: field("dtype"),
+        compressor: field("compressor"),
+        fill_value,
+        order: if z.fortran { "F" } else { "C" },
+        refs,
+    })
+}
+
+/// A tree node as JSON, zarr's way: non-finite floats as `"NaN"`, `"Infinity"`,
+/// `"-Infinity"`.
+fn node_json(node: &Node) -> Json {
+    match node.value() {
+        Value::Map(entries) => Json::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (key_text(k), node_json(v)))
+                .collect(),
+        ),
+        Value::Seq(items) => Json::Array(items.iter().map(node_json).collect()),
+        Value::Float(f) if f.is_nan() => json!("NaN"),
+        Value::Float(f) if f.is_infinite() => {
+            json!(if *f > 0.0 { "Infinity" } else { "-Infinity" })
+        }
+        _ => attribute(node),
+    }
 }
 
 fn base64_ref(bytes: &[u8]) -> Json {
@@ -316,6 +399,8 @@ fn whole_block(m: &Manifest, url: &str) -> Option<ZArray> {
         chunks: m.shape.iter().map(|&n| n.max(1)).collect(),
         dtype: zarr_dtype(&m.dtype),
         compressor,
+        fill_value: Json::Null,
+        order: "C",
         refs: vec![(vec![0; m.shape.len()], json!([at, b.offset, b.length]))],
     })
 }
@@ -381,6 +466,8 @@ fn grid(m: &Manifest, url: &str) -> Option<ZArray> {
         chunks,
         dtype: zarr_dtype(&m.dtype),
         compressor,
+        fill_value: Json::Null,
+        order: "C",
         refs,
     })
 }
@@ -501,7 +588,7 @@ fn groups(node: &Node, at: &str, refs: &mut BTreeMap<String, Json>) -> Result<()
     };
     let mut attrs = serde_json::Map::new();
     for (name, child) in children {
-        if child.is_ndarray() {
+        if is_array(child) {
             continue;
         }
         if is_attribute(child) {

@@ -149,7 +149,7 @@ impl Search<'_> {
             let line = self.line(node, path);
             self.out.push(line);
         }
-        if node.is_ndarray() {
+        if crate::summary::is_array(node) {
             return; // an array is a leaf: its descriptor's keys are not nodes of the data
         }
         self.ancestors.push(node.id());
@@ -184,7 +184,7 @@ impl Search<'_> {
             Some(t) => format!("!{}", short_tag(t)),
             None => kind_names(node.value())[0].to_string(),
         };
-        if node.is_ndarray() {
+        if crate::summary::is_array(node) {
             return format!("{p} {ty} {}", array_summary(self.file, node, path));
         }
         match node.value() {

@@ -9,6 +9,9 @@ use asdf_core::{AsdfFile, Node};
 /// An array's one-line summary from its descriptor (datatype, shape, where its data is):
 /// `info`'s outline and `search`'s matches.
 pub fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String {
+    if asdf_core::file::is_zarr(node) {
+        return zarr_summary(file, node, path);
+    }
     let meta = match NdArrayMeta::from_node(node, path) {
         Ok(m) => m,
         Err(e) => return format!("(invalid ndarray: {})", crate::chain(&e)),
@@ -66,6 +69,44 @@ pub fn array_summary(file: &AsdfFile, node: &Node, path: &str) -> String {
         s.push_str(", masked");
     }
     s
+}
+
+/// Whether a node is an array: an ndarray or an asdf-zarr array.
+pub fn is_array(node: &Node) -> bool {
+    node.is_ndarray() || asdf_core::file::is_zarr(node)
+}
+
+/// An asdf-zarr array's summary from its metadata (no block read): `float64 (5, 7), zarr
+/// chunks (2, 3) (6 blocks at most), compressor zlib, chunk map block 6`.
+fn zarr_summary(file: &AsdfFile, node: &Node, path: &str) -> String {
+    let (dtype, shape) = match file.zarr_info(node, path) {
+        Ok(x) => x,
+        Err(e) => return format!("(unreadable asdf-zarr array: {})", crate::chain(&e)),
+    };
+    let Ok(z) = file.zarr_chunking(node, path) else {
+        return format!("{dtype} {}, asdf-zarr", tuple(&shape));
+    };
+    let count: usize = z.grid.iter().product();
+    let mut s = format!(
+        "{dtype} {}, asdf-zarr chunks {} ({count} chunk{}), compressor {}",
+        tuple(&shape),
+        tuple(&z.chunks),
+        if count == 1 { "" } else { "s" },
+        z.compressor.unwrap_or("none"),
+    );
+    if z.fortran {
+        s.push_str(", order F");
+    }
+    if let Some(b) = node.get("chunk_block_map").and_then(Node::as_i64) {
+        let _ = write!(s, ", chunk map block {b}");
+    }
+    s
+}
+
+/// `(5, 7)`, as ndarray shapes are shown.
+fn tuple(dims: &[usize]) -> String {
+    let parts: Vec<String> = dims.iter().map(usize::to_string).collect();
+    format!("({})", parts.join(", "))
 }
 
 /// A compression label as text (`lz4 ` is stored with a trailing space).

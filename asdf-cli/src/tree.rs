@@ -162,7 +162,7 @@ pub fn array_paths(file: &AsdfFile, input: &Path, at: Option<&str>) -> Result<Ve
             let here = pointer(&segs);
             let node = lookup(file.tree(), &segs)
                 .ok_or_else(|| format!("{}: no node at {at:?}", input.display()))?;
-            if !node.is_ndarray() {
+            if !(node.is_ndarray() || asdf_core::file::is_zarr(node)) {
                 return Err(format!("{}: {here} is not an array", input.display()));
             }
             Ok(vec![here])

@@ -18,7 +18,8 @@ small uncompressed slabs and with the default) writes references that are opened
 asdf_rs.codecs`; every array must equal python asdf's array at its path (values, and the
 datatype with its byte order for files python asdf wrote), and the scalars must be the
 group attributes, and chosen arrays must have the chunk layout and compressor expected. The
-same comparison runs over 20 fixtures of tests/data (views with offset and strides into
+same comparison runs over the asdf-zarr fixtures (their chunks referenced, .zarray as
+asdf-zarr's) and 20 fixtures of tests/data (views with offset and strides into
 shared blocks, Fortran order, streamed blocks, masks, external blocks, records, strings).
 Then `--stack` of three files of the same shapes is compared file by
 file, and a file whose array has another shape must fail naming that file.
@@ -135,6 +136,18 @@ def arrays(node, path=""):
             yield from arrays(v, f"{path}/{i}")
     elif isinstance(node, np.ndarray) or type(node).__name__ == "NDArrayType":
         yield path, np.asarray(node)
+
+
+def zarr_arrays(node, path=""):
+    """(tree path, zarr.Array) of every asdf-zarr array of a python asdf tree."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from zarr_arrays(v, f"{path}/{k}")
+    elif isinstance(node, (list, tuple)):
+        for i, v in enumerate(node):
+            yield from zarr_arrays(v, f"{path}/{i}")
+    elif isinstance(node, zarr.Array):
+        yield path, node
 
 
 def same(expected: np.ndarray, actual: np.ndarray, what: str, exact_dtype: bool) -> None:
@@ -261,6 +274,38 @@ def main() -> int:
             for slab in (256, None):
                 n = check(asdftool, f, f, True, slab, out=out, generated=False)
             print(f"ok fixtures/{name}: {n} arrays equal python asdf's")
+
+        # asdf-zarr arrays (tests/data/asdf-zarr, python asdf + asdf-zarr 0.0.4): their own
+        # .zarray and chunks referenced where their blocks lie, equal to what asdf-zarr reads
+        zout = tmp / "asdf-zarr"
+        zout.mkdir()
+        zdir = testdata.require_dir("asdf-zarr")
+        for f in sorted(zdir.glob("*.asdf")) if zdir is not None else []:
+            if f.stem == "unsupported":
+                continue
+            refs = zout / f"{f.stem}.refs.json"
+            ok([asdftool, "references", f, "-o", refs])
+            root = open_refs(refs)
+            doc = json.loads(refs.read_text())["refs"]
+            n = 0
+            with asdf.open(f, lazy_load=False, memmap=False) as af:
+                for path, expected in zarr_arrays(af.tree):
+                    actual = root[path.lstrip("/")][...]
+                    same(np.asarray(expected[...]), actual, f"asdf-zarr/{f.name} {path}", True)
+                    z = json.loads(doc[f"{path.lstrip('/')}/.zarray"])
+                    if z["chunks"] != list(expected.chunks):
+                        raise AssertionError(f"{f.name} {path}: chunks {z['chunks']}")
+                    if z["compressor"] != (expected.compressor.get_config()
+                                           if expected.compressor else None):
+                        raise AssertionError(f"{f.name} {path}: compressor {z['compressor']}")
+                    keys = [k for k in doc if k.startswith(path.lstrip("/") + "/")
+                            and not k.split("/")[-1].startswith(".")]
+                    if not keys or not all(isinstance(doc[k], list) for k in keys):
+                        raise AssertionError(f"{f.name} {path}: chunks not referenced: {keys}")
+                    n += 1
+            if n == 0:
+                raise AssertionError(f"{f.name}: no asdf-zarr array")
+            print(f"ok asdf-zarr/{f.name}: {n} zarr arrays equal asdf-zarr's, chunks referenced")
 
         # --stack: three files of the same shapes, one array axis more
         stack = [tmp / f"stack{i}.asdf" for i in range(3)]
