@@ -46,8 +46,9 @@ pub enum Hdf5Error {
         /// What the reader said.
         message: String,
     },
-    /// An HDF5 datatype that has no ASDF equivalent yet (HDF5 1.12's 16-byte references,
-    /// opaque data or bitfields inside compounds that hold references or sequences):
+    /// An HDF5 datatype that has no ASDF equivalent yet (HDF5 1.12's references into
+    /// another file, opaque data or bitfields inside compounds that hold references or
+    /// sequences):
     /// the object is left out and listed unless [`ToAsdfOptions::strict`].
     #[error("{path}: HDF5 datatype {what} has no ASDF equivalent")]
     Unsupported {

@@ -1036,6 +1036,18 @@ impl Walk<'_, '_> {
     /// One object reference (a little-endian address): a `$ref` to the converted node of
     /// the object, `null` for a null reference or an object no link reaches.
     fn object_ref(&mut self, b: &[u8]) -> Node {
+        match self.object_path(b) {
+            Some(p) => Node::new(Value::Map(vec![(
+                Node::str("$ref"),
+                Node::str(format!("#{}", pointer_of(&p))),
+            )])),
+            None => Node::new(Value::Null),
+        }
+    }
+
+    /// The HDF5 path of the object at an address (little-endian; `""` for the root group),
+    /// `None` for a null reference or an object no link reaches.
+    fn object_path(&mut self, b: &[u8]) -> Option<String> {
         if self.paths.is_none() {
             let mut paths = HashMap::new();
             if let Ok(root) = self.file.root_group() {
@@ -1047,13 +1059,7 @@ impl Walk<'_, '_> {
         let paths = self.paths.as_ref().expect("made above");
         let mut a = [0u8; 8];
         a[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
-        match paths.get(&u64::from_le_bytes(a)) {
-            Some(p) => Node::new(Value::Map(vec![(
-                Node::str("$ref"),
-                Node::str(format!("#{}", pointer_of(p))),
-            )])),
-            None => Node::new(Value::Null),
-        }
+        paths.get(&u64::from_le_bytes(a)).cloned()
     }
 
     /// A dataset or attribute with no ASDF form yet, left out and listed (unless
@@ -1359,7 +1365,7 @@ fn pointer_of(path: &str) -> String {
 }
 
 /// The size of an object reference datatype (an address of 4 or 8 bytes), `None` for any
-/// other datatype (region references, and HDF5 1.12's 16-byte references, have no form).
+/// other datatype (region references and HDF5 1.12's references take the tree form).
 fn object_reference(dt: &Datatype) -> Option<usize> {
     match dt {
         Datatype::Reference {

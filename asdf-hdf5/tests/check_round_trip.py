@@ -17,6 +17,8 @@ import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "data"))
+import generate  # noqa: E402  (HDF5 1.12's references, read through the HDF5 library)
 # filters asdf-hdf5 reads but hdf5-writer does not write (docs/hdf5.md)
 UNWRITTEN = ("lzf", "szip")
 # fixtures converted to ASDF only (h5py_files.rs), not round-tripped: committed*.h5
@@ -32,9 +34,11 @@ UNWRITTEN = ("lzf", "szip")
 # as sequences but for the compound holding one, left out: check_sequences compares them):
 # python asdf must read their ASDF files with each
 # dataset's values (null for a null dataspace; none for one left out; an opaque datetime64 or
-# timedelta64 as its int64 counts, other opaque data as its bytes)
+# timedelta64 as its int64 counts, other opaque data as its bytes); refs_1_12.h5 (HDF5
+# 1.12's references, which h5py does not read: compared with the HDF5 library's reading,
+# large_ref_form)
 ASDF_ONLY = ("committed", "committed_latest", "empty", "nested_refs", "opaque", "plugins",
-             "refs", "regions", "regions_latest", "time", "vlen")
+             "refs", "refs_1_12", "regions", "regions_latest", "time", "vlen")
 
 
 def same(a, b, np) -> bool:
@@ -259,6 +263,31 @@ def tree_form(want, got, o, np, h5py) -> bool:
     return got == want
 
 
+def large_ref_form(want, got, o, np) -> bool:
+    """Whether python asdf's reading of HDF5 1.12 references (their `$ref`s resolved)
+    holds what the HDF5 library reads (``want``, generate.large_ref_nodes): an object's
+    values (a group as a mapping), an attribute's value, a region's dataset and the
+    elements its selection selects."""
+    if want is None:
+        return got is None
+    if isinstance(want, list):
+        return (isinstance(got, list) and len(got) == len(want)
+                and all(large_ref_form(w, g, o, np) for w, g in zip(want, got)))
+    pointer = (want.get("$ref") or want["dataset"]["$ref"])[1:]
+    if pointer.startswith("/_hdf5/attrs/"):
+        owner, name = (t.replace("~1", "/").replace("~0", "~")
+                       for t in pointer[len("/_hdf5/attrs/"):].split("/"))
+        return same(o[owner].attrs[name], got, np)
+    target = o[pointer or "/"]
+    if "selection" not in want:
+        return hasattr(got, "keys") if not hasattr(target, "shape") else same(target[()], got, np)
+    data = np.asarray(got["dataset"])
+    want = ({"selection": "blocks", "blocks": want["blocks"]}
+            if want["selection"] == "hyperslab" else want)
+    return same(target[()], data, np) and np.array_equal(
+        region_mask(got, data.shape, np), region_mask(want, data.shape, np))
+
+
 def asdf_reads(src, middle, np, h5py, asdf) -> list:
     """python asdf's reading of ``middle`` (src converted by asdf-rs) against h5py's of src:
     every dataset's values, datatypes and shapes; a null dataspace (h5py.Empty) as None; a
@@ -280,6 +309,11 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
                 if not path:
                     continue
                 got = meta["attrs"][path][name]
+                if generate.is_large_ref(h5py, h5py.h5a.open(o[path].id, name.encode()).get_type()):
+                    want = generate.large_ref_nodes(h5py, np, o, o[path], name)["nodes"]
+                    if not large_ref_form(want, got, o, np):
+                        problems.append(f"{key}: python asdf reads {got!r}")
+                    continue
                 want = o[path].attrs[name]
                 if isinstance(want, h5py.Empty):
                     if got is not None:
@@ -296,6 +330,10 @@ def asdf_reads(src, middle, np, h5py, asdf) -> list:
                 if "/" + p in left:
                     if node is not None:
                         problems.append(f"{p}: left out, but in the tree")
+                elif generate.is_large_ref(h5py, obj.id.get_type()):
+                    want = generate.large_ref_nodes(h5py, np, o, obj)["nodes"]
+                    if not large_ref_form(want, got=node, o=o, np=np):
+                        problems.append(f"{p}: python asdf reads {node!r}")
                 elif obj.id.get_type().get_class() == h5py.h5t.TIME:
                     # seconds since 1970 as integers of the type's size and byte order
                     tid = obj.id.get_type()

@@ -236,8 +236,14 @@ impl Walk<'_, '_> {
                     nest_nodes(items, &shape)
                 }
             },
-            // old-style references only (an address; a global-heap ID), not HDF5 1.12's
-            // larger ones, which hdf5-reader reads as object references of another size
+            // HDF5 1.12's references (`H5R_ref_t`, datatype version 4), which hdf5-reader
+            // reads as references of this size: read as the old ones are
+            Datatype::Reference { size, .. }
+                if usize::from(*size) == usize::from(root.offset_size()) + 10 =>
+            {
+                self.large_ref(b, root, path)?
+            }
+            // old-style references (an address; a global-heap ID)
             Datatype::Reference {
                 ref_type: ReferenceType::Object,
                 size,
@@ -289,6 +295,104 @@ impl Walk<'_, '_> {
                 )
             })?;
         Ok(bytes)
+    }
+
+    /// An HDF5 1.12 reference (`H5R_ref_t` as libhdf5 stores it: offset size + 10 bytes):
+    /// its kind (2 an object, 3 a region, 4 an attribute; 0 for a null reference) and flags
+    /// (1: in another file), then an object's encoding inline (its token: size, address),
+    /// any other as its size and the global-heap ID of its encoding (the token, then a
+    /// region's selection size, rank and serialized selection, or an attribute's name
+    /// length (u16) and name). An object becomes its `$ref` and a region the old form
+    /// ([`Walk::region_ref`]); an attribute a `$ref` to its node under `_hdf5/attrs`;
+    /// `null` for a null reference. A reference into another file has no form.
+    fn large_ref(&mut self, b: &[u8], root: &Group, path: &str) -> Result<Node> {
+        let n = usize::from(root.offset_size());
+        let bad = |why: &str| read_err(path, format!("HDF5 1.12 reference: {why}"));
+        let (Some(&kind), Some(&flags)) = (b.first(), b.get(1)) else {
+            return Err(bad("shorter than its header"));
+        };
+        if kind == 0 {
+            return Ok(Node::new(Value::Null));
+        }
+        if flags & 1 != 0 {
+            return Err(Hdf5Error::Unsupported {
+                path: path.to_string(),
+                what: "HDF5 1.12 reference into another file".into(),
+            });
+        }
+        let encoding = if kind == 2 {
+            b[2..].to_vec()
+        } else {
+            let (Some(size), Some(heap_id)) = (b.get(2..6), b.get(6..6 + n + 4)) else {
+                return Err(bad("shorter than a size and a heap ID"));
+            };
+            let size = u32::from_le_bytes(size.try_into().expect("4 bytes")) as usize;
+            let object = root
+                .global_heap_object(heap_id)
+                .map_err(|e| read_err(path, e))?;
+            if object.is_empty() {
+                return Ok(Node::new(Value::Null));
+            }
+            match object.get(..size) {
+                Some(e) => e.to_vec(),
+                None => return Err(bad("its encoding is shorter than it says")),
+            }
+        };
+        // the token: its size, then the object's address
+        let token = match encoding.first() {
+            Some(&t) if usize::from(t) == n => encoding.get(1..1 + n),
+            _ => None,
+        };
+        let Some(token) = token else {
+            return Err(bad("its object token is not an address of the file's size"));
+        };
+        let rest = &encoding[1 + n..];
+        let object = self.object_ref(token);
+        match kind {
+            2 => Ok(object),
+            3 => {
+                // selection size and extent rank (u32 each), then the selection
+                let size = rest
+                    .get(..4)
+                    .map(|s| u32::from_le_bytes(s.try_into().expect("4 bytes")) as usize);
+                let Some(selection) = size.and_then(|s| rest.get(8..8usize.checked_add(s)?)) else {
+                    return Err(bad("its selection is shorter than it says"));
+                };
+                let mut entries = vec![(Node::str("dataset"), object)];
+                entries.extend(
+                    selection_entries(selection)
+                        .map_err(|m| read_err(path, format!("region reference: {m}")))?,
+                );
+                Ok(Node::new(Value::Map(entries)))
+            }
+            4 => {
+                let len = rest
+                    .get(..2)
+                    .map(|l| usize::from(u16::from_le_bytes(l.try_into().expect("2 bytes"))));
+                let Some(name) = len.and_then(|l| rest.get(2..2 + l)) else {
+                    return Err(bad("its attribute name is shorter than it says"));
+                };
+                let Some(owner) = self.object_path(token) else {
+                    return Ok(Node::new(Value::Null));
+                };
+                let esc = asdf_core::unstable::escape_pointer_segment;
+                let owner = if owner.is_empty() { "/" } else { &owner };
+                let name = String::from_utf8_lossy(name);
+                Ok(Node::new(Value::Map(vec![(
+                    Node::str("$ref"),
+                    Node::str(format!(
+                        "#/{}/attrs/{}/{}",
+                        crate::META_KEY,
+                        esc(owner),
+                        esc(&name)
+                    )),
+                )])))
+            }
+            other => Err(Hdf5Error::Unsupported {
+                path: path.to_string(),
+                what: format!("HDF5 1.12 reference of kind {other}"),
+            }),
+        }
     }
 
     /// An old-style dataset region reference (a global-heap ID): `null` for a null

@@ -414,6 +414,183 @@ def time_dtype(h5, np, tid):
     return np.dtype(f"{order}i{tid.get_size()}")
 
 
+class HDF5Lib:
+    """HDF5 1.12's references (H5R_ref_t: H5T_STD_REF in the file, datatype version 4),
+    which h5py 3.16 neither writes nor reads ("Unknown reference type"): made and read
+    through the HDF5 library h5py is built on (the one its wheel bundles, HDF5 2.0.0 for
+    h5py 3.16.0), called with ctypes."""
+
+    def __init__(self, h5):
+        import ctypes
+        import os
+
+        libs = Path(os.path.dirname(h5.__file__)).parent / "h5py.libs"
+        self.c = ctypes
+        self.lib = lib = ctypes.CDLL(str(next(libs.glob("libhdf5-*.so*"))))
+        hid, ref = ctypes.c_int64, ctypes.c_uint8 * 64  # H5R_ref_t: 64 opaque bytes
+        self.hid, self.ref = hid, ref
+        self.std_ref = hid.in_dll(lib, "H5T_STD_REF_g").value
+        refp, size, text = ctypes.POINTER(ref), ctypes.c_size_t, ctypes.c_char_p
+        for name, res, args in (
+                ("H5Rcreate_object", ctypes.c_int, [hid, text, hid, refp]),
+                ("H5Rcreate_region", ctypes.c_int, [hid, text, hid, hid, refp]),
+                ("H5Rcreate_attr", ctypes.c_int, [hid, text, text, hid, refp]),
+                ("H5Rdestroy", ctypes.c_int, [refp]),
+                ("H5Rget_type", ctypes.c_int, [refp]),
+                ("H5Rget_obj_name", ctypes.c_ssize_t, [refp, hid, text, size]),
+                ("H5Rget_attr_name", ctypes.c_ssize_t, [refp, text, size]),
+                ("H5Ropen_region", hid, [refp, hid, hid]),
+                ("H5Dcreate2", hid, [hid, text, hid, hid, hid, hid, hid]),
+                ("H5Acreate2", hid, [hid, text, hid, hid, hid, hid]),
+                ("H5Dwrite", ctypes.c_int, [hid, hid, hid, hid, hid, ctypes.c_void_p]),
+                ("H5Awrite", ctypes.c_int, [hid, hid, ctypes.c_void_p]),
+                ("H5Dread", ctypes.c_int, [hid, hid, hid, hid, hid, ctypes.c_void_p]),
+                ("H5Aread", ctypes.c_int, [hid, hid, ctypes.c_void_p]),
+                ("H5Dclose", ctypes.c_int, [hid]), ("H5Aclose", ctypes.c_int, [hid])):
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = res, args
+
+    def check(self, status, what):
+        if status < 0:
+            sys.exit(f"HDF5 failed: {what}")
+        return status
+
+    def refs(self, n):
+        return (self.ref * n)()
+
+
+def refs_1_12(h5, np, rng):
+    """HDF5 1.12's references (H5R_ref_t), which libhdf5 1.12 and later write for
+    H5T_STD_REF (h5py has no API for them: HDF5Lib): object references to a dataset, a
+    group and a nested dataset, and one never written (null); references of each kind
+    (object, regions as a hyperslab and as points, an attribute) in a (2, 2) dataset; an
+    attribute of one; regions of the earliest format's encoding (this file's)."""
+    f = h5.File(HERE / "refs_1_12.h5", "w")
+    f["x"] = np.arange(6, dtype="<i4").reshape(2, 3)
+    f["x"].attrs["a"] = np.int64(7)
+    f["g/y"] = np.array([1.5, 2.5, 3.5])
+    c = HDF5Lib(h5)
+    fid = f.id.id
+
+    def obj(ref, path):
+        c.check(c.lib.H5Rcreate_object(fid, path.encode(), 0, c.c.byref(ref)), path)
+
+    def region(ref, path, select):
+        space = f[path].id.get_space()
+        select(space)
+        c.check(c.lib.H5Rcreate_region(fid, path.encode(), space.id, 0, c.c.byref(ref)), path)
+
+    def write(name, shape, make, written=None):
+        n = int(np.prod(shape))
+        refs = c.refs(n)
+        make(refs)
+        space = h5.h5s.create_simple(shape)
+        dcpl = h5.h5p.create(h5.h5p.DATASET_CREATE)
+        dcpl.set_obj_track_times(False)  # no times: the same bytes each run, as h5py's
+        d = c.check(c.lib.H5Dcreate2(fid, name.encode(), c.std_ref, space.id, 0, dcpl.id, 0),
+                    name)
+        mem, file = 0, 0
+        if written is not None:
+            # the first `written` elements only: the others are never written (null)
+            m = h5.h5s.create_simple((written,))
+            space.select_hyperslab((0,), (written,))
+            mem, file = m.id, space.id
+        c.check(c.lib.H5Dwrite(d, c.std_ref, mem, file, 0, refs), name)
+        c.lib.H5Dclose(d)
+        for r in refs[:written if written is not None else n]:
+            c.lib.H5Rdestroy(c.c.byref(r))
+
+    def objects(refs):
+        for r, path in zip(refs, ("/x", "/g", "/g/y")):
+            obj(r, path)
+
+    write("objects", (4,), objects, written=3)
+
+    def mixed(refs):
+        obj(refs[0], "/g/y")
+        region(refs[1], "/x", lambda s: s.select_hyperslab((0, 1), (1, 2)))
+        region(refs[2], "/x", lambda s: s.select_elements([(0, 0), (1, 2)]))
+        c.check(c.lib.H5Rcreate_attr(fid, b"/x", b"a", 0, c.c.byref(refs[3])), "x@a")
+
+    write("mixed", (2, 2), mixed)
+    for owner, name, make in (
+            ("/g", "peer", lambda refs: obj(refs[0], "/x")),
+            ("/", "whole", lambda refs: (region(refs[0], "/g/y", lambda s: s.select_all()),
+                                         obj(refs[1], "/")))):
+        refs = c.refs(2 if owner == "/" else 1)
+        make(refs)
+        space = h5.h5s.create_simple((len(refs),))
+        holder = f[owner]  # kept: h5py closes an object's id when it goes
+        a = c.check(c.lib.H5Acreate2(holder.id.id, name.encode(), c.std_ref, space.id, 0, 0),
+                    name)
+        c.check(c.lib.H5Awrite(a, c.std_ref, refs), name)
+        c.lib.H5Aclose(a)
+        for r in refs:
+            c.lib.H5Rdestroy(c.c.byref(r))
+    f.close()
+
+
+def large_ref_nodes(h5, np, f, obj, attr=None):
+    """The converted nodes of a dataset (or attribute) of HDF5 1.12's references as the
+    HDF5 library reads them (HDF5Lib): an object's `$ref`, a region's dataset `$ref` and
+    selection (as ref_node describes old ones), an attribute's `$ref` to its node under
+    `_hdf5/attrs`, null for a null reference; nested by shape."""
+    c = HDF5Lib(h5)
+    if attr is None:
+        shape, n = obj.shape, int(np.prod(obj.shape))
+        refs = c.refs(n)
+        c.check(c.lib.H5Dread(obj.id.id, c.std_ref, 0, 0, 0, refs), obj.name)
+    else:
+        a = h5.h5a.open(obj.id, attr.encode())
+        shape, n = a.shape, int(np.prod(a.shape))
+        refs = c.refs(n)
+        c.check(c.lib.H5Aread(a.id, c.std_ref, refs), attr)
+    out = np.empty(n, object)
+    for i, r in enumerate(refs):
+        kind = c.lib.H5Rget_type(c.c.byref(r))
+        if kind not in (2, 3, 4):  # H5R_OBJECT2, H5R_DATASET_REGION2, H5R_ATTR
+            out[i] = None
+            continue
+        buf = c.c.create_string_buffer(4096)
+        c.check(c.lib.H5Rget_obj_name(c.c.byref(r), 0, buf, 4096), "object name")
+        path = buf.value.decode()
+        pointer = {"$ref": "#" + ("" if path == "/" else path)}
+        if kind == 2:
+            out[i] = pointer
+        elif kind == 3:
+            space = h5.h5s.SpaceID(c.check(c.lib.H5Ropen_region(c.c.byref(r), 0, 0), "region"))
+            out[i] = {"dataset": pointer} | selection_of(h5, space)
+        else:
+            c.check(c.lib.H5Rget_attr_name(c.c.byref(r), buf, 4096), "attribute name")
+            esc = lambda t: t.replace("~", "~0").replace("/", "~1")  # noqa: E731
+            out[i] = {"$ref": f"#/_hdf5/attrs/{esc(path)}/{esc(buf.value.decode())}"}
+        c.lib.H5Rdestroy(c.c.byref(r))
+    return {"nodes": out.reshape(shape).tolist() if shape else out[0]}
+
+
+def is_large_ref(h5, tid) -> bool:
+    """Whether an HDF5 datatype is HDF5 1.12's reference (not the old object or region
+    reference h5py reads)."""
+    return (tid.get_class() == h5.h5t.REFERENCE
+            and not tid.equal(h5.h5t.STD_REF_OBJ) and not tid.equal(h5.h5t.STD_REF_DSETREG))
+
+
+def selection_of(h5, space) -> dict:
+    """A region's selection as the converted node holds it (`selection` and its points,
+    or its blocks and, when regular, start/stride/count/block)."""
+    kind = {h5.h5s.SEL_NONE: "none", h5.h5s.SEL_POINTS: "points",
+            h5.h5s.SEL_HYPERSLABS: "hyperslab", h5.h5s.SEL_ALL: "all"}[
+        space.get_select_type()]
+    out = {"selection": kind}
+    if kind == "points":
+        out["points"] = space.get_select_elem_pointlist().tolist()
+    if kind == "hyperslab":
+        out["blocks"] = space.get_select_hyper_blocklist().tolist()
+        if space.is_regular_hyperslab():
+            out["regular"] = [list(map(int, v)) for v in space.get_regular_hyperslab()]
+    return out
+
+
 def sequences_as_stored(h5, np, ds):
     """A dataset's values as h5py reads them, but for sequences whose base is not in the
     machine's byte order: h5py 3.16 hands each as a native array of the stored bytes (the
@@ -443,17 +620,7 @@ def expectations(h5, np, path: Path) -> dict:
         if not isinstance(x, h5.RegionReference):
             return pointer
         space = h5.h5r.get_region(x, target.id)
-        kind = {h5.h5s.SEL_NONE: "none", h5.h5s.SEL_POINTS: "points",
-                h5.h5s.SEL_HYPERSLABS: "hyperslab", h5.h5s.SEL_ALL: "all"}[
-            space.get_select_type()]
-        out = {"dataset": pointer, "selection": kind}
-        if kind == "points":
-            out["points"] = space.get_select_elem_pointlist().tolist()
-        if kind == "hyperslab":
-            out["blocks"] = space.get_select_hyper_blocklist().tolist()
-            if space.is_regular_hyperslab():
-                out["regular"] = [list(map(int, v)) for v in space.get_regular_hyperslab()]
-        return out
+        return {"dataset": pointer} | selection_of(h5, space)
 
     def node(x):
         """A value of a datatype holding references or sequences as the converted node:
@@ -531,16 +698,25 @@ def expectations(h5, np, path: Path) -> dict:
             buf = np.zeros(obj.shape, time_dtype(h5, np, tid))
             obj.id.read(h5.h5s.ALL, h5.h5s.ALL, buf, mtype=tid)
             out["datasets"][p] = describe(buf) | {"opaque": time_tag(tid)}
+        elif isinstance(obj, h5.Dataset) and is_large_ref(h5, tid):
+            out["datasets"][p] = large_ref_nodes(h5, np, f, obj)
         elif isinstance(obj, h5.Dataset):
             if obj.shape is None:
                 out["datasets"][p] = {"empty": True, "dtype": canonical.dtype_text(obj.dtype)}
             else:
                 out["datasets"][p] = describe(sequences_as_stored(h5, np, obj))
         if obj.attrs:
-            out["attrs"][p] = {k: describe(obj.attrs[k]) for k in obj.attrs}
+            out["attrs"][p] = {k: attr(obj, k) for k in obj.attrs}
+
+    def attr(obj, k):
+        if is_large_ref(h5, h5.h5a.open(obj.id, k.encode()).get_type()):
+            return large_ref_nodes(h5, np, f, obj, k)
+        return describe(obj.attrs[k])
 
     def root_attr(k):
         tid = h5.h5a.open(f.id, k.encode()).get_type()
+        if is_large_ref(h5, tid):
+            return large_ref_nodes(h5, np, f, f, k)
         if tid.get_class() != h5.h5t.TIME:
             return describe(f.attrs[k])
         buf = np.zeros((), time_dtype(h5, np, tid))
@@ -579,7 +755,7 @@ def main():
     rng = np.random.default_rng(20261125)
     for make in (numeric, strings, compound, enums_scalars, chunked, groups_attrs, more_filters,
                  plugins, empty, opaque, refs, vlen, committed, regions, nested_refs,
-                 time_class):
+                 time_class, refs_1_12):
         make(h5py, np, rng)
     for libver in ("earliest", "latest"):
         links_layouts(h5py, np, rng, libver)
