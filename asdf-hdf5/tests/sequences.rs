@@ -227,41 +227,69 @@ fn sequences_of_records_come_back_and_records_of_sequences_are_left_out() {
 
 #[test]
 fn a_node_recorded_as_sequences_that_does_not_fit_is_an_error() {
-    // a tree edited after the conversion: one ragged element of another datatype
+    // a tree edited after the conversion: each edit of /ragged_i4 is an error naming it,
+    // never a panic, nothing written
     let dir = common::Scratch::new("sequences-edited");
     let middle = dir.join("v.asdf");
     to_asdf(&data().join("vlen.h5"), &middle, &ToAsdfOptions::default()).unwrap();
     let file = AsdfFile::open(&middle).unwrap();
-    let mut tree = file.tree().clone();
-    let Value::Map(entries) = tree.value_mut() else {
-        panic!()
+    let array = |datatype: &str, data: Node, shape: &[i128]| {
+        Node::tagged(
+            "tag:stsci.edu:asdf/core/ndarray-1.1.0",
+            Value::Map(vec![
+                (Node::str("data"), data),
+                (Node::str("datatype"), Node::str(datatype)),
+                (
+                    Node::str("shape"),
+                    Node::seq(shape.iter().map(|&d| Node::int(d))),
+                ),
+            ]),
+        )
     };
-    let (_, ragged) = entries
-        .iter_mut()
-        .find(|(k, _)| k.as_str() == Some("ragged_i4"))
-        .unwrap();
-    let Value::Seq(items) = ragged.value_mut() else {
-        panic!()
+    let edit = |change: &dyn Fn(&mut Vec<Node>)| {
+        let mut tree = file.tree().clone();
+        let Value::Map(entries) = tree.value_mut() else {
+            panic!()
+        };
+        let (_, ragged) = entries
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some("ragged_i4"))
+            .unwrap();
+        let Value::Seq(items) = ragged.value_mut() else {
+            panic!()
+        };
+        change(items);
+        let (edited, out) = (dir.join("edited.asdf"), dir.join("e.h5"));
+        asdf_core::write::Writer::from_file(&file, Default::default())
+            .write_to_path(&tree, &edited)
+            .unwrap();
+        let e = from_asdf(&edited, &out).unwrap_err().to_string();
+        assert!(!out.exists());
+        assert!(
+            e.starts_with("/ragged_i4: recorded as variable-length sequences, but "),
+            "{e}"
+        );
+        e
     };
-    items[1] = Node::tagged(
-        "tag:stsci.edu:asdf/core/ndarray-1.1.0",
-        Value::Map(vec![
-            (Node::str("data"), Node::seq([Node::new(Value::Float(1.5))])),
-            (Node::str("datatype"), Node::str("float64")),
-            (Node::str("shape"), Node::seq([Node::int(1)])),
-        ]),
-    );
-    let edited = dir.join("edited.asdf");
-    asdf_core::write::Writer::from_file(&file, Default::default())
-        .write_to_path(&tree, &edited)
-        .unwrap();
-    let e = from_asdf(&edited, &dir.join("e.h5"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.starts_with("/ragged_i4: ") && e.contains("<f8, not <i4"),
-        "{e}"
-    );
+    // an element of another datatype
+    let e = edit(&|items| {
+        items[1] = array("float64", Node::seq([Node::new(Value::Float(1.5))]), &[1]);
+    });
+    assert!(e.contains("element 1 is <f8, not <i4"), "{e}");
+    // one element fewer than the recorded shape [3]
+    let e = edit(&|items| {
+        items.pop();
+    });
+    assert!(e.contains("not nested lists of shape [3]"), "{e}");
+    // a 2-D element
+    let e = edit(&|items| {
+        let row = || Node::seq([Node::int(1), Node::int(2)]);
+        items[2] = array("int32", Node::seq([row(), row()]), &[2, 2]);
+    });
+    assert!(e.contains("element 2 is an array of shape [2, 2]"), "{e}");
+    // an element that is no array
+    let e = edit(&|items| items[0] = Node::str("text"));
+    assert!(e.contains("element 0 is not an array"), "{e}");
 }
 
 #[test]
