@@ -72,6 +72,27 @@ impl NDArray {
         NdArrayMeta::from_node(&self.node, self.where_()).map_err(|e| to_py(e.into()))
     }
 
+    /// The datatype and shape of an asdf-zarr array (`asdf://asdf-format.org/zarr/tags/
+    /// zarr-1.0.0`, read through the same calls as ndarrays; no mask), from its metadata;
+    /// `None` for an ndarray.
+    fn zarr(&self) -> PyResult<Option<(DType, Vec<usize>)>> {
+        if !asdf_core::file::is_zarr(&self.node) {
+            return Ok(None);
+        }
+        self.file
+            .zarr_info(&self.node, self.where_())
+            .map(Some)
+            .map_err(to_py)
+    }
+
+    /// The shape when the tree states it (not for a streamed array).
+    fn fixed_shape(&self) -> PyResult<Option<Vec<u64>>> {
+        match self.zarr()? {
+            Some((_, shape)) => Ok(Some(shape.into_iter().map(|n| n as u64).collect())),
+            None => Ok(self.meta()?.fixed_shape()),
+        }
+    }
+
     /// The array's datatype as the file states it (float64 when it states none).
     fn dtype_of(meta: &NdArrayMeta) -> DType {
         meta.dtype.clone().unwrap_or(DType::Scalar {
@@ -102,6 +123,19 @@ impl NDArray {
         py: Python<'py>,
         sel: Option<&Selection>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if self.zarr()?.is_some() {
+            return match sel {
+                Some(sel) => self.region_array(py, sel),
+                None => {
+                    let (file, node) = (self.file.clone(), self.node.clone());
+                    let path = self.where_().to_string();
+                    let dynamic = py
+                        .detach(move || file.dyn_array_of(&node, &path))
+                        .map_err(to_py)?;
+                    dyn_to_numpy(py, dynamic)
+                }
+            };
+        }
         let meta = self.meta()?;
         let data = match sel {
             None => self.data_array(py, &meta)?,
@@ -294,8 +328,7 @@ impl NDArray {
     /// The shape, from the tree (a streamed array's rows are counted from its block).
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let meta = self.meta()?;
-        match meta.fixed_shape() {
+        match self.fixed_shape()? {
             Some(s) => PyTuple::new(py, s),
             None => self
                 .load(py)?
@@ -308,8 +341,11 @@ impl NDArray {
     /// The numpy dtype, in the file's byte order.
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let meta = self.meta()?;
-        let d = descr(py, &Self::dtype_of(&meta))?;
+        let dtype = match self.zarr()? {
+            Some((dtype, _)) => dtype,
+            None => Self::dtype_of(&self.meta()?),
+        };
+        let d = descr(py, &dtype)?;
         py.import("numpy")?.getattr("dtype")?.call1((d,))
     }
 
@@ -362,7 +398,7 @@ impl NDArray {
                 let part = self.read_part(py, Some(&sel))?;
                 // numpy gives a scalar for a full index: so do we
                 if part.getattr("ndim")?.extract::<usize>()? == 0
-                    && self.meta()?.fixed_shape().is_some_and(|s| !s.is_empty())
+                    && self.fixed_shape()?.is_some_and(|s| !s.is_empty())
                 {
                     return part.call_method1("__getitem__", (PyTuple::empty(py),));
                 }

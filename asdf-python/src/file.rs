@@ -194,6 +194,7 @@ impl PyAsdfFile {
     fn info(&self, max_rows: Option<usize>) -> PyResult<String> {
         let file = self.file()?;
         let mut out = Info {
+            file: file.clone(),
             lines: Vec::new(),
             max_rows: max_rows.unwrap_or(usize::MAX),
             hidden: 0,
@@ -288,7 +289,7 @@ impl<'py> Search<'py> {
                 .convert(node)?;
             self.out.append((path.clone(), v))?;
         }
-        if node.is_ndarray() {
+        if is_array(node) {
             return Ok(()); // an array's descriptor is not part of the python tree
         }
         let len = path.len();
@@ -368,6 +369,8 @@ fn scalar_text(v: &Value) -> String {
 
 /// The `info()` rendering.
 struct Info {
+    /// For the datatype and shape of asdf-zarr arrays.
+    file: Arc<AsdfFile>,
     lines: Vec<String>,
     max_rows: usize,
     hidden: usize,
@@ -382,7 +385,11 @@ impl Info {
             line.push_str(if last { "└─" } else { "├─" });
         }
         line.push_str(&format!("{name} ({type_name})"));
-        if node.is_ndarray() {
+        if asdf_core::file::is_zarr(node) {
+            if let Ok((dtype, shape)) = self.file.zarr_info(node, "") {
+                line.push_str(&format!(": shape={shape:?}, dtype={}", dtype.name()));
+            }
+        } else if node.is_ndarray() {
             if let Ok(meta) = asdf_core::array::NdArrayMeta::from_node(node, "") {
                 let shape = meta
                     .fixed_shape()
@@ -412,7 +419,7 @@ impl Info {
         } else {
             self.lines.push(line);
         }
-        if node.is_ndarray() {
+        if is_array(node) {
             return;
         }
         let child_prefix = if root {
@@ -442,9 +449,14 @@ impl Info {
     }
 }
 
+/// Whether a node becomes an `NDArray`: an ndarray or an asdf-zarr array.
+fn is_array(node: &Node) -> bool {
+    node.is_ndarray() || asdf_core::file::is_zarr(node)
+}
+
 /// The python type a node becomes in `AsdfFile.tree`.
 fn python_type(node: &Node) -> String {
-    if node.is_ndarray() {
+    if is_array(node) {
         return "NDArray".into();
     }
     if let Some(tag) = node.tag() {

@@ -150,7 +150,7 @@ fn array_of<'py>(
         .get(array_path)
         .cloned()
         .ok_or_else(|| PyKeyError::new_err(format!("{source}: no node at {array_path}")))?;
-    if !node.is_ndarray() {
+    if !node.is_ndarray() && !asdf_core::file::is_zarr(&node) {
         return Err(PyValueError::new_err(format!(
             "{source}: {array_path} is not an ndarray"
         )));
@@ -195,7 +195,8 @@ pub fn read_region<'py>(
 /// equal_slabs=False)`: the array's chunk manifest (`AsdfFile::manifest`) as a dict:
 /// `shape`, `dtype` (numpy's string), `whole_block` (the array's C-order bytes are its
 /// block's decoded bytes), `zarr_chunks` (the chunk shape when the pieces are a regular
-/// grid, else `None`), `block` (`None` for inline data, else `file` (`None`: this file; an
+/// grid, else `None`), `zarr` (for an asdf-zarr array: `chunks`, `order` (`C` or `F`),
+/// `compressor` (a numcodecs id or `None`) and `fill` (one element's bytes); else `None`), `block` (`None` for inline data, else `file` (`None`: this file; an
 /// external block file's URI), `offset`, `length`, `codec` (`None`: uncompressed) and
 /// `data_size`) and `pieces`, each with `file` (`None`: this file; an URI: an external block
 /// file; `"inline"`, `"repeat"`: no bytes to read), `offset`, `length`, `codec` (a
@@ -231,28 +232,46 @@ pub fn manifest<'py>(
     d.set_item("dtype", m.dtype.to_numpy_str())?;
     d.set_item("whole_block", m.is_whole_block())?;
     d.set_item("zarr_chunks", m.zarr_chunks())?;
-    // where the array lies in its block's decoded bytes: for views (offset, strides)
-    let node = file
-        .get(array_path)
-        .ok_or_else(|| PyKeyError::new_err(format!("{source}: no node at {array_path}")))?;
-    let meta = asdf_core::array::NdArrayMeta::from_node(node, array_path)
-        .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?;
-    d.set_item("offset", meta.offset)?;
-    d.set_item("strides", meta.strides.clone())?;
     d.set_item("tree", file.layout().tree)?;
     d.set_item("asdf_offset", file.asdf_offset())?;
-    let nulls = matches!(meta.source, asdf_core::array::ArraySource::Inline(_))
-        && asdf_core::unstable::inline_null_mask(&meta, array_path)
-            .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?
-            .is_some_and(|m| m.iter().any(|&b| b));
-    d.set_item("inline_nulls", nulls)?;
-    // a scalar mask (python asdf masks the elements equal to it, or the NaNs)
-    match &meta.mask {
-        Some(mask) if !mask.is_ndarray() => d.set_item(
-            "mask_value",
-            crate::tree::ToPy::new(py, file.clone(), mapped).convert(mask)?,
-        )?,
-        _ => d.set_item("mask_value", py.None())?,
+    match m.zarr() {
+        // an asdf-zarr array: its chunks are the pieces, no view, no mask
+        Some(z) => {
+            let zd = PyDict::new(py);
+            zd.set_item("chunks", PyTuple::new(py, &z.chunks)?)?;
+            zd.set_item("order", if z.fortran { "F" } else { "C" })?;
+            zd.set_item("compressor", z.compressor)?;
+            zd.set_item("fill", PyBytes::new(py, &z.fill))?;
+            d.set_item("zarr", zd)?;
+            d.set_item("offset", 0)?;
+            d.set_item("strides", py.None())?;
+            d.set_item("inline_nulls", false)?;
+            d.set_item("mask_value", py.None())?;
+        }
+        None => {
+            d.set_item("zarr", py.None())?;
+            // where the array lies in its block's decoded bytes: for views (offset, strides)
+            let node = file
+                .get(array_path)
+                .ok_or_else(|| PyKeyError::new_err(format!("{source}: no node at {array_path}")))?;
+            let meta = asdf_core::array::NdArrayMeta::from_node(node, array_path)
+                .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?;
+            d.set_item("offset", meta.offset)?;
+            d.set_item("strides", meta.strides.clone())?;
+            let nulls = matches!(meta.source, asdf_core::array::ArraySource::Inline(_))
+                && asdf_core::unstable::inline_null_mask(&meta, array_path)
+                    .map_err(|e| crate::errors::AsdfError::new_err(format!("{source}: {e}")))?
+                    .is_some_and(|m| m.iter().any(|&b| b));
+            d.set_item("inline_nulls", nulls)?;
+            // a scalar mask (python asdf masks the elements equal to it, or the NaNs)
+            match &meta.mask {
+                Some(mask) if !mask.is_ndarray() => d.set_item(
+                    "mask_value",
+                    crate::tree::ToPy::new(py, file.clone(), mapped).convert(mask)?,
+                )?,
+                _ => d.set_item("mask_value", py.None())?,
+            }
+        }
     }
     let file_of = |s: &PieceSource| -> Option<String> {
         match s {

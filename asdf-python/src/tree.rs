@@ -156,6 +156,10 @@ impl<'py, 'a> ToPy<'py, 'a> {
     }
 
     fn tagged(&mut self, node: &'a Node, tag: &str) -> PyResult<Bound<'py, PyAny>> {
+        if asdf_core::file::is_zarr(node) {
+            // an asdf-zarr array reads as an ndarray does
+            return self.ndarray(node);
+        }
         if let Some(name) = tag.strip_prefix(ASDF_CORE) {
             if name.starts_with("ndarray-") {
                 return self.ndarray(node);

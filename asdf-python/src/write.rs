@@ -214,13 +214,12 @@ pub fn convert(
         true,
     )?;
     py.detach(move || {
-        let file = AsdfFile::open(&input)?;
+        let file = AsdfFile::open(&input).map_err(to_py)?;
         Writer::from_file(&file, opts)
             .write_to_path(file.tree(), &output)
-            .map_err(asdf_core::Error::from)?;
-        Ok::<(), asdf_core::Error>(())
+            .map_err(crate::errors::write_to_py)?;
+        Ok::<(), PyErr>(())
     })
-    .map_err(to_py)
 }
 
 /// An array found in the tree: its bytes as a flat `uint8` numpy array (C order), datatype,

@@ -24,6 +24,10 @@ move to the nearest edges of pieces that decode on their own (``lz4``, ``bsc2``)
 piece is decoded by two tasks (unless the chunks asked for are less than half a piece: then
 they are kept, to bound each task's memory).
 
+An asdf-zarr array (``asdf://asdf-format.org/zarr/tags/zarr-1.0.0``) has its own chunks, a
+grid over every axis: they are the default chunks, one task per zarr chunk (a chunk never
+written is its fill value, read without touching the file). Chunks asked for are kept.
+
 Masked arrays give dask's masked arrays (chunks of ``numpy.ma.MaskedArray``); datatypes and
 byte order are the file's, as python asdf gives them.
 """
@@ -108,9 +112,15 @@ class AsdfRegions:
         pieces, from its chunk manifest, and whether they decode on their own (``lz4``,
         Blosc2: chunks asked for are rounded to them); ``None`` when the array is one piece
         or its pieces are not slabs of rows."""
-        if not self.shape or self._manifest is None:
+        if not self.shape or self._manifest is None or self._manifest.get("zarr"):
             return None
         return _rows_of_manifest(self._manifest, self.shape, self.dtype.itemsize)
+
+    def zarr_chunks(self):
+        """The chunk shape of an asdf-zarr array (its pieces are its chunks, a grid over
+        every axis), else ``None``."""
+        z = self._manifest.get("zarr") if self._manifest is not None else None
+        return None if z is None else tuple(z["chunks"])
 
 
 def _rows_of_manifest(m, shape, itemsize):
@@ -178,6 +188,11 @@ def _default_chunks(regions):
     a manifest; one chunk for one piece."""
     if not regions.shape:
         return ()
+    grid = regions.zarr_chunks()
+    if grid is not None:
+        # an asdf-zarr array: its own chunks, the last along each axis cut at the edge
+        return tuple(tuple(min(c, n - i) for i in range(0, n, c)) if n else (0,)
+                     for c, n in zip(grid, regions.shape))
     pieces = regions.piece_rows()
     if pieces is not None:
         return _rows_chunks(regions, pieces[0])
