@@ -103,6 +103,12 @@ pub use array::{SelItem, Selection};
 /// `#[derive(AsdfType)]`: implements [`ToAsdf`] and [`FromAsdf`] for a struct or enum.
 #[cfg(feature = "derive")]
 pub use asdf_derive::AsdfType;
+/// The examples of `#[derive(AsdfType)]`'s documentation (asdf-derive's `src/derive.md`), run
+/// here: asdf-derive cannot depend on this crate, even for its tests, without building this
+/// crate's dependency tree a second time for the host in every workspace build.
+#[cfg(all(doctest, feature = "derive"))]
+#[doc = include_str!("../../asdf-derive/src/derive.md")]
+pub struct DeriveDoctests;
 pub use codec::CodecError;
 pub use convert::{AsdfType, FromAsdf, ToAsdf};
 pub use easy::{read, update_at, write, write_at};
