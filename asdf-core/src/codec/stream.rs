@@ -97,7 +97,7 @@ pub fn decoder_at<'r, S: StoredAt + 'r>(
     data_size: u64,
 ) -> Option<Box<dyn Read + Send + 'r>> {
     let inner: Box<dyn Read + Send + 'r> = match c {
-        Compression::Blsc => Box::new(Pieced::new(blsc::Blocks::new(stored))),
+        Compression::Blsc => Box::new(Pieced::new(blsc::stream(stored, data_size))),
         #[cfg(feature = "blosc2")]
         Compression::Bls2 => {
             let len = stored.stored_len();
