@@ -14,7 +14,7 @@ use std::path::Path;
 
 use asdf_core::array::SelectionError;
 use asdf_core::file::{ZarrError, ZARR_TAG};
-use asdf_core::write::{WriteOptions, Writer, ZarrCompressor};
+use asdf_core::write::{BloscCname, BloscShuffle, WriteOptions, Writer, ZarrCompressor};
 use asdf_core::{AsdfFile, Error, Node, Selection, Value};
 
 /// The files of `tests/data/asdf-zarr` (a lost file fails the test instead of shrinking it).
@@ -372,7 +372,88 @@ fn written_cases() -> Vec<(&'static str, ZarrCompressor)> {
         ("zstd", ZarrCompressor::Zstd { level: 3 }),
         ("bz2", ZarrCompressor::Bz2 { level: 9 }),
         ("lz4", ZarrCompressor::Lz4 { acceleration: 1 }),
+        ("gzip", ZarrCompressor::Gzip { level: 5 }),
+        // zarr's default, which python asdf-zarr writes (check_zarr_written.py compares
+        // the metadata with zarr's own default compressor's)
+        ("blosc-default", ZarrCompressor::ZARR_DEFAULT),
+        (
+            "blosc-zstd-bitshuffle",
+            ZarrCompressor::Blosc {
+                cname: BloscCname::Zstd,
+                clevel: 3,
+                shuffle: BloscShuffle::Bit,
+            },
+        ),
+        (
+            "blosc-zlib-noshuffle",
+            ZarrCompressor::Blosc {
+                cname: BloscCname::Zlib,
+                clevel: 1,
+                shuffle: BloscShuffle::None,
+            },
+        ),
+        (
+            "blosc-blosclz",
+            ZarrCompressor::Blosc {
+                cname: BloscCname::Blosclz,
+                clevel: 9,
+                shuffle: BloscShuffle::Byte,
+            },
+        ),
+        (
+            "blosc-lz4hc",
+            ZarrCompressor::Blosc {
+                cname: BloscCname::Lz4hc,
+                clevel: 9,
+                shuffle: BloscShuffle::Byte,
+            },
+        ),
+        (
+            "blosc-stored",
+            ZarrCompressor::Blosc {
+                cname: BloscCname::Lz4,
+                clevel: 0,
+                shuffle: BloscShuffle::Byte,
+            },
+        ),
     ]
+}
+
+#[test]
+fn written_compressors_are_numcodecs_configs() {
+    // numcodecs' get_config() of each (zarr's default compressor: Blosc(cname="lz4",
+    // clevel=5, shuffle=SHUFFLE, blocksize=0)), and the chunks' first bytes
+    let a = ndarray::Array1::<f64>::from_shape_fn(100, |i| i as f64);
+    let config = |c: ZarrCompressor| {
+        let mut w = Writer::new(WriteOptions::default());
+        let node = w.add_zarr_array(&a, &[50], c).unwrap();
+        let bytes = w.write_to_vec(&Node::map([("z", node)])).unwrap();
+        let file = AsdfFile::from_bytes(bytes.clone()).unwrap();
+        let comp = file.node("/z/.zarray/compressor").unwrap().clone();
+        let m = file
+            .manifest("/z", &asdf_core::ManifestOptions::default())
+            .unwrap();
+        let p = &m.pieces[0];
+        let head = bytes[p.offset as usize..][..4].to_vec();
+        (comp, head)
+    };
+    let (c, head) = config(ZarrCompressor::ZARR_DEFAULT);
+    let text = |k: &str| c.get(k).and_then(Node::as_str).map(str::to_string);
+    let num = |k: &str| c.get(k).and_then(Node::as_i64);
+    assert_eq!(text("id").as_deref(), Some("blosc"));
+    assert_eq!(text("cname").as_deref(), Some("lz4"));
+    assert_eq!(
+        (num("clevel"), num("shuffle"), num("blocksize")),
+        (Some(5), Some(1), Some(0))
+    );
+    // a Blosc1 chunk: version 2, versionlz 1, flags with byte shuffle (bit 0), typesize 8
+    assert_eq!(head[0], 2);
+    assert_eq!(head[2] & 0x1, 0x1);
+    assert_eq!(head[3], 8);
+    let (c, head) = config(ZarrCompressor::Gzip { level: 5 });
+    assert_eq!(c.get("id").and_then(Node::as_str), Some("gzip"));
+    assert_eq!(c.get("level").and_then(Node::as_i64), Some(5));
+    assert_eq!(&head[..3], &[0x1f, 0x8b, 8]);
 }
 
 fn leave(dir: Option<&Path>, name: &str, bytes: &[u8], arrays: serde_json::Value) {

@@ -11,7 +11,8 @@ in hex, whole and for a few regions in numpy's slice syntax; the form of the sid
 tests/data/asdf-zarr). Each file is opened with python asdf 6.0.0 and asdf-zarr 0.0.4 (pinned in
 tests/oracle-requirements.txt) with validation on, checksums verified and every warning an
 error; each zarr path must be a `zarr.Array` (an ordinary ndarray path a numpy array) whose
-datatype, shape and bytes, whole and by region, equal the sidecar's. Prints one line per file;
+datatype, shape and bytes, whole and by region, equal the sidecar's; the file written with
+`ZarrCompressor::ZARR_DEFAULT` must carry zarr's own default compressor's configuration. Prints one line per file;
 exits 1 on the first failure, 2 when the folder holds no file.
 """
 
@@ -37,6 +38,13 @@ def check(path: Path) -> None:
                 for part in p.strip("/").split("/"):
                     node = node[int(part)] if isinstance(node, list) else node[part]
                 if isinstance(node, zarr.core.Array):
+                    if path.stem == "written_blosc-default":
+                        # zarr's own default compressor, which python asdf-zarr writes
+                        want = zarr.storage.default_compressor.get_config()
+                        if node.compressor.get_config() != want:
+                            raise AssertionError(
+                                f"{p}: compressor {node.compressor.get_config()}, zarr's "
+                                f"default {want}")
                     arr = node[...]
                 elif isinstance(node, np.ndarray) or hasattr(node, "__array__"):
                     arr = np.asarray(node)

@@ -99,7 +99,7 @@ pub use crate::array::{ArrayOptions, Compression, CompressionChoice, Storage, Wr
 pub use pieces::ArrayPieces;
 pub use portable::WriteWarning;
 pub use update::{recover, update, update_with, UpdateKind, UpdateMode};
-pub use zarr::ZarrCompressor;
+pub use zarr::{BloscCname, BloscShuffle, ZarrCompressor};
 
 pub use crate::version::{ParseStandardVersionError, StandardVersion};
 

@@ -44,9 +44,83 @@ pub enum ZarrCompressor {
         /// numcodecs' acceleration, recorded in the metadata (our encoder has one speed).
         acceleration: i32,
     },
+    /// numcodecs `gzip` (a gzip stream, no file name, time stamp 0), level 0 to 9.
+    Gzip {
+        /// Compression level.
+        level: u32,
+    },
+    /// numcodecs `blosc`: one Blosc1 chunk (asdf-blosc2's encoder; cargo feature `blosc2`),
+    /// the item size the datatype's; `blocksize` 0 (the encoder chooses), as numcodecs
+    /// writes it by default. [`ZarrCompressor::ZARR_DEFAULT`] is zarr's default compressor.
+    Blosc {
+        /// The codec inside Blosc (numcodecs' `cname`).
+        cname: BloscCname,
+        /// Compression level, 0 to 9 (0 stores the data as it is).
+        clevel: u8,
+        /// The shuffle filter (numcodecs' `shuffle`: 0, 1, 2).
+        shuffle: BloscShuffle,
+    },
+}
+
+/// The codec inside a numcodecs `blosc` chunk ([`ZarrCompressor::Blosc`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BloscCname {
+    /// `blosclz`.
+    Blosclz,
+    /// `lz4` (zarr's default).
+    Lz4,
+    /// `lz4hc`.
+    Lz4hc,
+    /// `zlib`.
+    Zlib,
+    /// `zstd`.
+    Zstd,
+}
+
+impl BloscCname {
+    fn name(self) -> &'static str {
+        match self {
+            BloscCname::Blosclz => "blosclz",
+            BloscCname::Lz4 => "lz4",
+            BloscCname::Lz4hc => "lz4hc",
+            BloscCname::Zlib => "zlib",
+            BloscCname::Zstd => "zstd",
+        }
+    }
+}
+
+/// The shuffle filter of a numcodecs `blosc` chunk ([`ZarrCompressor::Blosc`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BloscShuffle {
+    /// None (numcodecs' 0).
+    None,
+    /// Byte shuffle (1, zarr's default).
+    Byte,
+    /// Bit shuffle (2).
+    Bit,
+}
+
+impl BloscShuffle {
+    fn number(self) -> i128 {
+        match self {
+            BloscShuffle::None => 0,
+            BloscShuffle::Byte => 1,
+            BloscShuffle::Bit => 2,
+        }
+    }
 }
 
 impl ZarrCompressor {
+    /// zarr's default compressor, which python asdf-zarr writes when given none:
+    /// `Blosc(cname="lz4", clevel=5, shuffle=SHUFFLE, blocksize=0)`.
+    pub const ZARR_DEFAULT: ZarrCompressor = ZarrCompressor::Blosc {
+        cname: BloscCname::Lz4,
+        clevel: 5,
+        shuffle: BloscShuffle::Byte,
+    };
+
     fn config(self) -> Node {
         let entries = match self {
             ZarrCompressor::None => return Node::new(Value::Null),
@@ -63,11 +137,26 @@ impl ZarrCompressor {
                 ("acceleration", int(acceleration.into())),
                 ("id", Node::str("lz4")),
             ],
+            ZarrCompressor::Gzip { level } => {
+                vec![("id", Node::str("gzip")), ("level", int(level.into()))]
+            }
+            ZarrCompressor::Blosc {
+                cname,
+                clevel,
+                shuffle,
+            } => vec![
+                ("blocksize", int(0)),
+                ("clevel", int(clevel.min(9).into())),
+                ("cname", Node::str(cname.name())),
+                ("id", Node::str("blosc")),
+                ("shuffle", int(shuffle.number())),
+            ],
         };
         flow(None, map(entries))
     }
 
-    fn encode(self, chunk: Vec<u8>) -> Result<Vec<u8>, WriteError> {
+    /// One chunk (of items of `item` bytes) encoded.
+    fn encode(self, chunk: Vec<u8>, item: usize) -> Result<Vec<u8>, WriteError> {
         let err = |codec, source| WriteError::Codec {
             block: 0,
             codec,
@@ -97,8 +186,79 @@ impl ZarrCompressor {
                 }
                 Ok(lz4_flex::block::compress_prepend_size(&chunk))
             }
+            ZarrCompressor::Gzip { level } => {
+                use std::io::Write;
+                let mut enc = flate2::GzBuilder::new().mtime(0).write(
+                    Vec::with_capacity(chunk.len() / 2 + 64),
+                    flate2::Compression::new(level.min(9)),
+                );
+                enc.write_all(&chunk).map_err(WriteError::Io)?;
+                enc.finish().map_err(WriteError::Io)
+            }
+            ZarrCompressor::Blosc {
+                cname,
+                clevel,
+                shuffle,
+            } => blosc_chunk(&chunk, item, cname, clevel, shuffle),
         }
     }
+}
+
+/// One Blosc1 chunk as numcodecs' `Blosc.encode` makes it (the item size the datatype's).
+#[cfg(feature = "blosc2")]
+fn blosc_chunk(
+    chunk: &[u8],
+    item: usize,
+    cname: BloscCname,
+    clevel: u8,
+    shuffle: BloscShuffle,
+) -> Result<Vec<u8>, WriteError> {
+    use asdf_blosc2::blosc1::{Params, Shuffle};
+    use asdf_blosc2::Codec;
+    let p = Params {
+        codec: match cname {
+            BloscCname::Blosclz => Codec::Blosclz,
+            BloscCname::Lz4 => Codec::Lz4,
+            BloscCname::Lz4hc => Codec::Lz4hc,
+            BloscCname::Zlib => Codec::Zlib,
+            BloscCname::Zstd => Codec::Zstd,
+        },
+        clevel: clevel.min(9),
+        shuffle: match shuffle {
+            BloscShuffle::None => Shuffle::None,
+            BloscShuffle::Byte => Shuffle::Byte,
+            BloscShuffle::Bit => Shuffle::Bit,
+        },
+        typesize: item,
+        blocksize: 0,
+    };
+    asdf_blosc2::blosc1::encode(chunk, &p).map_err(|e| WriteError::Codec {
+        block: 0,
+        codec: Compression::Blsc,
+        source: crate::codec::CodecError::Encode {
+            codec: "blosc",
+            message: e.to_string(),
+        },
+    })
+}
+
+/// Without the `blosc2` feature no Blosc chunk is written.
+#[cfg(not(feature = "blosc2"))]
+fn blosc_chunk(
+    _chunk: &[u8],
+    _item: usize,
+    _cname: BloscCname,
+    _clevel: u8,
+    _shuffle: BloscShuffle,
+) -> Result<Vec<u8>, WriteError> {
+    Err(WriteError::Codec {
+        block: 0,
+        codec: Compression::Blsc,
+        source: crate::codec::CodecError::Unsupported {
+            codec: "blosc",
+            reason: "asdf-core was built without the `blosc2` feature".into(),
+        },
+    })
 }
 
 /// An array registered with [`Writer::add_zarr_array`]: its `.zarray` node and its encoded
@@ -253,7 +413,7 @@ impl<'a> Writer<'a> {
         let mut pos = vec![0usize; grid.len()];
         for _ in 0..count {
             let raw = chunk_bytes(array.bytes(), &shape, chunks, &pos, item);
-            encoded.push(compressor.encode(raw)?);
+            encoded.push(compressor.encode(raw, item)?);
             for d in (0..grid.len()).rev() {
                 pos[d] += 1;
                 if pos[d] < grid[d] {
