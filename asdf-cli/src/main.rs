@@ -49,6 +49,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 // The commands: each imports only from the format converters and the shared modules below,
 // never from another command.
 mod check_schemas;
+mod codegen;
 mod convert;
 mod diff;
 mod edit;
@@ -311,6 +312,23 @@ enum Command {
     CheckSchemas {
         /// The folder (searched with its subfolders for .yaml and .yml files).
         dir: PathBuf,
+    },
+    /// Generate Rust types with `#[derive(AsdfType)]` from ASDF schemas (and manifests, for
+    /// their tags): one type per schema, the newest version of each; one line on standard
+    /// error per schema or property not mapped faithfully (kept as `Node`).
+    Codegen {
+        /// Schema files, or folders searched with their subfolders for .yaml and .yml files.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The Rust file to write.
+        #[arg(short, long, value_name = "OUT.rs")]
+        output: PathBuf,
+        /// Every version of each schema, each version in its own module (`v2_2_0::Name`).
+        #[arg(long)]
+        all_versions: bool,
+        /// Arrays as `asdf_core::convert::LazyArray` (read on demand) instead of ndarrays.
+        #[arg(long)]
+        lazy_arrays: bool,
     },
     /// Report the differences of two files' trees and array values, one line per differing
     /// path (`PATH: what`); exit status 0 when equal, 1 when they differ.
@@ -623,6 +641,12 @@ fn main() -> ExitCode {
             no_checksums,
         } => validate::run(access, &file, schema.as_deref(), !no_checksums),
         Command::CheckSchemas { dir } => check_schemas::run(&dir),
+        Command::Codegen {
+            inputs,
+            output,
+            all_versions,
+            lazy_arrays,
+        } => codegen::run(&inputs, &output, all_versions, lazy_arrays),
         Command::Diff {
             first,
             second,
