@@ -1,5 +1,7 @@
 //! One call for the common case: [`write`] a value or a tree to a new file, [`read`] a typed
-//! value from a file, [`update_at`] one place of a file's tree and keep the rest.
+//! value from a file, [`update_at`] one place of a file's tree and keep the rest. The
+//! functions that write return a [`WriteError`] (which holds the reader's
+//! [`Error`](crate::Error) when reading the file failed), [`read`] an [`Error`](crate::Error).
 //!
 //! These use the default options (validation on, no compression for new arrays, checksums;
 //! an updated file keeps each array where it is and each block's codec). For anything else (compression, storage
@@ -24,7 +26,7 @@
 //! asdf_core::update_at("frame.asdf", "/meta/observer", &"Vera")?; // mappings made as needed
 //!
 //! asdf_core::write("catalog.asdf", &tree!({"name": "M31", "count": 3}))?;
-//! # Ok::<(), asdf_core::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::path::Path;
@@ -38,7 +40,7 @@ use crate::{AsdfFile, Result};
 /// tree is `value`, which must convert to a mapping: a [`tree!`](crate::tree), a struct
 /// without a tag, a map. A tagged value cannot be the root of a file: put it under a key
 /// with [`write_at`].
-pub fn write<T: ToAsdf + ?Sized>(path: impl AsRef<Path>, value: &T) -> Result<()> {
+pub fn write<T: ToAsdf + ?Sized>(path: impl AsRef<Path>, value: &T) -> Result<(), WriteError> {
     write_at(path, "", value)
 }
 
@@ -50,7 +52,7 @@ pub fn write_at<T: ToAsdf + ?Sized>(
     path: impl AsRef<Path>,
     pointer: &str,
     value: &T,
-) -> Result<()> {
+) -> Result<(), WriteError> {
     let mut writer = Writer::new(WriteOptions::default());
     let node = writer.add_value(value)?;
     let root = if is_root(pointer) {
@@ -81,7 +83,7 @@ pub fn update_at<T: ToAsdf + ?Sized>(
     path: impl AsRef<Path>,
     pointer: &str,
     value: &T,
-) -> Result<()> {
+) -> Result<(), WriteError> {
     let path = path.as_ref();
     // an interrupted in-place update is finished first, as every update does
     crate::write::recover(path)?;
@@ -89,8 +91,7 @@ pub fn update_at<T: ToAsdf + ?Sized>(
     if file.fits_hdus().is_some() {
         return Err(WriteError::ReadOnlyFormat {
             path: path.to_path_buf(),
-        }
-        .into());
+        });
     }
     let opts = WriteOptions::default()
         .standard(file_standard(&file))
@@ -113,7 +114,7 @@ fn is_root(pointer: &str) -> bool {
 }
 
 /// `node` as the root of a file: a mapping, untagged or tagged as a root.
-fn as_root(node: Node) -> Result<Node> {
+fn as_root(node: Node) -> Result<Node, WriteError> {
     let root_tag = node
         .tag()
         .is_none_or(|t| t.starts_with("tag:stsci.edu:asdf/core/asdf-"));
@@ -131,8 +132,7 @@ fn as_root(node: Node) -> Result<Node> {
                     "the root of an ASDF file is an untagged mapping, and this value is \
                      {what}: put it under a key (write_at(path, \"/key\", &value))"
                 ),
-            }
-            .into())
+            })
         }
     }
 }

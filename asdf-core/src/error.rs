@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::array::ArrayError;
 use crate::codec::CodecError;
 use crate::layout::LayoutError;
-use crate::yaml::YamlError;
+use crate::yaml::{TreePath, YamlError};
 
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -20,11 +20,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// The errors are layered one way: the lower layers' errors ([`ArrayError`],
 /// [`CodecError`], [`LayoutError`], [`YamlError`], ...) are held by the layers above them;
 /// [`ConvertError`](crate::convert::ConvertError) (typed conversion) holds only those, and
-/// this type holds them all. A failed array load in a typed read is [`Error::Load`], not an
-/// `Error` inside a `ConvertError`. Variants that wrap an `Error` add where it happened
-/// ([`Error::External`], [`Error::Load`]). One exception is left:
-/// [`WriteError::Source`](crate::write::WriteError::Source) boxes the `Error` of reading the
-/// writer's source file.
+/// this type, the reader's, holds them all. A failed array load in a typed read is
+/// [`Error::Load`], not an `Error` inside a `ConvertError`. Variants that wrap an `Error` add
+/// where it happened ([`Error::File`], [`Error::External`], [`Error::Load`]). Writing is
+/// the layer above: [`WriteError`](crate::write::WriteError) holds this type (reading the
+/// source file) and this type never holds a `WriteError`; every function that writes,
+/// the one-call [`write`](crate::write()) and [`update_at`](crate::update_at) included,
+/// returns a `WriteError`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -51,7 +53,7 @@ pub enum Error {
     #[error("{path}: {source}")]
     Convert {
         /// Tree path of the ndarray.
-        path: String,
+        path: TreePath,
         /// Why.
         #[source]
         source: ArrayError,
@@ -77,7 +79,7 @@ pub enum Error {
         offset: u64,
         /// What is wrong.
         #[source]
-        source: crate::file::LegacyEncodingError,
+        source: crate::file::legacy::LegacyEncodingError,
     },
     /// A block's stored MD5 matches neither its stored nor its decoded bytes.
     #[error(
@@ -97,7 +99,7 @@ pub enum Error {
     #[error("{path}: source {source_index} names no block (the file has {count})")]
     NoSuchBlock {
         /// Tree path of the ndarray.
-        path: String,
+        path: TreePath,
         /// The `source` value.
         source_index: i64,
         /// Number of blocks in the file.
@@ -111,7 +113,7 @@ pub enum Error {
     #[error("{path}: {}", crate::display_chain(&**source))]
     Load {
         /// Tree path of the ndarray.
-        path: crate::convert::TreePath,
+        path: TreePath,
         /// The file's error.
         #[source]
         source: Box<Error>,
@@ -126,7 +128,7 @@ pub enum Error {
     #[error("{path}: {source}")]
     Selection {
         /// Tree path of the array.
-        path: String,
+        path: TreePath,
         /// What is wrong with the selection.
         source: crate::array::SelectionError,
     },
@@ -143,7 +145,7 @@ pub enum Error {
     #[error("{path}: not an ndarray (tag {tag:?})")]
     NotAnArray {
         /// Tree path.
-        path: String,
+        path: TreePath,
         /// The node's tag.
         tag: Option<String>,
     },
@@ -151,7 +153,7 @@ pub enum Error {
     #[error("{path}: cannot resolve reference {reference:?}: {reason}")]
     Reference {
         /// Tree path of the referring node.
-        path: String,
+        path: TreePath,
         /// The URI.
         reference: String,
         /// Why.
@@ -163,7 +165,7 @@ pub enum Error {
     #[error("{path}: refused to open {reference:?}: {reason}")]
     ExternalRefused {
         /// Tree path of the referring node.
-        path: String,
+        path: TreePath,
         /// The URI as written in the tree.
         reference: String,
         /// Why it was refused.
@@ -193,11 +195,11 @@ pub enum Error {
     },
     /// ASDF in FITS: the FITS structure is malformed, or an array whose source is a FITS HDU
     /// (`fits:SCI,1`) cannot be read. The message is one line and names the HDU and its byte
-    /// offset; `path` is the tree path of the array (empty when opening failed).
-    #[error("{}{error}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
+    /// offset; `path` is the tree path of the array (the root when opening failed).
+    #[error("{}{error}", if path.is_root() { String::new() } else { format!("{path}: ") })]
     Fits {
-        /// Tree path of the array, or empty.
-        path: String,
+        /// Tree path of the array, or the root.
+        path: TreePath,
         /// What is wrong.
         error: crate::layout::fits::FitsError,
     },
@@ -206,9 +208,9 @@ pub enum Error {
     #[error("{path}: {source}")]
     Zarr {
         /// Tree path of the zarr node.
-        path: String,
+        path: TreePath,
         /// What is wrong (boxed: it names chunks and codecs, and `Error` stays small).
-        source: Box<crate::file::ZarrError>,
+        source: Box<crate::file::zarr::ZarrError>,
     },
     /// A configured limit was exceeded.
     #[error("limit exceeded: {what} is {found}, limit {limit}")]
@@ -220,10 +222,6 @@ pub enum Error {
         /// The value found.
         found: u64,
     },
-    /// Writing a file failed (the one-call functions [`write`](crate::write()),
-    /// [`update_at`](crate::update_at)).
-    #[error(transparent)]
-    Write(#[from] crate::write::WriteError),
     /// An edit of a tree named a place that is not there.
     #[error(transparent)]
     Edit(#[from] crate::yaml::EditError),

@@ -86,7 +86,7 @@ fn a_failed_write_says_why() {
     let text = e.to_string();
     one_line(&text);
     assert!(text.contains("No such file or directory"), "{text}");
-    assert!(format!("{e:?}").starts_with("Write("), "{e:?}");
+    assert!(format!("{e:?}").starts_with("Io("), "{e:?}");
 }
 
 /// A real file (python asdf 6.0.0's `fixtures/codec_zlib.asdf`) cut before its `...` end

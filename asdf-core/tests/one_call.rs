@@ -6,7 +6,9 @@
 mod common;
 
 use asdf_core::write::Compression;
-use asdf_core::write::{ArrayOptions, CompressionChoice, StandardVersion, WriteOptions, Writer};
+use asdf_core::write::{
+    ArrayOptions, CompressionChoice, StandardVersion, WriteError, WriteOptions, Writer,
+};
 use asdf_core::{tree, AsdfFile, AsdfType, Error, Node, Value};
 use ndarray::{Array1, Array2};
 
@@ -67,7 +69,7 @@ fn a_tagged_value_cannot_be_the_root_and_nothing_is_written() {
     let path = dir.join("root.asdf");
     let e = asdf_core::write(&path, &frame(1.0)).unwrap_err();
     let text = e.to_string();
-    assert!(matches!(e, Error::Write(_)), "{e:?}");
+    assert!(matches!(e, WriteError::BadTree { .. }), "{e:?}");
     assert!(
         text.contains("asdf://example.org/tags/frame-1.0.0"),
         "{text}"
@@ -145,7 +147,7 @@ fn a_failed_update_leaves_the_file_as_it_was() {
     // through a scalar: the edit names the step
     let e = asdf_core::update_at(&path, "/widget/knob/x", &1).unwrap_err();
     assert!(
-        matches!(&e, Error::Edit(asdf_core::yaml::EditError::NotFound { at, .. }) if at == "/widget/knob/x"),
+        matches!(&e, WriteError::Edit(asdf_core::yaml::EditError::NotFound { at, .. }) if at == "/widget/knob/x"),
         "{e:?}"
     );
     // a value that does not validate: core/software needs a name
@@ -154,19 +156,21 @@ fn a_failed_update_leaves_the_file_as_it_was() {
         Value::Map(vec![(Node::str("version"), Node::str("1.0"))]),
     );
     let e = asdf_core::update_at(&path, "/made_by", &software).unwrap_err();
-    assert!(matches!(e, Error::Write(_)), "{e:?}");
+    assert!(matches!(e, WriteError::Invalid(_)), "{e:?}");
     assert!(e.to_string().contains("name"), "{e}");
     assert_eq!(
         std::fs::read(&path).unwrap(),
         bytes,
         "the file is untouched"
     );
-    // a file that is not there
+    // a file that is not there: the reader's error, inside the writer's
     let missing = dir.join("missing.asdf");
-    assert!(matches!(
-        asdf_core::update_at(&missing, "/a", &1),
-        Err(Error::Io { .. })
-    ));
+    let e = asdf_core::update_at(&missing, "/a", &1).unwrap_err();
+    assert!(
+        matches!(&e, WriteError::Read(r) if matches!(**r, Error::Io { .. })),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("missing.asdf"), "{e}");
     assert!(!missing.exists());
 }
 

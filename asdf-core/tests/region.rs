@@ -1086,7 +1086,7 @@ where
         }
         Err(want) => match got {
             Err(Error::Selection { path: p, source }) => {
-                assert_eq!((p.as_str(), source), (path, want), "[{s}]");
+                assert_eq!((p.to_string().as_str(), source), (path, want), "[{s}]");
             }
             other => panic!("{path}[{s}]: expected {want:?}, got {other:?}"),
         },
@@ -1220,7 +1220,7 @@ fn selection_errors_are_typed_and_name_path_axis_and_bound() {
                 let Error::Selection { path, source } = e else {
                     unreachable!()
                 };
-                (path, source, text)
+                (path.to_string(), source, text)
             }
             other => panic!(
                 "{path}[{s}]: expected a selection error, got {:?}",

@@ -16,7 +16,6 @@ mod error;
 mod impls;
 mod lazy;
 mod masked;
-mod path;
 /// Helpers shared with the serde bridge.
 pub(crate) mod impls_support {
     pub(crate) use super::impls::big_integer_node;
@@ -26,11 +25,11 @@ use crate::array::{ArrayOptions, DynArray, WriteArray};
 use crate::yaml::Node;
 
 pub use crate::yaml::describe;
+pub use crate::yaml::{PathSegment, TreePath};
 pub use error::{ConvertError, ConvertErrorKind};
 pub use lazy::LazyArray;
 pub(crate) use masked::nonzero_kind;
 pub use masked::{ArrayItem, MaskValue, Masked};
-pub use path::{PathSegment, TreePath};
 
 /// Renders a path as a JSON pointer (`/a/0/b`, `~` and `/` escaped; the root is `/`): the
 /// [`TreePath`] display.

@@ -15,7 +15,7 @@ impl AsdfFile {
         let node = self.node(path)?;
         if !node.is_ndarray() {
             return Err(Error::NotAnArray {
-                path: path.to_string(),
+                path: path.into(),
                 tag: node.tag().map(str::to_string),
             });
         }
@@ -58,7 +58,7 @@ impl AsdfFile {
             }
             ArraySource::Uri(uri) if uri.starts_with("fits:") => {
                 let err = |error| Error::Fits {
-                    path: path.to_string(),
+                    path: path.into(),
                     error,
                 };
                 let Some(container) = &self.fits else {
@@ -91,7 +91,7 @@ impl AsdfFile {
                 .dyn_array(path)?
                 .to_array::<T>()
                 .map_err(|source| Error::Convert {
-                    path: path.to_string(),
+                    path: path.into(),
                     source,
                 });
         }
@@ -102,7 +102,7 @@ impl AsdfFile {
         self.dyn_array_of(&node, path)?
             .to_array::<T>()
             .map_err(|source| Error::Convert {
-                path: path.to_string(),
+                path: path.into(),
                 source,
             })
     }

@@ -582,7 +582,7 @@ impl AsdfFile {
     pub(crate) fn block_header(&self, index: usize) -> Result<&BlockHeader> {
         let count = self.block_count();
         let missing = || Error::NoSuchBlock {
-            path: String::new(),
+            path: crate::yaml::TreePath::root(),
             source_index: index as i64,
             count,
         };
@@ -951,7 +951,7 @@ impl AsdfFile {
         idx.filter(|&i| i >= 0 && (i as u64) < count as u64)
             .map(|i| i as usize)
             .ok_or(Error::NoSuchBlock {
-                path: path.to_string(),
+                path: path.into(),
                 source_index: source,
                 count,
             })

@@ -74,7 +74,7 @@ impl Confinement {
     /// confinement admits it; otherwise [`Error::ExternalRefused`].
     pub(crate) fn check(&self, base_dir: &Path, uri: &str, path: &str) -> Result<PathBuf> {
         let refuse = |reason: String| Error::ExternalRefused {
-            path: path.to_string(),
+            path: path.into(),
             reference: uri.to_string(),
             reason,
         };

@@ -72,7 +72,7 @@ impl AsdfFile {
         let ext = self.external_file(uri, path)?;
         if ext.block_count() == 0 {
             return Err(ext.as_external(Error::NoSuchBlock {
-                path: path.to_string(),
+                path: path.into(),
                 source_index: 0,
                 count: 0,
             }));
@@ -101,7 +101,7 @@ impl AsdfFile {
         }
         let found = opener.open(uri).map_err(|e| match e {
             ExternalOpenError::Refused(reason) => Error::ExternalRefused {
-                path: path.to_string(),
+                path: path.into(),
                 reference: uri.to_string(),
                 reason,
             },

@@ -32,7 +32,7 @@ mod read_as;
 mod refs;
 mod region;
 mod verify;
-mod zarr;
+pub(crate) mod zarr;
 
 pub use crate::layout::fits::{Card, CardValue, FitsError, Hdu, HduKind};
 pub use crate::layout::{

@@ -277,7 +277,7 @@ impl AsdfFile {
         // ASDF in FITS: the ASDF file is the data of the `ASDF` extension
         let (source, mmap, fits) = if fits::sniff(&*source) {
             let (container, bytes) = fits::open(source).map_err(|error| Error::Fits {
-                path: String::new(),
+                path: crate::yaml::TreePath::root(),
                 error,
             })?;
             (Arc::new(bytes) as Arc<dyn ReadAt>, None, Some(container))

@@ -59,7 +59,7 @@ pub(super) fn resolve(file: &AsdfFile, node: &Node, path: &str) -> Result<RefTar
         };
         let uri = uri.to_string();
         let err = |reason: &str| Error::Reference {
-            path: current_path.clone(),
+            path: current_path.as_str().into(),
             reference: uri.clone(),
             reason: reason.to_string(),
         };
@@ -82,7 +82,7 @@ pub(super) fn resolve(file: &AsdfFile, node: &Node, path: &str) -> Result<RefTar
         current_path = pointer;
     }
     Err(Error::Reference {
-        path: path.to_string(),
+        path: path.into(),
         reference: ref_uri(node).unwrap_or_default().to_string(),
         reason: format!("more than {MAX_HOPS} hops (a reference cycle?)"),
     })

@@ -62,7 +62,7 @@ impl AsdfFile {
 
 fn sel_err(path: &str, source: SelectionError) -> Error {
     Error::Selection {
-        path: path.to_string(),
+        path: path.into(),
         source,
     }
 }
@@ -219,7 +219,7 @@ impl AsdfFile {
         self.dyn_region(path, sel)?
             .to_array::<T>()
             .map_err(|source| Error::Convert {
-                path: path.to_string(),
+                path: path.into(),
                 source,
             })
     }

@@ -13,7 +13,8 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::file_writer::{write_file, Writeback};
+use super::file_writer::write_file;
+use super::platform::Writeback;
 use super::prepare::{self, Plan};
 use super::{WriteError, WriteSummary, Writer};
 use crate::yaml::Node;

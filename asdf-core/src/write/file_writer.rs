@@ -24,8 +24,9 @@ use crate::checksum::Md5;
 use crate::progress::Ticker;
 use rayon::prelude::*;
 
-use super::platform::{kernel_copy, start_writeback};
-use super::prepare::{BlockData, BlockJob, CopyRange, Plan};
+use super::jobs::{BlockData, BlockJob, CopyRange};
+use super::platform::{kernel_copy, Writeback};
+use super::prepare::Plan;
 use super::{WriteError, WriteOptions};
 use crate::codec::{self, Compression, LZ4_CHUNK_INPUT};
 use crate::layout::{encode_block_header, encode_block_index, BlockHeader, FLAG_STREAMED};
@@ -43,65 +44,11 @@ const LZ4_PIPE_MIN: usize = 4 * LZ4_CHUNK_INPUT;
 const LZ4_MAX_WORKERS: usize = 8;
 /// Compressed `lz4` chunks each worker may have ready ahead of the writer.
 const LZ4_QUEUE: usize = 2;
-/// Written bytes that are handed to the kernel's writeback at a time.
-const WRITEBACK_MIN: u64 = 8 << 20;
 /// Standard block header size.
 const HEADER_SIZE: u64 = 48;
 
 fn md5(data: &[u8]) -> [u8; 16] {
     Md5::digest(data)
-}
-
-/// Starts the kernel's writeback of what a write has produced so far, so that the closing
-/// fsync does not have to write the whole file at once. Only a hint: durability still comes
-/// from the fsync.
-pub(crate) struct Writeback<'f> {
-    file: Option<&'f File>,
-    /// File offset up to which writeback was started.
-    done: u64,
-    /// The file the sink writes straight through (only buffering in between), from its
-    /// start: kept blocks may be copied into it by the kernel.
-    copy_to: Option<&'f File>,
-}
-
-impl<'f> Writeback<'f> {
-    /// No file behind the sink: nothing to do.
-    pub(crate) fn none() -> Self {
-        Writeback {
-            file: None,
-            done: 0,
-            copy_to: None,
-        }
-    }
-
-    /// The sink writes `file` from its start.
-    pub(crate) fn file(file: &'f File) -> Self {
-        Writeback {
-            file: Some(file),
-            done: 0,
-            copy_to: None,
-        }
-    }
-
-    /// The sink writes `file` from its start, only buffering on the way (after a flush, the
-    /// file holds everything written), so bytes may also be put into `file` directly.
-    pub(crate) fn direct(file: &'f File) -> Self {
-        Writeback {
-            file: Some(file),
-            done: 0,
-            copy_to: Some(file),
-        }
-    }
-
-    /// The sink has been given the bytes up to file offset `end` (a buffering sink may hold
-    /// some still: those are left for the fsync).
-    pub(crate) fn written(&mut self, end: u64) {
-        let Some(f) = self.file else { return };
-        if end >= self.done.saturating_add(WRITEBACK_MIN) {
-            start_writeback(f, self.done, end - self.done);
-            self.done = end;
-        }
-    }
 }
 
 /// The `header_size` that puts the data of a block whose header starts at `pos` on an
@@ -300,7 +247,7 @@ pub(crate) fn write_blocks<W: Write + Seek>(
             (Pre::Pieces, _) => {
                 let BlockData::Pieces(spec) = &job.data else {
                     return Err(WriteError::BadTree {
-                        path: String::new(),
+                        path: crate::yaml::TreePath::root(),
                         message: "block of pieces without pieces".into(),
                     });
                 };
@@ -437,7 +384,7 @@ fn copy_stored<W: Write + Seek>(
     step: &mut dyn FnMut(u64, u64),
 ) -> Result<[u8; 16], WriteError> {
     let mut done = 0u64;
-    if let Some(dst) = wb.copy_to {
+    if let Some(dst) = wb.copy_to() {
         w.flush()?;
         done = kernel_copy(&range.file, range.offset, dst, at, range.len)?;
         w.seek(SeekFrom::Start(at + done))?;
@@ -843,7 +790,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let a = array(LZ4_PIPE_MIN + 100);
-        let b = array(2 * WRITEBACK_MIN as usize + 8);
+        let b = array(2 * crate::write::platform::WRITEBACK_MIN as usize + 8);
         for (i, opts) in [lz4(), WriteOptions::default()].into_iter().enumerate() {
             let path = dir.join(format!("f{i}.asdf"));
             let mut w = Writer::new(opts);

@@ -46,6 +46,7 @@ mod add_value;
 #[cfg_attr(not(feature = "unstable-internals"), allow(dead_code))]
 pub(crate) mod atomic;
 mod file_writer;
+mod jobs;
 pub(crate) mod nodes;
 mod pieces;
 mod platform;
@@ -251,6 +252,12 @@ impl WriteOptions {
 
 /// Errors of writing. The message is one line naming what and where (tree path, block),
 /// its cause included; `{:?}` is the derived form (see [`crate::Error`]).
+///
+/// The write layer is above the read layer: a `WriteError` may hold the reader's
+/// [`crate::Error`] (reading the source file, [`WriteError::Read`] and
+/// [`WriteError::Source`]), and a [`crate::Error`] never holds a `WriteError`. Every function
+/// that writes returns this type, the one-call [`write`](crate::write()),
+/// [`write_at`](crate::write_at) and [`update_at`](crate::update_at) included.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WriteError {
@@ -276,15 +283,28 @@ pub enum WriteError {
     #[error("{path}: {message}")]
     BadTree {
         /// Tree path of the offending node.
-        path: String,
+        path: crate::yaml::TreePath,
         /// What is wrong.
         message: String,
     },
+    /// Reading the file being updated failed ([`update_at`](crate::update_at),
+    /// [`update`]: opening it, or finishing an interrupted update). The reader's error,
+    /// which names the file.
+    #[error(transparent)]
+    Read(Box<crate::Error>),
+    /// A value did not convert to a tree ([`Writer::add_value`], the one-call
+    /// [`write`](crate::write()), [`write_at`](crate::write_at), [`update_at`](crate::update_at)).
+    #[error(transparent)]
+    Convert(#[from] crate::convert::ConvertError),
+    /// Placing a value in the tree named a place that is not there
+    /// ([`update_at`](crate::update_at) through a scalar).
+    #[error(transparent)]
+    Edit(#[from] crate::yaml::EditError),
     /// Reading array data from the source file failed.
     #[error("{path}: cannot read array data from the source file: {source}")]
     Source {
         /// Tree path of the ndarray.
-        path: String,
+        path: crate::yaml::TreePath,
         /// What went wrong.
         #[source]
         source: Box<crate::Error>,
@@ -324,6 +344,12 @@ pub enum WriteError {
         /// What python asdf needs to read it.
         needs: &'static str,
     },
+}
+
+impl From<crate::Error> for WriteError {
+    fn from(e: crate::Error) -> Self {
+        WriteError::Read(Box::new(e))
+    }
 }
 
 /// The validation hook of [`WriteOptions::validate`], run on the final tree before any byte
@@ -660,7 +686,7 @@ impl<'a> Writer<'a> {
         mut w: W,
     ) -> Result<StreamWriter<W>, WriteError> {
         let spec = self.stream.as_ref().ok_or_else(|| WriteError::BadTree {
-            path: String::new(),
+            path: crate::yaml::TreePath::root(),
             message: "no streamed array declared (use Writer::stream)".into(),
         })?;
         self.write_to(root, &mut w)?;
@@ -699,12 +725,8 @@ impl<'a> Writer<'a> {
         if !plan.externals.is_empty() {
             return Err(WriteError::ExternalNeedsPath);
         }
-        let (len, block_offsets) = file_writer::write_file(
-            &self.opts,
-            &plan,
-            &mut w,
-            &mut file_writer::Writeback::none(),
-        )?;
+        let (len, block_offsets) =
+            file_writer::write_file(&self.opts, &plan, &mut w, &mut platform::Writeback::none())?;
         w.flush()?;
         Ok(WriteSummary {
             len,
@@ -747,7 +769,7 @@ impl<W: Write> StreamWriter<W> {
     pub fn append_rows(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
         if self.row_bytes == 0 || bytes.len() % self.row_bytes != 0 {
             return Err(WriteError::BadTree {
-                path: String::new(),
+                path: crate::yaml::TreePath::root(),
                 message: format!(
                     "{} bytes are not whole rows of {} bytes",
                     bytes.len(),

@@ -16,7 +16,7 @@ use std::sync::{mpsc, Mutex};
 
 use crate::checksum::Md5;
 
-use super::file_writer::Writeback;
+use super::platform::Writeback;
 use super::WriteError;
 use crate::array::{ArrayOptions, DType};
 use crate::codec::{self, Compression, LZ4_CHUNK_INPUT};
@@ -232,7 +232,7 @@ pub(crate) fn write_pieces<W: Write>(
         .map_err(|_| io::Error::other("an array's pieces were lost by a failed write"))?
         .take()
         .ok_or_else(|| WriteError::BadTree {
-            path: String::new(),
+            path: crate::yaml::TreePath::root(),
             message: "an array added by pieces can be written once only".into(),
         })?;
     let stop = AtomicBool::new(false);
@@ -293,7 +293,7 @@ pub(crate) fn write_pieces<W: Write>(
 
 fn too_many(declared: u64, got: u64) -> WriteError {
     WriteError::BadTree {
-        path: String::new(),
+        path: crate::yaml::TreePath::root(),
         message: format!("an array declared as {declared} bytes had pieces of {got} bytes"),
     }
 }

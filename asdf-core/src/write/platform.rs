@@ -1,7 +1,8 @@
 //! The writer's operating-system calls, each with its fallback where the system lacks it:
 //! starting writeback of what is written (`sync_file_range`) and copying between files in
 //! the kernel (`copy_file_range`). Both are Linux calls; elsewhere writeback is left to the
-//! fsync and copies go through memory. The file format stays in `file_writer`.
+//! fsync and copies go through memory. [`Writeback`] paces the first for a write in
+//! progress. The file format stays in `file_writer`.
 
 use std::fs::File;
 
@@ -91,4 +92,64 @@ pub(super) fn kernel_copy(
 #[cfg(not(target_os = "linux"))]
 pub(super) fn kernel_copy(_: &File, _: u64, _: &File, _: u64, _: u64) -> std::io::Result<u64> {
     Ok(0)
+}
+
+/// Written bytes that are handed to the kernel's writeback at a time.
+pub(super) const WRITEBACK_MIN: u64 = 8 << 20;
+
+/// Starts the kernel's writeback of what a write has produced so far, so that the closing
+/// fsync does not have to write the whole file at once. Only a hint: durability still comes
+/// from the fsync.
+pub(crate) struct Writeback<'f> {
+    file: Option<&'f File>,
+    /// File offset up to which writeback was started.
+    done: u64,
+    /// The file the sink writes straight through (only buffering in between), from its
+    /// start: kept blocks may be copied into it by the kernel.
+    copy_to: Option<&'f File>,
+}
+
+impl<'f> Writeback<'f> {
+    /// No file behind the sink: nothing to do.
+    pub(crate) fn none() -> Self {
+        Writeback {
+            file: None,
+            done: 0,
+            copy_to: None,
+        }
+    }
+
+    /// The sink writes `file` from its start.
+    pub(crate) fn file(file: &'f File) -> Self {
+        Writeback {
+            file: Some(file),
+            done: 0,
+            copy_to: None,
+        }
+    }
+
+    /// The sink writes `file` from its start, only buffering on the way (after a flush, the
+    /// file holds everything written), so bytes may also be put into `file` directly.
+    pub(crate) fn direct(file: &'f File) -> Self {
+        Writeback {
+            file: Some(file),
+            done: 0,
+            copy_to: Some(file),
+        }
+    }
+
+    /// The file bytes may be put into directly (see [`Writeback::direct`]).
+    pub(crate) fn copy_to(&self) -> Option<&'f File> {
+        self.copy_to
+    }
+
+    /// The sink has been given the bytes up to file offset `end` (a buffering sink may hold
+    /// some still: those are left for the fsync).
+    pub(crate) fn written(&mut self, end: u64) {
+        let Some(f) = self.file else { return };
+        if end >= self.done.saturating_add(WRITEBACK_MIN) {
+            start_writeback(f, self.done, end - self.done);
+            self.done = end;
+        }
+    }
 }

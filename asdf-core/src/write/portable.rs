@@ -7,7 +7,7 @@
 //! framing, which is the one this library writes) and nothing else; every other label needs
 //! a plugin that registers a `Compressor` for it.
 
-use super::prepare::BlockJob;
+use super::jobs::BlockJob;
 use super::{Compression, WriteError};
 
 /// What python asdf 6.0.0 needs to read blocks of `c`: `None` when it reads them itself.

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::sync::Arc;
 
+use super::jobs::{BlockData, BlockJob, CopyRange};
 use super::nodes::{
     self, byteorder_of, datatype_node, int, nested, shape_node, word, NDARRAY_KEYS,
 };
@@ -17,66 +18,6 @@ use crate::schema::NodeIds;
 use crate::yaml::hash::FastBuild;
 use crate::yaml::{Node, NodeData, Value};
 use crate::AsdfFile;
-
-/// Bytes of one block: borrowed from the caller or the source file, or owned.
-pub(crate) enum BlockData<'w> {
-    Slice(&'w [u8]),
-    Owned(Vec<u8>),
-    /// Produced piece by piece while written ([`Writer::add_array_pieces`]).
-    Pieces(&'w super::pieces::PieceSpec),
-}
-
-impl BlockData<'_> {
-    pub(crate) fn bytes(&self) -> &[u8] {
-        match self {
-            BlockData::Slice(s) => s,
-            BlockData::Owned(v) => v,
-            BlockData::Pieces(_) => &[],
-        }
-    }
-}
-
-/// One block to write.
-pub(crate) struct BlockJob<'w> {
-    /// The decoded data (empty when `stored` is given).
-    pub data: BlockData<'w>,
-    pub compression: Option<Compression>,
-    /// Stored bytes copied from the source file as they are (when given, the header's sizes
-    /// and checksum come from here, and `data` is only a fallback source for them).
-    pub copy: Option<CopyRange>,
-    /// The source file's block this job reproduces unchanged, if any.
-    pub origin: Option<usize>,
-    /// Bytes per item of the array (codecs that shuffle use it; 1 when unknown).
-    pub typesize: usize,
-}
-
-impl<'w> BlockJob<'w> {
-    pub(crate) fn new(data: BlockData<'w>, compression: Option<Compression>) -> Self {
-        BlockJob {
-            data,
-            compression,
-            copy: None,
-            origin: None,
-            typesize: 1,
-        }
-    }
-}
-
-/// A source block's stored bytes, to be copied unchanged (by the kernel where it can).
-pub(crate) struct CopyRange {
-    /// The source file, opened again for reading.
-    pub file: Arc<File>,
-    /// File offset of the first stored byte.
-    pub offset: u64,
-    /// Number of stored bytes (`used_size`).
-    pub len: u64,
-    /// The block's decoded size (`data_size`).
-    pub data_size: u64,
-    /// The block's checksum as stored (zeros: none).
-    pub checksum: [u8; 16],
-    /// The block's compression (to tell a legacy checksum of the decoded data from damage).
-    pub compression: Option<Compression>,
-}
 
 /// The prepared tree and the blocks it refers to.
 pub(crate) struct Plan<'w> {
@@ -138,14 +79,14 @@ fn with_tag(node: &Node, tag: String, value: Value) -> Node {
 
 fn bad(path: &str, message: impl Into<String>) -> WriteError {
     WriteError::BadTree {
-        path: path.to_string(),
+        path: path.into(),
         message: message.into(),
     }
 }
 
 fn source_err(path: &str, e: crate::Error) -> WriteError {
     WriteError::Source {
-        path: path.to_string(),
+        path: path.into(),
         source: Box::new(e),
     }
 }
@@ -747,7 +688,7 @@ impl<'w> Prep<'w, '_> {
                 source_err(
                     path,
                     crate::Error::NoSuchBlock {
-                        path: path.clone(),
+                        path: path.as_str().into(),
                         source_index: match meta.source {
                             ArraySource::Block(i) => i,
                             _ => 0,

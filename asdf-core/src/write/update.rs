@@ -97,13 +97,7 @@ pub fn update_with(
     let path = path.as_ref();
     recover(path)?;
     // mapped: uncompressed blocks are not read when only the tree changes
-    let file = AsdfFile::options()
-        .mmap(true)
-        .open(path)
-        .map_err(|e| WriteError::Source {
-            path: String::new(),
-            source: Box::new(e),
-        })?;
+    let file = AsdfFile::options().mmap(true).open(path)?;
     if file.fits_hdus().is_some() {
         return Err(WriteError::ReadOnlyFormat {
             path: path.to_path_buf(),

@@ -32,6 +32,7 @@ pub(crate) mod hash;
 mod keys;
 mod node;
 mod parse;
+mod path;
 pub(crate) mod pointer;
 pub(crate) mod pytext;
 mod resolve;
@@ -42,6 +43,7 @@ pub use edit::EditError;
 pub use emit::{emit, EmitError, EmitOptions};
 pub use node::*;
 pub use parse::parse;
+pub use path::{PathSegment, TreePath};
 pub use resolve::resolve_plain;
 pub use timestamp::timestamp_canonical;
 

@@ -1,8 +1,9 @@
-//! Tree paths: where in the tree a conversion is, and where its errors happened.
+//! Tree paths: where in the tree a node is, as the errors of every layer name it (reading,
+//! typed conversion, writing).
 
 use std::fmt;
 
-use crate::yaml::pointer;
+use super::pointer;
 
 /// One step of a tree path: a mapping key or a sequence index.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -16,13 +17,15 @@ pub enum PathSegment {
 /// A tree path: the steps from the root to a node. Displays as its JSON pointer
 /// (`/meta/exposure/0`, `~` and `/` in keys escaped as RFC 6901 says; the root is `/`).
 ///
-/// The conversion contexts ([`ToContext`](super::ToContext),
-/// [`FromContext`](super::FromContext)) track one while they walk a value, and
-/// [`ConvertError::path`](super::ConvertError::path) is one. Compare it with a pointer
-/// text directly: `path == "/a/0"`.
+/// The errors that name a place in the tree carry one (the reader's
+/// [`Error`](crate::Error), [`ConvertError::path`](crate::convert::ConvertError::path), the
+/// writer's [`WriteError`](crate::write::WriteError)); the conversion contexts
+/// ([`ToContext`](crate::convert::ToContext), [`FromContext`](crate::convert::FromContext))
+/// track one while they walk a value. Also at its old place, `asdf_core::convert::TreePath`.
+/// Compare it with a pointer text directly: `path == "/a/0"`.
 ///
 /// ```
-/// use asdf_core::convert::TreePath;
+/// use asdf_core::yaml::TreePath;
 /// let mut p = TreePath::root();
 /// p.push_key("meta");
 /// p.push_key("a/b");
