@@ -577,7 +577,7 @@ fn runs(a: &AxisRange, chunk: usize) -> Vec<Run> {
 impl AsdfFile {
     pub(super) fn zarr_err(path: &str, source: ZarrError) -> Error {
         Error::Zarr {
-            path: path.to_string(),
+            path: path.to_string().into(),
             source: Box::new(source),
         }
     }
@@ -752,7 +752,7 @@ impl AsdfFile {
     ) -> Result<(DType, Vec<usize>, Vec<u8>)> {
         let m = ZarrMeta::from_node(node).map_err(|e| Self::zarr_err(path, e))?;
         let axes = sel.resolve(&m.shape).map_err(|source| Error::Selection {
-            path: path.to_string(),
+            path: path.to_string().into(),
             source,
         })?;
         let item = m.dtype.itemsize();
@@ -861,12 +861,12 @@ impl AsdfFile {
             // bool: through the checks of the owned conversion
             let d = self.zarr_dyn(node, path, sel)?;
             let a = d.to_array::<T>().map_err(|source| Error::Convert {
-                path: path.to_string(),
+                path: path.to_string().into(),
                 source,
             })?;
             if a.len() != out.len() {
                 return Err(Error::Selection {
-                    path: path.to_string(),
+                    path: path.to_string().into(),
                     source: array::SelectionError::BufferSize {
                         given: out.len(),
                         needed: a.len(),
