@@ -329,7 +329,7 @@ impl AsdfFile {
         match (&meta.source, &self.fits) {
             (ArraySource::Uri(uri), Some(container)) if uri.starts_with("fits:") => {
                 container.scaled_image(uri).map_err(|error| Error::Fits {
-                    path: path.to_string(),
+                    path: path.to_string().into(),
                     error,
                 })
             }
@@ -348,7 +348,7 @@ impl AsdfFile {
         match (&meta.source, &self.fits) {
             (ArraySource::Uri(uri), Some(container)) if uri.starts_with("fits:") => {
                 container.table(uri).map(Some).map_err(|error| Error::Fits {
-                    path: path.to_string(),
+                    path: path.to_string().into(),
                     error,
                 })
             }
@@ -581,7 +581,7 @@ impl AsdfFile {
                 };
                 let (offset, length, dtype, shape) =
                     container.raw_image(uri).map_err(|error| Error::Fits {
-                        path: path.to_string(),
+                        path: path.to_string().into(),
                         error,
                     })?;
                 let full: Vec<Range<usize>> = shape.iter().map(|&n| 0..n).collect();
@@ -623,7 +623,7 @@ impl AsdfFile {
             // a source kind added later
             #[allow(unreachable_patterns)]
             _ => Err(Error::NotAnArray {
-                path: path.to_string(),
+                path: path.to_string().into(),
                 tag: node.tag().map(str::to_string),
             }),
         }
