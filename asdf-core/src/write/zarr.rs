@@ -6,8 +6,8 @@
 //! Rewriting a file ([`Writer::from_file`]) keeps the asdf-zarr arrays it holds, chunk blocks
 //! and map renumbered.
 
+use super::jobs::{BlockData, BlockJob};
 use super::nodes::{flow, int, map};
-use super::prepare::{BlockData, BlockJob};
 use super::{WriteError, Writer};
 use crate::array::{DType, ScalarType, WriteArray};
 use crate::codec::{self, Compression};
@@ -382,7 +382,7 @@ impl<'a> Writer<'a> {
         let dtype = array.dtype().clone();
         let shape = array.shape().to_vec();
         let bad = |message: String| WriteError::BadTree {
-            path: String::new(),
+            path: String::new().into(),
             message,
         };
         if shape.is_empty() {
@@ -497,7 +497,7 @@ pub(super) fn plan_source<'w>(
     let map = source
         .zarr_block_map(node, path)
         .map_err(|e| WriteError::Source {
-            path: path.to_string(),
+            path: path.to_string().into(),
             source: Box::new(e),
         })?;
     let mut map_bytes = Vec::with_capacity(map.len() * 4);
@@ -506,7 +506,7 @@ pub(super) fn plan_source<'w>(
             None => -1i32,
             Some(b) => {
                 let data = source.block_data(b).map_err(|e| WriteError::Source {
-                    path: path.to_string(),
+                    path: path.to_string().into(),
                     source: Box::new(e),
                 })?;
                 blocks.push(BlockJob::new(BlockData::Slice(data), None));
