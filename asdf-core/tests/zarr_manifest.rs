@@ -13,8 +13,11 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// A fixture: its name, the file opened, its bytes and its sidecar.
+type Fixture = (String, AsdfFile, Vec<u8>, serde_json::Value);
+
 /// The fixtures' names with their sidecars.
-fn fixtures() -> Option<Vec<(String, AsdfFile, Vec<u8>, serde_json::Value)>> {
+fn fixtures() -> Option<Vec<Fixture>> {
     let dir = asdf_test_data::require_dir("asdf-zarr")?;
     let mut out = Vec::new();
     let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -148,20 +151,17 @@ fn manifest_pieces_are_the_chunks_zarr_reads() {
                         local[d] = rest % region[d].len();
                         rest /= region[d].len();
                     }
-                    let mut in_chunk = 0usize;
-                    if z.fortran {
-                        for d in (0..n).rev() {
-                            in_chunk = in_chunk * z.chunks[d] + local[d];
-                        }
+                    let axes = z.chunks.iter().zip(&local);
+                    let in_chunk = if z.fortran {
+                        axes.rev().fold(0usize, |acc, (c, l)| acc * c + l)
                     } else {
-                        for d in 0..n {
-                            in_chunk = in_chunk * z.chunks[d] + local[d];
-                        }
-                    }
-                    let mut at = 0usize;
-                    for d in 0..n {
-                        at = at * shape[d] + region[d].start + local[d];
-                    }
+                        axes.fold(0usize, |acc, (c, l)| acc * c + l)
+                    };
+                    let at = shape
+                        .iter()
+                        .zip(&region)
+                        .zip(&local)
+                        .fold(0usize, |acc, ((s, r), l)| acc * s + r.start + l);
                     out[at * item..(at + 1) * item]
                         .copy_from_slice(&bytes[in_chunk * item..(in_chunk + 1) * item]);
                 }
