@@ -24,8 +24,9 @@
 //! ```
 //!
 //! In a `build.rs`, read the schemas with [`collect_sources`], write `out.code` to
-//! `OUT_DIR` and `include!` it. The generated code names `asdf_core`, `ndarray` (arrays)
-//! and `num_complex` (complex numbers): the crate that compiles it depends on them.
+//! `OUT_DIR` and `include!` it. The generated code names `asdf_core`, `ndarray` (arrays),
+//! `num_complex` (complex numbers) and `half` (float16 arrays): the crate that compiles it
+//! depends on those it uses.
 //!
 //! The mapping from schema keywords to Rust is the table of `docs/codegen.md`; everything
 //! the generator cannot map becomes an `asdf_core::Node` and a [`Warning`] naming it.
@@ -157,9 +158,7 @@ pub fn collect_sources(paths: &[PathBuf]) -> Result<Vec<SchemaSource>, CodegenEr
             }
             entries.sort();
             for entry in entries {
-                let yaml = entry
-                    .extension()
-                    .is_some_and(|e| e == "yaml" || e == "yml");
+                let yaml = entry.extension().is_some_and(|e| e == "yaml" || e == "yml");
                 if entry.is_dir() || yaml {
                     walk(&entry, files)?;
                 }
@@ -422,9 +421,29 @@ impl<'o> Gen<'o> {
             for f in &families {
                 *count.entry(name_of(f, depth[f])).or_default() += 1;
             }
+            // of the families sharing a name, the one with the shortest path keeps it
+            // (when it alone is shortest); the others take more of their path
+            let mut shortest: HashMap<String, (usize, usize)> = HashMap::new();
+            for f in &families {
+                let n = name_of(f, depth[f]);
+                if count[&n] > 1 {
+                    let len = path_segments(f).len();
+                    let e = shortest.entry(n).or_insert((usize::MAX, 0));
+                    if len < e.0 {
+                        *e = (len, 1);
+                    } else if len == e.0 {
+                        e.1 += 1;
+                    }
+                }
+            }
             let mut again = false;
             for f in &families {
-                if count[&name_of(f, depth[f])] > 1 {
+                let n = name_of(f, depth[f]);
+                if count[&n] > 1 {
+                    let (len, how_many) = shortest[&n];
+                    if how_many == 1 && path_segments(f).len() == len {
+                        continue;
+                    }
                     *depth.get_mut(f).unwrap_or(&mut 0) += 1;
                     again = true;
                 }
@@ -494,9 +513,10 @@ impl<'o> Gen<'o> {
             m
         };
         let module = self.module_of(i);
-        let found = self.modules.get(&module).and_then(|items| {
-            items.iter().rposition(|it| it.name == mapped.ty)
-        });
+        let found = self
+            .modules
+            .get(&module)
+            .and_then(|items| items.iter().rposition(|it| it.name == mapped.ty));
         match found {
             Some(at) => {
                 let item = &mut self.modules.get_mut(&module).expect("found above")[at];
@@ -610,8 +630,13 @@ impl<'o> Gen<'o> {
                 m
             }
             None => {
-                self.warn(path, format!("tag {tag}: no schema given for it, kept as Node"));
-                Mapped::node(format!("Tag `{tag}`: no schema given for it, kept as its tree."))
+                self.warn(
+                    path,
+                    format!("tag {tag}: no schema given for it, kept as Node"),
+                );
+                Mapped::node(format!(
+                    "Tag `{tag}`: no schema given for it, kept as its tree."
+                ))
             }
         }
     }
@@ -654,8 +679,14 @@ impl<'o> Gen<'o> {
                     tagged: true,
                     ..Mapped::plain("asdf_core::array::DynArray")
                 }
-                .with_note(format!("Datatype {what}: no ndarray element type, read as a DynArray."))
-                .warned(self, path, "an ndarray of a datatype with no element type: DynArray");
+                .with_note(format!(
+                    "Datatype {what}: no ndarray element type, read as a DynArray."
+                ))
+                .warned(
+                    self,
+                    path,
+                    "an ndarray of a datatype with no element type: DynArray",
+                );
             }
             return Mapped {
                 tagged: true,
@@ -715,7 +746,12 @@ impl<'o> Gen<'o> {
                 self.typed(schema, t, path, name)
             }
             Some(t) => {
-                let kinds: Vec<&str> = t.as_seq().unwrap_or(&[]).iter().filter_map(Node::as_str).collect();
+                let kinds: Vec<&str> = t
+                    .as_seq()
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(Node::as_str)
+                    .collect();
                 let nullable = kinds.contains(&"null");
                 let rest: Vec<&str> = kinds.into_iter().filter(|k| *k != "null").collect();
                 let mut m = match rest.as_slice() {
@@ -741,8 +777,14 @@ impl<'o> Gen<'o> {
                     .filter(|k| CONSTRAINTS.contains(k))
                     .collect();
                 if !unknown.is_empty() {
-                    self.warn(path, format!("{}: not mapped, kept as Node", unknown.join(", ")));
-                    return Mapped::node(format!("Constrained by {}: kept as its tree.", unknown.join(", ")));
+                    self.warn(
+                        path,
+                        format!("{}: not mapped, kept as Node", unknown.join(", ")),
+                    );
+                    return Mapped::node(format!(
+                        "Constrained by {}: kept as its tree.",
+                        unknown.join(", ")
+                    ));
                 }
                 Mapped::plain(NODE)
             }
@@ -751,9 +793,7 @@ impl<'o> Gen<'o> {
 
     fn reference(&mut self, schema: &Node, r: &str, path: &str, name: &str) -> Mapped {
         match self.resolve(r) {
-            Ok((d, pointer)) if pointer.is_empty() || pointer == "/" => {
-                self.doc_type(d, path)
-            }
+            Ok((d, pointer)) if pointer.is_empty() || pointer == "/" => self.doc_type(d, path),
             Ok((d, pointer)) => {
                 if let Some(m) = self.defs.get(&(d, pointer.clone())) {
                     return m.clone();
@@ -766,13 +806,18 @@ impl<'o> Gen<'o> {
                 let owner = self.names[&self.docs[d].family].clone();
                 let def_name = format!("{owner}{}", camel(last));
                 // a placeholder first: a definition that refers to itself ends here
-                self.defs.insert((d, pointer.clone()), Mapped::plain(def_name.clone()));
+                self.defs
+                    .insert((d, pointer.clone()), Mapped::plain(def_name.clone()));
                 let saved = self.current;
                 self.current = d;
                 let m = self.map(&target, &format!("{pointer}"), &def_name);
                 self.current = saved;
                 let m = Mapped {
-                    ty: if m.ty == def_name { self.type_path(d, &def_name) } else { m.ty },
+                    ty: if m.ty == def_name {
+                        self.type_path(d, &def_name)
+                    } else {
+                        m.ty
+                    },
                     ..m
                 };
                 self.defs.insert((d, pointer), m.clone());
@@ -784,7 +829,9 @@ impl<'o> Gen<'o> {
                 }
                 let _ = name;
                 self.warn(path, format!("$ref {abs}: schema not given, kept as Node"));
-                Mapped::node(format!("`$ref: {abs}`: that schema was not given, kept as its tree."))
+                Mapped::node(format!(
+                    "`$ref: {abs}`: that schema was not given, kept as its tree."
+                ))
             }
         }
     }
@@ -807,7 +854,11 @@ impl<'o> Gen<'o> {
                 }
                 Some(items) => {
                     let m = self.map(items, &format!("{path}/items"), &format!("{name}Item"));
-                    let inner = if m.nullable { format!("Option<{}>", m.ty) } else { m.ty };
+                    let inner = if m.nullable {
+                        format!("Option<{}>", m.ty)
+                    } else {
+                        m.ty
+                    };
                     Mapped {
                         note: m.note,
                         ..Mapped::plain(format!("Vec<{inner}>"))
@@ -821,8 +872,16 @@ impl<'o> Gen<'o> {
                 }
                 match schema.get("additionalProperties") {
                     Some(a) if a.as_map().is_some_and(|m| !m.is_empty()) => {
-                        let m = self.map(a, &format!("{path}/additionalProperties"), &format!("{name}Value"));
-                        let inner = if m.nullable { format!("Option<{}>", m.ty) } else { m.ty };
+                        let m = self.map(
+                            a,
+                            &format!("{path}/additionalProperties"),
+                            &format!("{name}Value"),
+                        );
+                        let inner = if m.nullable {
+                            format!("Option<{}>", m.ty)
+                        } else {
+                            m.ty
+                        };
                         Mapped {
                             note: m.note,
                             ..Mapped::plain(format!("asdf_core::convert::OrderedMap<{inner}>"))
@@ -894,7 +953,11 @@ impl<'o> Gen<'o> {
     fn any_of(&mut self, branches: &[Node], path: &str, name: &str) -> Mapped {
         let is_null = |b: &Node| b.get("type").and_then(Node::as_str) == Some("null");
         let nullable = branches.iter().any(is_null);
-        let rest: Vec<(usize, &Node)> = branches.iter().enumerate().filter(|(_, b)| !is_null(b)).collect();
+        let rest: Vec<(usize, &Node)> = branches
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| !is_null(b))
+            .collect();
         if let [(i, only)] = rest.as_slice() {
             let mut m = self.map(only, &format!("{path}/{i}"), name);
             m.nullable |= nullable;
@@ -924,17 +987,24 @@ impl<'o> Gen<'o> {
                     Variant {
                         name: unique(camel(base), &mut taken),
                         rename: None,
-                        ty: Some(if m.nullable { format!("Option<{}>", m.ty) } else { m.ty.clone() }),
+                        ty: Some(if m.nullable {
+                            format!("Option<{}>", m.ty)
+                        } else {
+                            m.ty.clone()
+                        }),
                     }
                 })
                 .collect();
             // the variant reading any tag goes last
             let order: Vec<bool> = mapped.iter().map(|m| !m.tagged).collect();
-            let mut paired: Vec<(bool, Variant)> = order.into_iter().zip(variants.drain(..)).collect();
+            let mut paired: Vec<(bool, Variant)> =
+                order.into_iter().zip(variants.drain(..)).collect();
             paired.sort_by_key(|(untagged, _)| *untagged);
             self.push(Item {
                 name: type_name.clone(),
-                docs: vec!["One of the alternatives of the schema, told apart by their tags.".to_string()],
+                docs: vec![
+                    "One of the alternatives of the schema, told apart by their tags.".to_string(),
+                ],
                 kind: Kind::Enum {
                     variants: paired.into_iter().map(|(_, v)| v).collect(),
                 },
@@ -959,53 +1029,80 @@ impl<'o> Gen<'o> {
     /// `allOf`: objects merged into one struct; otherwise the one branch that gives a type.
     fn all_of(&mut self, schema: &Node, branches: &[Node], path: &str, name: &str) -> Mapped {
         let mut parts: Vec<Node> = Vec::new();
-        let mut leftovers: Vec<(usize, Node)> = Vec::new();
-        let mut own = schema.clone();
-        if let Some(m) = own.as_map() {
-            let rest: Vec<(Node, Node)> = m.iter().filter(|(k, _)| k.as_str() != Some("allOf")).cloned().collect();
-            own = Node::new(asdf_core::Value::Map(rest));
-        }
-        if is_object(&own) {
-            parts.push(own);
-        }
-        for (i, b) in branches.iter().enumerate() {
-            let b = self.deref(b);
-            if is_object(&b) {
-                parts.push(b);
-            } else if let Some(inner) = b.get("allOf").and_then(Node::as_seq) {
-                for x in inner {
-                    let x = self.deref(x);
-                    if is_object(&x) {
-                        parts.push(x);
-                    } else if gives_type(&x) {
-                        leftovers.push((i, x));
-                    }
-                }
-            } else if gives_type(&b) {
-                leftovers.push((i, branches[i].clone()));
-            }
-        }
+        let mut leftovers: Vec<(String, Node)> = Vec::new();
+        self.flatten(schema, path, 0, &mut parts, &mut leftovers);
+        let _ = branches;
         if !parts.is_empty() && leftovers.is_empty() {
-            return self.object(&Node::new(asdf_core::Value::Null), path, name.to_string(), false, parts);
+            let null = Node::new(asdf_core::Value::Null);
+            return self.object(&null, path, name.to_string(), false, parts);
         }
         if parts.is_empty() && leftovers.len() == 1 {
-            let (i, b) = leftovers.remove(0);
-            return self.map(&b, &format!("{path}/allOf/{i}"), name);
+            let (p, b) = leftovers.remove(0);
+            return self.map(&b, &p, name);
         }
         if parts.is_empty() && leftovers.is_empty() {
             return Mapped::plain(NODE);
         }
-        self.warn(&format!("{path}/allOf"), "branches of different kinds cannot be merged: kept as Node");
-        Mapped::node("All of several schemas that are not objects: kept as its tree.")
+        self.warn(
+            &format!("{path}/allOf"),
+            "branches of different kinds cannot be merged: kept as Node",
+        );
+        Mapped::node("All of several schemas that are not all objects: kept as its tree.")
     }
 
-    /// A `$ref` branch replaced by the schema it names (when given), for merging.
+    /// Collects the object schemas an `allOf` (and the `allOf`s of the schemas its `$ref`s
+    /// name) merges into `parts`, and the branches giving another type into `leftovers`.
+    fn flatten(
+        &self,
+        schema: &Node,
+        path: &str,
+        depth: usize,
+        parts: &mut Vec<Node>,
+        leftovers: &mut Vec<(String, Node)>,
+    ) {
+        if depth > 16 {
+            leftovers.push((path.to_string(), schema.clone()));
+            return;
+        }
+        let target = self.deref(schema);
+        let Some(branches) = target.get("allOf").and_then(Node::as_seq) else {
+            if is_object(&target) {
+                parts.push(target);
+            } else if gives_type(&target) {
+                leftovers.push((path.to_string(), schema.clone()));
+            }
+            return;
+        };
+        // the schema's own keywords beside its allOf
+        if let Some(m) = target.as_map() {
+            let rest: Vec<(Node, Node)> = m
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), Some("allOf" | "$ref")))
+                .cloned()
+                .collect();
+            let own = Node::new(asdf_core::Value::Map(rest));
+            if is_object(&own) {
+                parts.push(own);
+            }
+        }
+        for (i, b) in branches.iter().enumerate() {
+            self.flatten(b, &format!("{path}/allOf/{i}"), depth + 1, parts, leftovers);
+        }
+    }
+
+    /// A `$ref` replaced by the schema it names (when given and an object or an `allOf`),
+    /// for merging.
     fn deref(&self, b: &Node) -> Node {
         if let Some(r) = b.get("$ref").and_then(Node::as_str) {
             if let Ok((d, pointer)) = self.resolve(r) {
                 let root = &self.docs[d].root;
-                if let Some(t) = if pointer.is_empty() { Some(root) } else { root.pointer(&pointer) } {
-                    if is_object(t) {
+                let t = if pointer.is_empty() {
+                    Some(root)
+                } else {
+                    root.pointer(&pointer)
+                };
+                if let Some(t) = t {
+                    if is_object(t) || t.get("allOf").is_some() {
                         return t.clone();
                     }
                 }
@@ -1015,7 +1112,14 @@ impl<'o> Gen<'o> {
     }
 
     /// A struct for an object schema (and the `extra` parts merged into it by `allOf`).
-    fn object(&mut self, schema: &Node, path: &str, name: String, top: bool, mut parts: Vec<Node>) -> Mapped {
+    fn object(
+        &mut self,
+        schema: &Node,
+        path: &str,
+        name: String,
+        top: bool,
+        mut parts: Vec<Node>,
+    ) -> Mapped {
         if parts.is_empty() {
             parts.push(schema.clone());
         }
@@ -1024,7 +1128,11 @@ impl<'o> Gen<'o> {
         let mut required: HashSet<String> = HashSet::new();
         let mut closed = false;
         for (n, part) in parts.iter().enumerate() {
-            let base = if n == 0 { path.to_string() } else { format!("{path}/allOf/{}", n - 1) };
+            let base = if n == 0 {
+                path.to_string()
+            } else {
+                format!("{path}/allOf/{}", n - 1)
+            };
             if let Some(props) = part.get("properties").and_then(Node::as_map) {
                 for (k, v) in props {
                     let Some(k) = k.as_str() else { continue };
@@ -1035,7 +1143,14 @@ impl<'o> Gen<'o> {
                         }
                         continue;
                     }
-                    keys.push((k.to_string(), v.clone(), format!("{base}/properties/{}", k.replace('~', "~0").replace('/', "~1"))));
+                    keys.push((
+                        k.to_string(),
+                        v.clone(),
+                        format!(
+                            "{base}/properties/{}",
+                            k.replace('~', "~0").replace('/', "~1")
+                        ),
+                    ));
                 }
             }
             if let Some(req) = part.get("required").and_then(Node::as_seq) {
@@ -1074,7 +1189,11 @@ impl<'o> Gen<'o> {
         let extra = (!closed).then(|| unique("extra".to_string(), &mut taken));
         let mut docs = doc_lines(schema);
         if docs.is_empty() && !top {
-            docs.push(format!("The object at `{}` of `{}`.", if path.is_empty() { "/" } else { path }, self.docs[self.current].id));
+            docs.push(format!(
+                "The object at `{}` of `{}`.",
+                if path.is_empty() { "/" } else { path },
+                self.docs[self.current].id
+            ));
         }
         self.push(Item {
             name: type_name.clone(),
@@ -1133,20 +1252,41 @@ impl Mapped {
 
 /// Keywords that constrain a value without giving its type: a schema made only of them and
 /// annotations is kept as a `Node` with a warning.
-const CONSTRAINTS: &[&str] = &["not", "patternProperties", "dependencies", "items", "minItems", "maxItems"];
+const CONSTRAINTS: &[&str] = &[
+    "not",
+    "patternProperties",
+    "dependencies",
+    "items",
+    "minItems",
+    "maxItems",
+];
 
 /// An object schema: `type: object` with properties, or properties alone.
 fn is_object(schema: &Node) -> bool {
     schema.get("properties").is_some()
-        && matches!(schema.get("type").and_then(Node::as_str), None | Some("object"))
+        && matches!(
+            schema.get("type").and_then(Node::as_str),
+            None | Some("object")
+        )
         && schema.get("tag").is_none()
 }
 
 /// Whether a schema says anything about its value's type.
 fn gives_type(schema: &Node) -> bool {
-    ["type", "$ref", "tag", "properties", "enum", "anyOf", "oneOf", "allOf", "datatype", "ndim"]
-        .iter()
-        .any(|k| schema.get(k).is_some())
+    [
+        "type",
+        "$ref",
+        "tag",
+        "properties",
+        "enum",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "datatype",
+        "ndim",
+    ]
+    .iter()
+    .any(|k| schema.get(k).is_some())
 }
 
 /// `title` and `description`, as doc lines.
@@ -1166,7 +1306,9 @@ fn doc_lines(schema: &Node) -> Vec<String> {
 
 /// `core/ndarray` for the standard's tags and schema ids (any version).
 fn std_kind(uri: &str) -> Option<String> {
-    let rest = uri.strip_prefix(STD_TAG).or_else(|| uri.strip_prefix(STD_ID))?;
+    let rest = uri
+        .strip_prefix(STD_TAG)
+        .or_else(|| uri.strip_prefix(STD_ID))?;
     let (base, _) = split_version(rest.trim_end_matches('*').trim_end_matches('.'));
     let base = base.strip_suffix("-1").unwrap_or(base);
     Some(base.to_string())
@@ -1183,6 +1325,7 @@ fn element_type(name: &str) -> Option<&'static str> {
         "uint16" => "u16",
         "uint32" => "u32",
         "uint64" => "u64",
+        "float16" => "half::f16",
         "float32" => "f32",
         "float64" => "f64",
         "complex64" => "num_complex::Complex<f32>",
@@ -1237,7 +1380,10 @@ mod tests {
         assert_eq!(join_uri(base, "c-1.0.0"), "asdf://x.org/schemas/a/c-1.0.0");
         assert_eq!(join_uri(base, "../c-1.0.0"), "asdf://x.org/schemas/c-1.0.0");
         assert_eq!(join_uri(base, "asdf://y.org/z"), "asdf://y.org/z");
-        assert_eq!(std_kind("tag:stsci.edu:asdf/core/ndarray-1.*").as_deref(), Some("core/ndarray"));
+        assert_eq!(
+            std_kind("tag:stsci.edu:asdf/core/ndarray-1.*").as_deref(),
+            Some("core/ndarray")
+        );
         assert_eq!(
             std_kind("http://stsci.edu/schemas/asdf/time/time-1.1.0").as_deref(),
             Some("time/time")

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Generates Rust types for every schema of the `rad` package (the Roman Attribute
+# Dictionary, pinned in tests/rad-requirements.txt and installed into the oracle venv
+# without its dependencies when missing) with
+# `asdftool codegen`, into a scratch crate outside the workspace, and type-checks it: any
+# error or warning fails (the scratch crate says `#![deny(warnings)]`; RUSTFLAGS are left
+# as they are so the target folder's builds are reused). Prints how many schemas were
+# mapped, how many warnings the generator gave, and how long each step took.
+#
+#   asdf-codegen/tests/check_rad.sh            (ORACLE_VENV=... for another venv)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+venv="${ORACLE_VENV:-$repo/.venv-oracle}"
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$repo/$target" ;; esac
+
+want="$(sed -n 's/^rad==\([^ ]*\).*/\1/p' "$repo/tests/rad-requirements.txt")"
+have="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("rad"))' 2>/dev/null || true)"
+if [ "$have" != "$want" ]; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes \
+    -r "$repo/tests/rad-requirements.txt"
+fi
+rad_dir="$("$venv/bin/python" -c 'import importlib.resources as r, rad.resources as m; print(r.files(m))')"
+rad_version="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("rad"))')"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/src"
+
+# the main workspace's dev profile for third-party crates (as fuzz/Cargo.toml), and its lock
+# file, so the check reuses the target folder's builds of asdf-core and its dependencies
+cat > "$scratch/Cargo.toml" <<TOML
+[package]
+name = "rad-codegen-check"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[workspace]
+
+[dependencies]
+asdf-core = { path = "$repo/asdf-core", package = "asdfrs-core" }
+ndarray = "0.17"
+num-complex = "0.4"
+half = "2"
+
+[profile.dev.package."*"]
+opt-level = 1
+TOML
+cp "$repo/Cargo.lock" "$scratch/Cargo.lock"
+printf '%s\n' '//! Types generated from the rad package'"'"'s schemas.' '#![deny(warnings)]' 'pub mod rad;' > "$scratch/src/lib.rs"
+
+start=$(date +%s.%N)
+(cd "$repo" && cargo build --quiet -p asdfrs-cli --bin asdftool --target-dir "$target")
+built=$(date +%s.%N)
+summary="$("$target/debug/asdftool" codegen "$rad_dir" -o "$scratch/src/rad.rs" 2> "$scratch/warnings.txt")"
+generated=$(date +%s.%N)
+rustfmt --check --edition 2021 "$scratch/src/rad.rs" > /dev/null || {
+  echo "check_rad: the generated code is not rustfmt-clean" >&2
+  exit 1
+}
+cargo check --quiet --manifest-path "$scratch/Cargo.toml" --target-dir "$target" 2>&1 | tee "$scratch/check.txt"
+status=${PIPESTATUS[0]}
+checked=$(date +%s.%N)
+if [ "$status" -ne 0 ] || grep -q '^warning' "$scratch/check.txt"; then
+  echo "check_rad: the code generated from rad $rad_version does not type-check cleanly" >&2
+  exit 1
+fi
+echo "rad $rad_version: $summary" | sed "s|$scratch/src/||"
+echo "generator warnings by kind:"
+sed -E 's/^warning: [^#]*#[^:]*: //; s/(asdf:|tag:|http:)[^ ]*[^ :,]/URI/g' "$scratch/warnings.txt" | sort | uniq -c | sort -rn
+awk -v a="$start" -v b="$built" -v c="$generated" -v d="$checked" 'BEGIN {
+  printf "times: asdftool build %.1f s, generation %.2f s, cargo check %.1f s\n", b - a, c - b, d - c
+}'
