@@ -486,7 +486,17 @@ impl<'o> Gen<'o> {
     fn top_level(&mut self, i: usize) {
         let doc = &self.docs[i];
         let name = self.names[&doc.family].clone();
-        let root = doc.root.clone();
+        // the root's own `tag` keyword is the tag of the instances (taken above), not a
+        // reference to a type
+        let root = match doc.root.as_map() {
+            Some(m) if doc.root.get("tag").is_some() => Node::new(asdf_core::Value::Map(
+                m.iter()
+                    .filter(|(k, _)| k.as_str() != Some("tag"))
+                    .cloned()
+                    .collect(),
+            )),
+            _ => doc.root.clone(),
+        };
         let id = doc.id.clone();
         let tag = doc.tag.clone().map(|t| TagAttr {
             pattern: major_pattern(&t).filter(|p| p != &t),
@@ -500,7 +510,6 @@ impl<'o> Gen<'o> {
         if let Some(t) = &tag {
             docs.push(format!("Tag `{}`.", t.tag));
         }
-        // the root's own tag keyword is the instance's tag, not a property constraint
         let mapped = if is_object(&root) {
             self.object(&root, "", name.clone(), true, Vec::new())
         } else {
@@ -810,7 +819,7 @@ impl<'o> Gen<'o> {
                     .insert((d, pointer.clone()), Mapped::plain(def_name.clone()));
                 let saved = self.current;
                 self.current = d;
-                let m = self.map(&target, &format!("{pointer}"), &def_name);
+                let m = self.map(&target, &pointer, &def_name);
                 self.current = saved;
                 let m = Mapped {
                     ty: if m.ty == def_name {
@@ -1219,7 +1228,7 @@ impl<'o> Gen<'o> {
                 first = true;
             }
             for item in items {
-                if !(first && !module.is_empty()) {
+                if !first || module.is_empty() {
                     code.push('\n');
                 }
                 first = false;

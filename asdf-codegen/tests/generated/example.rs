@@ -59,7 +59,7 @@ pub enum FilterNameValue {
 )]
 pub struct FilterName(pub FilterNameValue);
 
-/// A guide star
+/// A guide star (its tag from its own `tag`, not from the manifest)
 ///
 /// Generated from `asdf://example.org/codegen/schemas/guide_star-1.0.0`.
 /// Tag `asdf://example.org/codegen/tags/guide_star-1.0.0`.
