@@ -17,6 +17,7 @@ const COMMANDS: &[&str] = &[
     "convert",
     "validate",
     "check-schemas",
+    "codegen",
     "diff",
     "search",
     "extract",
