@@ -414,7 +414,9 @@ impl<'o> Gen<'o> {
                 .filter(|s| *s != "schemas")
                 .collect();
             let from = segs.len().saturating_sub(k);
-            camel(&segs[from..].join("_"))
+            // JWST's ids end in `.schema` (`.../image.schema`)
+            let joined = segs[from..].join("_");
+            camel(joined.strip_suffix(".schema").unwrap_or(&joined))
         };
         for _ in 0..8 {
             let mut count: HashMap<String, usize> = HashMap::new();

@@ -7,7 +7,9 @@
 # as they are so the target folder's builds are reused). Prints how many schemas were
 # mapped, how many warnings the generator gave, and how long each step took.
 #
-#   asdf-codegen/tests/check_rad.sh            (ORACLE_VENV=... for another venv)
+#   asdf-codegen/tests/check_rad.sh [--all-versions] [--lazy-arrays]
+#
+# (the options are asdftool codegen's; ORACLE_VENV=... for another venv)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -53,7 +55,7 @@ printf '%s\n' '//! Types generated from the rad package'"'"'s schemas.' '#![deny
 start=$(date +%s.%N)
 (cd "$repo" && cargo build --quiet -p asdfrs-cli --bin asdftool --target-dir "$target")
 built=$(date +%s.%N)
-summary="$("$target/debug/asdftool" codegen "$rad_dir" -o "$scratch/src/rad.rs" 2> "$scratch/warnings.txt")"
+summary="$("$target/debug/asdftool" codegen "$@" "$rad_dir" -o "$scratch/src/rad.rs" 2> "$scratch/warnings.txt")"
 generated=$(date +%s.%N)
 rustfmt --check --edition 2021 "$scratch/src/rad.rs" > /dev/null || {
   echo "check_rad: the generated code is not rustfmt-clean" >&2
@@ -66,7 +68,7 @@ if [ "$status" -ne 0 ] || grep -q '^warning' "$scratch/check.txt"; then
   echo "check_rad: the code generated from rad $rad_version does not type-check cleanly" >&2
   exit 1
 fi
-echo "rad $rad_version: $summary" | sed "s|$scratch/src/||"
+echo "rad $rad_version${*:+ ($*)}: $summary" | sed "s|$scratch/src/||"
 echo "generator warnings by kind:"
 sed -E 's/^warning: [^#]*#[^:]*: //; s/(asdf:|tag:|http:)[^ ]*[^ :,]/URI/g' "$scratch/warnings.txt" | sort | uniq -c | sort -rn
 awk -v a="$start" -v b="$built" -v c="$generated" -v d="$checked" 'BEGIN {

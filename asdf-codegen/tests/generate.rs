@@ -152,3 +152,36 @@ fn lazy_arrays_option() {
     assert!(code.contains("pub data: asdf_core::convert::LazyArray<f32, ndarray::Ix2>,"));
     assert!(code.contains("pub cube: Option<asdf_core::convert::LazyArray<i16, ndarray::IxDyn>>,"));
 }
+
+#[test]
+fn unversioned_ids_relative_refs_and_a_root_all_of() {
+    // JWST's datamodel schemas: ids ending in `.schema`, no version, relative `$ref`s, a
+    // root that is an `allOf` of other schemas and an object
+    let core = SchemaSource::new(
+        "core.schema.yaml",
+        "id: http://example.org/dm/core.schema\n\
+         type: object\n\
+         properties:\n  meta:\n    type: object\n    properties:\n      \
+         telescope: {type: string}\n",
+    );
+    let flat = SchemaSource::new(
+        "flat.schema.yaml",
+        "id: http://example.org/dm/flat.schema\n\
+         allOf:\n\
+         - $ref: core.schema\n\
+         - type: object\n  properties:\n    data: {datatype: float32, ndim: 2}\n  \
+         required: [data]\n",
+    );
+    let out = generate(&[core, flat], &Options::default()).expect("generates");
+    assert!(out.warnings.is_empty(), "{:#?}", out.warnings);
+    let code = out.code;
+    assert!(
+        code.contains("pub struct Core {\n    pub meta: Option<CoreMeta>,"),
+        "{code}"
+    );
+    assert!(
+        code.contains("pub struct Flat {\n    pub meta: Option<FlatMeta>,\n    pub data: ndarray::Array2<f32>,"),
+        "{code}"
+    );
+    assert!(rustfmt_problems(&code).is_none());
+}
