@@ -52,7 +52,7 @@ impl DynArray {
             _ => return Err(self.mismatch("string")),
         };
         ArrayD::from_shape_vec(IxDyn(&self.shape), values).map_err(|_| ArrayError::ShapeOverflow {
-            path: String::new(),
+            path: crate::yaml::TreePath::root(),
         })
     }
 
@@ -84,7 +84,7 @@ impl DynArray {
                     .checked_add(size)
                     .and_then(|end| elem.get(offset..end))
                     .ok_or(ArrayError::ShapeOverflow {
-                        path: String::new(),
+                        path: crate::yaml::TreePath::root(),
                     })?;
                 data.extend_from_slice(part);
             }

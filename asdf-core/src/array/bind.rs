@@ -31,9 +31,7 @@ pub(crate) struct Layout {
 }
 
 fn overflow(path: &str) -> ArrayError {
-    ArrayError::ShapeOverflow {
-        path: path.to_string(),
-    }
+    ArrayError::ShapeOverflow { path: path.into() }
 }
 
 /// C-order strides for `shape` with `itemsize`-byte elements.
@@ -80,7 +78,7 @@ pub(crate) fn layout(
 ) -> Result<Layout, ArrayError> {
     if let ArraySource::Inline(_) = meta.source {
         return Err(ArrayError::WrongSource {
-            path: path.to_string(),
+            path: path.into(),
             message: "inline data has no block".into(),
         });
     }
@@ -89,7 +87,7 @@ pub(crate) fn layout(
         byteorder: meta.byteorder,
     });
     let dims = meta.shape.as_ref().ok_or_else(|| ArrayError::MissingKey {
-        path: path.to_string(),
+        path: path.into(),
         key: "shape".into(),
     })?;
     let itemsize_usize = dtype.itemsize();
@@ -99,7 +97,7 @@ pub(crate) fn layout(
     if let Some(strides) = &meta.strides {
         if strides.len() != dims.len() {
             return Err(ArrayError::BadValue {
-                path: path.to_string(),
+                path: path.into(),
                 key: "strides".into(),
                 message: format!("{} strides for {} dimensions", strides.len(), dims.len()),
             });
@@ -113,7 +111,7 @@ pub(crate) fn layout(
             Dim::Fixed(n) => shape.push(*n),
             Dim::Streamed => {
                 return Err(ArrayError::BadValue {
-                    path: path.to_string(),
+                    path: path.into(),
                     key: "shape".into(),
                     message: "'*' may only be the first entry".into(),
                 })
@@ -150,7 +148,7 @@ pub(crate) fn layout(
     if count == 0 {
         if offset > block_len64 {
             return Err(ArrayError::OutOfBounds {
-                path: path.to_string(),
+                path: path.into(),
                 needed_end: offset,
                 block_len: block_len64,
             });
@@ -177,20 +175,20 @@ pub(crate) fn layout(
         .ok_or_else(|| overflow(path))?;
     if lo < 0 {
         return Err(ArrayError::BeforeStart {
-            path: path.to_string(),
+            path: path.into(),
             start: i64::try_from(lo).unwrap_or(i64::MIN),
         });
     }
     if hi > i128::from(block_len64) {
         return Err(ArrayError::OutOfBounds {
-            path: path.to_string(),
+            path: path.into(),
             needed_end: u64::try_from(hi).unwrap_or(u64::MAX),
             block_len: block_len64,
         });
     }
     if total > block_len64 && total > MAX_EXPANDED_BYTES {
         return Err(ArrayError::TooLarge {
-            path: path.to_string(),
+            path: path.into(),
             bytes: u128::from(total),
             limit: MAX_EXPANDED_BYTES,
         });
@@ -226,7 +224,7 @@ fn streamed_rows(
     let available = block_len
         .checked_sub(meta.offset)
         .ok_or(ArrayError::OutOfBounds {
-            path: path.to_string(),
+            path: path.into(),
             needed_end: meta.offset,
             block_len,
         })?;
@@ -247,7 +245,7 @@ fn streamed_rows(
                 .ok()
                 .filter(|&s| s > 0)
                 .ok_or_else(|| ArrayError::BadValue {
-                    path: path.to_string(),
+                    path: path.into(),
                     key: "strides".into(),
                     message: "a streamed array needs a positive first stride".into(),
                 })?;
@@ -257,7 +255,7 @@ fn streamed_rows(
             let (rel_lo, rel_hi) = extent(rest, sub, itemsize, path)?;
             if i128::from(meta.offset) + rel_lo < 0 {
                 return Err(ArrayError::BeforeStart {
-                    path: path.to_string(),
+                    path: path.into(),
                     start: i64::try_from(i128::from(meta.offset) + rel_lo).unwrap_or(i64::MIN),
                 });
             }
@@ -274,7 +272,7 @@ fn streamed_rows(
 /// Copies the elements addressed by `l` out of `block`, in C order.
 pub(crate) fn gather(block: &[u8], l: &Layout, path: &str) -> Result<Vec<u8>, ArrayError> {
     let internal = || ArrayError::OutOfBounds {
-        path: path.to_string(),
+        path: path.into(),
         needed_end: l.hi,
         block_len: block.len() as u64,
     };

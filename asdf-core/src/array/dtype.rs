@@ -226,7 +226,7 @@ pub enum DType {
 /// Errors found while parsing a datatype, located by a pointer below `datatype`.
 fn bad(path: &str, key: &str, message: impl Into<String>) -> ArrayError {
     ArrayError::BadValue {
-        path: path.to_string(),
+        path: path.into(),
         key: key.to_string(),
         message: message.into(),
     }
@@ -310,9 +310,7 @@ impl DType {
     ) -> Result<DType, ArrayError> {
         let dt = Self::parse(datatype, default_byteorder, path, 0)?;
         if dt.checked_itemsize().is_none() {
-            return Err(ArrayError::ShapeOverflow {
-                path: path.to_string(),
-            });
+            return Err(ArrayError::ShapeOverflow { path: path.into() });
         }
         Ok(dt)
     }
@@ -330,7 +328,7 @@ impl DType {
             Value::Str(s) => match ScalarType::from_name(s) {
                 Some(ty) => Ok(DType::Scalar { ty, byteorder }),
                 None => Err(ArrayError::UnknownDatatype {
-                    path: path.to_string(),
+                    path: path.into(),
                     datatype: describe(node),
                 }),
             },
@@ -357,7 +355,7 @@ impl DType {
                 Ok(DType::Record(fields))
             }
             _ => Err(ArrayError::UnknownDatatype {
-                path: path.to_string(),
+                path: path.into(),
                 datatype: describe(node),
             }),
         }
@@ -408,7 +406,7 @@ impl DType {
             Some(s) => parse_usize_list(s, path, "shape")?,
         };
         let dt_node = item.get("datatype").ok_or_else(|| ArrayError::MissingKey {
-            path: path.to_string(),
+            path: path.into(),
             key: "datatype".into(),
         })?;
         let dtype = Self::parse(dt_node, byteorder, &format!("{path}/datatype"), depth + 1)?;

@@ -170,7 +170,7 @@ impl DynArray {
         };
         let values = T::decode(&self.data, order);
         ArrayD::from_shape_vec(IxDyn(&self.shape), values).map_err(|_| ArrayError::ShapeOverflow {
-            path: String::new(),
+            path: crate::yaml::TreePath::root(),
         })
     }
 }

@@ -38,13 +38,13 @@ struct Ctx<'p> {
 impl Ctx<'_> {
     fn value_err(&self, idx: &[usize], message: impl std::fmt::Display) -> ArrayError {
         ArrayError::InlineValue {
-            path: self.path.to_string(),
+            path: self.path.into(),
             message: format!("at {idx:?}: {message}"),
         }
     }
     fn ragged(&self, idx: &[usize], message: impl std::fmt::Display) -> ArrayError {
         ArrayError::Ragged {
-            path: self.path.to_string(),
+            path: self.path.into(),
             message: format!("at {idx:?}: {message}"),
         }
     }
@@ -88,7 +88,7 @@ fn leaf<'a>(node: &'a Node, ctx: &Ctx<'_>, idx: &[usize]) -> Result<Leaf<'a>, Ar
 pub fn from_inline(meta: &NdArrayMeta, path: &str) -> Result<DynArray, ArrayError> {
     let ArraySource::Inline(data) = &meta.source else {
         return Err(ArrayError::WrongSource {
-            path: path.to_string(),
+            path: path.into(),
             message: "the array is not inline".into(),
         });
     };
@@ -121,7 +121,7 @@ pub fn inline_null_mask(
 ) -> Result<Option<ndarray::ArrayD<bool>>, ArrayError> {
     let ArraySource::Inline(data) = &meta.source else {
         return Err(ArrayError::WrongSource {
-            path: path.to_string(),
+            path: path.into(),
             message: "the array is not inline".into(),
         });
     };
@@ -139,9 +139,7 @@ pub fn inline_null_mask(
         .collect();
     ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), mask)
         .map(Some)
-        .map_err(|_| ArrayError::ShapeOverflow {
-            path: path.to_string(),
-        })
+        .map_err(|_| ArrayError::ShapeOverflow { path: path.into() })
 }
 
 fn check_shape(arr: &mut DynArray, declared: &[Dim], path: &str) -> Result<(), ArrayError> {
@@ -169,7 +167,7 @@ fn check_shape(arr: &mut DynArray, declared: &[Dim], path: &str) -> Result<(), A
         }
     }
     Err(ArrayError::ShapeMismatch {
-        path: path.to_string(),
+        path: path.into(),
         declared: declared
             .iter()
             .map(|d| match d {
@@ -315,7 +313,7 @@ fn alloc(count: usize, itemsize: usize, ctx: &Ctx<'_>) -> Result<Vec<u8>, ArrayE
     let bytes = (count as u128) * (itemsize as u128);
     if bytes > u128::from(MAX_INLINE_BYTES) {
         return Err(ArrayError::TooLarge {
-            path: ctx.path.to_string(),
+            path: ctx.path.into(),
             bytes,
             limit: MAX_INLINE_BYTES,
         });

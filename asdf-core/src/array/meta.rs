@@ -50,7 +50,7 @@ pub struct NdArrayMeta {
 
 fn bad(path: &str, key: &str, message: String) -> ArrayError {
     ArrayError::BadValue {
-        path: path.to_string(),
+        path: path.into(),
         key: key.to_string(),
         message,
     }
@@ -98,7 +98,7 @@ impl NdArrayMeta {
                 }
                 (None, None) => {
                     return Err(ArrayError::MissingKey {
-                        path: path.to_string(),
+                        path: path.into(),
                         key: "source".into(),
                     })
                 }

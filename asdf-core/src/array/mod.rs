@@ -62,7 +62,7 @@ pub enum ArrayError {
     #[error("{path}: missing key `{key}`")]
     MissingKey {
         /// Tree path of the node that lacks the key.
-        path: String,
+        path: crate::yaml::TreePath,
         /// The key.
         key: String,
     },
@@ -70,7 +70,7 @@ pub enum ArrayError {
     #[error("{path}: bad `{key}`: {message}")]
     BadValue {
         /// Tree path of the node holding the key.
-        path: String,
+        path: crate::yaml::TreePath,
         /// The key.
         key: String,
         /// What is wrong.
@@ -80,7 +80,7 @@ pub enum ArrayError {
     #[error("{path}: unknown datatype {datatype}")]
     UnknownDatatype {
         /// Tree path of the datatype.
-        path: String,
+        path: crate::yaml::TreePath,
         /// The datatype as written.
         datatype: String,
     },
@@ -88,7 +88,7 @@ pub enum ArrayError {
     #[error("{path}: array needs {needed_end} bytes of its block but the block has {block_len}")]
     OutOfBounds {
         /// Tree path of the ndarray.
-        path: String,
+        path: crate::yaml::TreePath,
         /// One past the last byte the array addresses.
         needed_end: u64,
         /// Length of the block.
@@ -98,7 +98,7 @@ pub enum ArrayError {
     #[error("{path}: array addresses byte {start} before the start of its block")]
     BeforeStart {
         /// Tree path of the ndarray.
-        path: String,
+        path: crate::yaml::TreePath,
         /// The (negative) byte position addressed.
         start: i64,
     },
@@ -106,13 +106,13 @@ pub enum ArrayError {
     #[error("{path}: array size overflows")]
     ShapeOverflow {
         /// Tree path of the ndarray.
-        path: String,
+        path: crate::yaml::TreePath,
     },
     /// The array would need more memory than this layer allows.
     #[error("{path}: array of {bytes} bytes exceeds the limit of {limit} bytes")]
     TooLarge {
         /// Tree path of the ndarray.
-        path: String,
+        path: crate::yaml::TreePath,
         /// Bytes the array would need.
         bytes: u128,
         /// The limit.
@@ -130,7 +130,7 @@ pub enum ArrayError {
     #[error("{path}: ragged inline data: {message}")]
     Ragged {
         /// Tree path of the offending list.
-        path: String,
+        path: crate::yaml::TreePath,
         /// What is wrong.
         message: String,
     },
@@ -138,7 +138,7 @@ pub enum ArrayError {
     #[error("{path}: inline value {message}")]
     InlineValue {
         /// Tree path of the value.
-        path: String,
+        path: crate::yaml::TreePath,
         /// What is wrong.
         message: String,
     },
@@ -146,7 +146,7 @@ pub enum ArrayError {
     #[error("{path}: shape {declared:?} does not match inline data of shape {actual:?}")]
     ShapeMismatch {
         /// Tree path of the ndarray.
-        path: String,
+        path: crate::yaml::TreePath,
         /// The `shape` key (`None` for `*`).
         declared: Vec<Option<u64>>,
         /// The shape of the data.
@@ -156,7 +156,7 @@ pub enum ArrayError {
     #[error("{path}: {message}")]
     WrongSource {
         /// Tree path of the ndarray.
-        path: String,
+        path: crate::yaml::TreePath,
         /// What is wrong.
         message: String,
     },

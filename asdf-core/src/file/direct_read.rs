@@ -273,7 +273,7 @@ impl super::AsdfFile {
         };
         Ok(Some(
             ArrayD::from_shape_vec(IxDyn(&plan.shape), out).map_err(|e| ArrayError::BadValue {
-                path: path.to_string(),
+                path: path.into(),
                 key: "shape".into(),
                 message: e.to_string(),
             })?,

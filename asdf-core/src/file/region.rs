@@ -314,7 +314,7 @@ impl AsdfFile {
                 })?;
                 if m.shape() != data.shape() {
                     return Err(Error::Array(array::ArrayError::BadValue {
-                        path: path.to_string(),
+                        path: path.into(),
                         key: "mask".into(),
                         message: format!(
                             "a mask of shape {:?} for data of shape {:?}",
@@ -333,7 +333,7 @@ impl AsdfFile {
                 };
                 let value = value.ok_or_else(|| {
                     Error::Array(array::ArrayError::BadValue {
-                        path: path.to_string(),
+                        path: path.into(),
                         key: "mask".into(),
                         message: "not an array or a number".into(),
                     })
