@@ -100,7 +100,19 @@ pub(crate) fn multipart_store_for(
 /// The store of `url` (and the same as a store of multipart uploads, where it is one).
 type Stores = (Arc<dyn ObjectStore>, Option<Arc<dyn MultipartStore>>, Path);
 
+/// Makes ring the process's rustls provider, unless the program chose one: reqwest builds its
+/// TLS configuration from that default (asdf-store turns off reqwest's own aws-lc provider),
+/// and panics without one.
+fn tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // An error means another provider is already installed: it is kept.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 fn stores_for(url: &str, opts: &StoreOptions) -> Result<Stores, StoreError> {
+    tls_provider();
     let scheme = scheme_of(url).ok_or_else(|| bad(url, "not an s3, gs, az, http or https url"))?;
     let parsed = url::Url::parse(url).map_err(|e| bad(url, e.to_string()))?;
     let path = Path::from_url_path(parsed.path()).map_err(|e| bad(url, e.to_string()))?;

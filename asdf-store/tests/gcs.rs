@@ -50,6 +50,9 @@ fn opts(port: u16) -> StoreOptions {
 
 /// `object_store`'s GCS client on its own, for plain `PUT`s (not through asdf-store).
 fn gcs_client(port: u16, bucket: &str) -> GoogleCloudStorage {
+    // reqwest's TLS takes the process's rustls provider (asdf-store builds without aws-lc):
+    // asdf-store installs ring when it builds a store itself; this client is built first.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     GoogleCloudStorageBuilder::new()
         .with_bucket_name(bucket)
         .with_base_url(&base(port))
