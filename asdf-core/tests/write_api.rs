@@ -771,12 +771,27 @@ fn masked_arrays_in_blocks_and_inline() {
         let blocks = if storage == Storage::Internal { 2 } else { 0 };
         assert_eq!(f.blocks().len(), blocks);
     }
+    // a mask that is not bool8: the error's tree path is the typed path to the array, one
+    // step per key or index (a key with `/` is one step, escaped when displayed)
     let mut w = Writer::new(WriteOptions::default());
     let n = w.add_masked_array(&data, arr1(&[1u8, 0, 1]), ArrayOptions::default());
-    assert!(matches!(
-        w.write_to_vec(&Node::map(vec![("m", n)])),
-        Err(asdf_core::write::WriteError::BadTree { .. })
-    ));
+    let in_list = Node::new(asdf_core::Value::Seq(vec![Node::map(vec![("m/x", n)])]));
+    match w.write_to_vec(&Node::map(vec![("obs", in_list)])) {
+        Err(asdf_core::write::WriteError::BadTree { path, message }) => {
+            use asdf_core::yaml::PathSegment;
+            assert_eq!(
+                path.segments(),
+                [
+                    PathSegment::Key("obs".into()),
+                    PathSegment::Index(0),
+                    PathSegment::Key("m/x".into())
+                ]
+            );
+            assert_eq!(path.to_string(), "/obs/0/m~1x");
+            assert!(message.contains("mask must be bool8"), "{message}");
+        }
+        other => panic!("expected BadTree, got {other:?}"),
+    }
 }
 
 #[test]

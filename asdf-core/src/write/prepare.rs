@@ -16,7 +16,7 @@ use crate::array::{ArraySource, DType, NdArrayMeta};
 use crate::codec::Compression;
 use crate::schema::NodeIds;
 use crate::yaml::hash::FastBuild;
-use crate::yaml::{Node, NodeData, Value};
+use crate::yaml::{Node, NodeData, TreePath, Value};
 use crate::AsdfFile;
 
 /// The prepared tree and the blocks it refers to.
@@ -77,16 +77,16 @@ fn with_tag(node: &Node, tag: String, value: Value) -> Node {
     })
 }
 
-fn bad(path: &str, message: impl Into<String>) -> WriteError {
+fn bad(path: &TreePath, message: impl Into<String>) -> WriteError {
     WriteError::BadTree {
-        path: path.into(),
+        path: path.clone(),
         message: message.into(),
     }
 }
 
-fn source_err(path: &str, e: crate::Error) -> WriteError {
+fn source_err(path: &TreePath, e: crate::Error) -> WriteError {
     WriteError::Source {
-        path: path.into(),
+        path: path.clone(),
         source: Box::new(e),
     }
 }
@@ -149,7 +149,7 @@ impl<'w> Prep<'w, '_> {
         let entries: &[(Node, Node)] = match root.value() {
             Value::Map(m) => m,
             Value::Null => &[],
-            _ => return Err(bad("", "the root must be a mapping")),
+            _ => return Err(bad(&TreePath::root(), "the root must be a mapping")),
         };
         let mut out = Vec::with_capacity(entries.len() + 2);
         out.push((Node::str("asdf_library"), super::library_software()));
@@ -160,16 +160,14 @@ impl<'w> Prep<'w, '_> {
         if let Some(h) = self.history(old_history)? {
             out.push((Node::str("history"), h));
         }
-        let mut path = String::new();
+        let mut path = TreePath::root();
         for (k, v) in entries {
             if key_is(k, "asdf_library") || key_is(k, "history") {
                 continue;
             }
-            let len = path.len();
-            path.push('/');
-            path.push_str(k.as_str().unwrap_or("?"));
+            path.push_key(k.as_str().unwrap_or("?"));
             let nv = self.node(v, &mut path)?;
-            path.truncate(len);
+            path.pop();
             out.push((k.clone(), nv));
         }
         Ok(Node::tagged(std.root_tag(), Value::Map(out)))
@@ -244,7 +242,7 @@ impl<'w> Prep<'w, '_> {
         Ok(Some(Node::new(Value::Map(out))))
     }
 
-    fn node(&mut self, node: &Node, path: &mut String) -> Result<Node, WriteError> {
+    fn node(&mut self, node: &Node, path: &mut TreePath) -> Result<Node, WriteError> {
         // scalars are written as they are (placeholders are mappings)
         if !matches!(node.value(), Value::Map(_) | Value::Seq(_)) {
             return Ok(node.clone());
@@ -283,7 +281,7 @@ impl<'w> Prep<'w, '_> {
         } else if let Some(spec) = self.writer.zarr.get(&node.id()) {
             super::zarr::plan_registered(spec, &mut self.blocks)
         } else if let Some(n) = match self.source.filter(|_| crate::file::is_zarr(node)) {
-            Some(src) => super::zarr::plan_source(src, node, path, &mut self.blocks)?,
+            Some(src) => super::zarr::plan_source(src, node, &path.to_string(), &mut self.blocks)?,
             None => None,
         } {
             n
@@ -295,11 +293,9 @@ impl<'w> Prep<'w, '_> {
                     let mut changed = false;
                     let mut out = Vec::with_capacity(items.len());
                     for (i, it) in items.iter().enumerate() {
-                        let len = path.len();
-                        path.push('/');
-                        path.push_str(&i.to_string());
+                        path.push_index(i);
                         let n = self.node(it, path)?;
-                        path.truncate(len);
+                        path.pop();
                         changed |= !n.ptr_eq(it);
                         out.push(n);
                     }
@@ -313,11 +309,9 @@ impl<'w> Prep<'w, '_> {
                     let mut changed = false;
                     let mut out = Vec::with_capacity(entries.len());
                     for (k, v) in entries {
-                        let len = path.len();
-                        path.push('/');
-                        path.push_str(k.as_str().unwrap_or("?"));
+                        path.push_key(k.as_str().unwrap_or("?"));
                         let n = self.node(v, path)?;
-                        path.truncate(len);
+                        path.pop();
                         changed |= !n.ptr_eq(v);
                         out.push((k.clone(), n));
                     }
@@ -358,15 +352,14 @@ impl<'w> Prep<'w, '_> {
         &mut self,
         placeholder: &Node,
         n: Node,
-        path: &mut String,
+        path: &mut TreePath,
     ) -> Result<Node, WriteError> {
         let Some(mask) = self.writer.masks.get(&placeholder.id()).cloned() else {
             return Ok(n);
         };
-        let len = path.len();
-        path.push_str("/mask");
+        path.push_key("mask");
         let m = self.node(&mask, path);
-        path.truncate(len);
+        path.pop();
         let m = m?;
         let Value::Map(entries) = n.value() else {
             return Ok(n);
@@ -421,7 +414,7 @@ impl<'w> Prep<'w, '_> {
         }
     }
 
-    fn registered(&mut self, i: usize, path: &str) -> Result<Node, WriteError> {
+    fn registered(&mut self, i: usize, path: &TreePath) -> Result<Node, WriteError> {
         let reg = self
             .writer
             .arrays
@@ -466,7 +459,7 @@ impl<'w> Prep<'w, '_> {
     }
 
     /// An array added by pieces: always a block of this file.
-    fn pieces(&mut self, i: usize, path: &str) -> Result<Node, WriteError> {
+    fn pieces(&mut self, i: usize, path: &TreePath) -> Result<Node, WriteError> {
         let spec = self
             .writer
             .pieces
@@ -492,7 +485,7 @@ impl<'w> Prep<'w, '_> {
 
     /// A view: the base's `source`, datatype and byte order with the view's shape, offset and
     /// strides.
-    fn view(&mut self, view: &super::ViewSpec, path: &mut String) -> Result<Node, WriteError> {
+    fn view(&mut self, view: &super::ViewSpec, path: &mut TreePath) -> Result<Node, WriteError> {
         let base = self.node(&view.base, path)?;
         let (Some(source), Some(datatype)) = (base.get("source"), base.get("datatype")) else {
             return Err(bad(
@@ -529,7 +522,7 @@ impl<'w> Prep<'w, '_> {
         storage: Storage,
         compression: Option<Compression>,
         extra: Vec<(Node, Node)>,
-        path: &str,
+        path: &TreePath,
     ) -> Result<Node, WriteError> {
         let storage = match storage {
             Storage::Inline | Storage::InlineUpTo(_)
@@ -579,7 +572,7 @@ impl<'w> Prep<'w, '_> {
         &mut self,
         file: &AsdfFile,
         idx: usize,
-        path: &str,
+        path: &TreePath,
     ) -> Result<CopyRange, WriteError> {
         let io = |e: std::io::Error| {
             source_err(
@@ -628,21 +621,20 @@ impl<'w> Prep<'w, '_> {
     }
 
     /// An ndarray node of a read tree.
-    fn read_ndarray(&mut self, node: &Node, path: &mut String) -> Result<Node, WriteError> {
+    fn read_ndarray(&mut self, node: &Node, path: &mut TreePath) -> Result<Node, WriteError> {
         let Value::Map(entries) = node.value() else {
             // a bare list: inline data, kept as is
             return Ok(node.clone());
         };
-        let meta = NdArrayMeta::from_node(node, path)
+        let meta = NdArrayMeta::from_node(node, &path.to_string())
             .map_err(|e| source_err(path, crate::Error::from(e)))?;
         // the mask may itself be an ndarray
         let mut extra = Vec::new();
         for (k, v) in entries {
             if key_is(k, "mask") {
-                let len = path.len();
-                path.push_str("/mask");
+                path.push_key("mask");
                 let nv = self.node(v, path)?;
-                path.truncate(len);
+                path.pop();
                 extra.push((k.clone(), nv));
             }
         }
@@ -688,7 +680,7 @@ impl<'w> Prep<'w, '_> {
                 source_err(
                     path,
                     crate::Error::NoSuchBlock {
-                        path: path.as_str().into(),
+                        path: path.clone(),
                         source_index: match meta.source {
                             ArraySource::Block(i) => i,
                             _ => 0,
@@ -766,7 +758,7 @@ impl<'w> Prep<'w, '_> {
         }
         // materialize: streamed, external, or another storage
         let arr = file
-            .dyn_array_of(node, path)
+            .dyn_array_of(node, &path.to_string())
             .map_err(|e| source_err(path, e))?;
         let input = match &meta.source {
             ArraySource::Block(_) => meta
