@@ -199,6 +199,13 @@ struct Doc {
 const STD_TAG: &str = "tag:stsci.edu:asdf/";
 const STD_ID: &str = "http://stsci.edu/schemas/asdf/";
 
+/// An object schema merged into a struct, with the document and the pointer it is at.
+struct Part {
+    node: Node,
+    doc: usize,
+    ptr: String,
+}
+
 /// A mapped schema: the Rust type and what it said about it.
 #[derive(Debug, Clone)]
 struct Mapped {
@@ -256,6 +263,8 @@ struct Gen<'o> {
     taken: HashMap<String, HashSet<String>>,
     /// (document, pointer) -> the type of a definition reached by `$ref`
     defs: HashMap<(usize, String), Mapped>,
+    /// (document, pointer) of a property -> the struct or enum made for it, shared
+    shared: HashMap<(usize, String), (String, Mapped)>,
     warnings: Vec<Warning>,
     manifests: usize,
     /// Warnings on the document being mapped go under this id.
@@ -275,6 +284,7 @@ impl<'o> Gen<'o> {
             modules: BTreeMap::new(),
             taken: HashMap::new(),
             defs: HashMap::new(),
+            shared: HashMap::new(),
             warnings: Vec::new(),
             manifests: 0,
             current: 0,
@@ -571,8 +581,13 @@ impl<'o> Gen<'o> {
     /// Resolves a `$ref` seen in the current document: (document, JSON pointer), or the
     /// absolute URI when no document has it.
     fn resolve(&self, reference: &str) -> Result<(usize, String), String> {
+        self.resolve_in(self.current, reference)
+    }
+
+    /// Resolves a `$ref` seen in the document `doc`.
+    fn resolve_in(&self, doc: usize, reference: &str) -> Result<(usize, String), String> {
         let (uri, pointer) = reference.split_once('#').unwrap_or((reference, ""));
-        let base = &self.docs[self.current].id;
+        let base = &self.docs[doc].id;
         let abs = if uri.is_empty() {
             base.clone()
         } else {
@@ -1039,9 +1054,10 @@ impl<'o> Gen<'o> {
 
     /// `allOf`: objects merged into one struct; otherwise the one branch that gives a type.
     fn all_of(&mut self, schema: &Node, branches: &[Node], path: &str, name: &str) -> Mapped {
-        let mut parts: Vec<Node> = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
         let mut leftovers: Vec<(String, Node)> = Vec::new();
-        self.flatten(schema, path, 0, &mut parts, &mut leftovers);
+        let here = self.current;
+        self.flatten(schema, here, path, path, 0, &mut parts, &mut leftovers);
         let _ = branches;
         if !parts.is_empty() && leftovers.is_empty() {
             let null = Node::new(asdf_core::Value::Null);
@@ -1062,23 +1078,34 @@ impl<'o> Gen<'o> {
     }
 
     /// Collects the object schemas an `allOf` (and the `allOf`s of the schemas its `$ref`s
-    /// name) merges into `parts`, and the branches giving another type into `leftovers`.
+    /// name) merges into `parts`, each with the document and the pointer it is at, and the
+    /// branches giving another type into `leftovers`.
+    #[allow(clippy::too_many_arguments)]
     fn flatten(
         &self,
         schema: &Node,
+        doc: usize,
+        ptr: &str,
         path: &str,
         depth: usize,
-        parts: &mut Vec<Node>,
+        parts: &mut Vec<Part>,
         leftovers: &mut Vec<(String, Node)>,
     ) {
         if depth > 16 {
             leftovers.push((path.to_string(), schema.clone()));
             return;
         }
-        let target = self.deref(schema);
+        let (target, doc, ptr) = match self.deref_in(doc, schema) {
+            Some((node, d, p)) => (node, d, p),
+            None => (schema.clone(), doc, ptr.to_string()),
+        };
         let Some(branches) = target.get("allOf").and_then(Node::as_seq) else {
             if is_object(&target) {
-                parts.push(target);
+                parts.push(Part {
+                    node: target,
+                    doc,
+                    ptr,
+                });
             } else if gives_type(&target) {
                 leftovers.push((path.to_string(), schema.clone()));
             }
@@ -1093,33 +1120,69 @@ impl<'o> Gen<'o> {
                 .collect();
             let own = Node::new(asdf_core::Value::Map(rest));
             if is_object(&own) {
-                parts.push(own);
+                parts.push(Part {
+                    node: own,
+                    doc,
+                    ptr: ptr.clone(),
+                });
             }
         }
         for (i, b) in branches.iter().enumerate() {
-            self.flatten(b, &format!("{path}/allOf/{i}"), depth + 1, parts, leftovers);
+            let p = format!("{ptr}/allOf/{i}");
+            let shown = format!("{path}/allOf/{i}");
+            self.flatten(b, doc, &p, &shown, depth + 1, parts, leftovers);
         }
     }
 
-    /// A `$ref` replaced by the schema it names (when given and an object or an `allOf`),
-    /// for merging.
-    fn deref(&self, b: &Node) -> Node {
-        if let Some(r) = b.get("$ref").and_then(Node::as_str) {
-            if let Ok((d, pointer)) = self.resolve(r) {
-                let root = &self.docs[d].root;
-                let t = if pointer.is_empty() {
-                    Some(root)
-                } else {
-                    root.pointer(&pointer)
-                };
-                if let Some(t) = t {
-                    if is_object(t) || t.get("allOf").is_some() {
-                        return t.clone();
-                    }
-                }
-            }
+    /// A `$ref` (seen in `doc`) replaced by the schema it names, with its document and
+    /// pointer, when given and an object or an `allOf`, for merging.
+    fn deref_in(&self, doc: usize, b: &Node) -> Option<(Node, usize, String)> {
+        let r = b.get("$ref").and_then(Node::as_str)?;
+        let (d, pointer) = self.resolve_in(doc, r).ok()?;
+        let root = &self.docs[d].root;
+        let t = if pointer.is_empty() {
+            Some(root)
+        } else {
+            root.pointer(&pointer)
+        }?;
+        (is_object(t) || t.get("allOf").is_some()).then(|| (t.clone(), d, pointer))
+    }
+
+    /// Maps the property schema at `ptr` of document `doc` once: a struct or enum made for
+    /// it is shared by every struct merging it (`allOf` of a `$ref`), named from its own
+    /// document (`CoreMeta`, not `ImageMeta` and `FlatMeta`).
+    fn shared_map(&mut self, prop: &Node, doc: usize, ptr: &str, hint: &str) -> Mapped {
+        let key = (doc, ptr.to_string());
+        if let Some((name, m)) = self.shared.get(&key) {
+            return Mapped {
+                ty: self.type_path(doc, name),
+                ..m.clone()
+            };
         }
-        b.clone()
+        let saved = self.current;
+        let module = self.module_of(doc);
+        let before = self.modules.get(&module).map_or(0, Vec::len);
+        let warned = self.warnings.len();
+        self.current = doc;
+        let m = self.map(prop, ptr, hint);
+        self.current = saved;
+        let made = self
+            .modules
+            .get(&module)
+            .is_some_and(|items| items[before..].iter().any(|it| it.name == m.ty));
+        if made {
+            self.shared.insert(key, (m.ty.clone(), m.clone()));
+            return Mapped {
+                ty: self.type_path(doc, &m.ty),
+                ..m
+            };
+        }
+        if doc == saved || module == self.module_of(saved) {
+            return m;
+        }
+        // a type spelled for another module: map it again here
+        self.warnings.truncate(warned);
+        self.map(prop, ptr, hint)
     }
 
     /// A struct for an object schema (and the `extra` parts merged into it by `allOf`).
@@ -1129,25 +1192,37 @@ impl<'o> Gen<'o> {
         path: &str,
         name: String,
         top: bool,
-        mut parts: Vec<Node>,
+        mut parts: Vec<Part>,
     ) -> Mapped {
         if parts.is_empty() {
-            parts.push(schema.clone());
+            parts.push(Part {
+                node: schema.clone(),
+                doc: self.current,
+                ptr: path.to_string(),
+            });
         }
         let type_name = if top { name } else { self.fresh(name) };
-        let mut keys: Vec<(String, Node, String)> = Vec::new();
+        let mut keys: Vec<(String, Node, usize, String, bool)> = Vec::new();
         let mut required: HashSet<String> = HashSet::new();
         let mut closed = false;
-        for (n, part) in parts.iter().enumerate() {
-            let base = if n == 0 {
-                path.to_string()
-            } else {
-                format!("{path}/allOf/{}", n - 1)
-            };
+        for part in &parts {
+            // a part at the root of another document (reached by `$ref`) shares the types
+            // of its properties with that document's own type
+            let root_level = part.doc != self.current
+                && part
+                    .ptr
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .chunks(2)
+                    .all(|c| c.len() == 2 && c[0] == "allOf");
+            let base = &part.ptr;
+            let parts_doc = part.doc;
+            let part = &part.node;
             if let Some(props) = part.get("properties").and_then(Node::as_map) {
                 for (k, v) in props {
                     let Some(k) = k.as_str() else { continue };
-                    if let Some(existing) = keys.iter_mut().find(|(key, _, _)| key == k) {
+                    if let Some(existing) = keys.iter_mut().find(|(key, ..)| key == k) {
                         // both apply: keep the one saying more about the type
                         if !gives_type(&existing.1) && gives_type(v) {
                             existing.1 = v.clone();
@@ -1157,10 +1232,12 @@ impl<'o> Gen<'o> {
                     keys.push((
                         k.to_string(),
                         v.clone(),
+                        parts_doc,
                         format!(
                             "{base}/properties/{}",
                             k.replace('~', "~0").replace('/', "~1")
                         ),
+                        root_level,
                     ));
                 }
             }
@@ -1173,9 +1250,16 @@ impl<'o> Gen<'o> {
         }
         let mut taken: HashSet<String> = HashSet::new();
         let mut fields = Vec::new();
-        for (key, prop, ppath) in keys {
+        for (key, prop, pdoc, ppath, root_level) in keys {
             let ident = unique(snake(&key), &mut taken);
-            let m = self.map(&prop, &ppath, &format!("{type_name}{}", camel(&key)));
+            let m = if root_level {
+                let owner = self.names[&self.docs[pdoc].family].clone();
+                self.shared_map(&prop, pdoc, &ppath, &format!("{owner}{}", camel(&key)))
+            } else if pdoc == self.current {
+                self.shared_map(&prop, pdoc, &ppath, &format!("{type_name}{}", camel(&key)))
+            } else {
+                self.map(&prop, &ppath, &format!("{type_name}{}", camel(&key)))
+            };
             let is_required = required.contains(&key);
             let (ty, keep_null) = match (is_required, m.nullable) {
                 (true, false) => (m.ty.clone(), false),

@@ -156,7 +156,8 @@ fn lazy_arrays_option() {
 #[test]
 fn unversioned_ids_relative_refs_and_a_root_all_of() {
     // JWST's datamodel schemas: ids ending in `.schema`, no version, relative `$ref`s, a
-    // root that is an `allOf` of other schemas and an object
+    // root that is an `allOf` of other schemas and an object (flat first: the shared
+    // nested type is named from its own schema whichever is generated first)
     let core = SchemaSource::new(
         "core.schema.yaml",
         "id: http://example.org/dm/core.schema\n\
@@ -172,7 +173,7 @@ fn unversioned_ids_relative_refs_and_a_root_all_of() {
          - type: object\n  properties:\n    data: {datatype: float32, ndim: 2}\n  \
          required: [data]\n",
     );
-    let out = generate(&[core, flat], &Options::default()).expect("generates");
+    let out = generate(&[flat, core], &Options::default()).expect("generates");
     assert!(out.warnings.is_empty(), "{:#?}", out.warnings);
     let code = out.code;
     assert!(
@@ -180,8 +181,11 @@ fn unversioned_ids_relative_refs_and_a_root_all_of() {
         "{code}"
     );
     assert!(
-        code.contains("pub struct Flat {\n    pub meta: Option<FlatMeta>,\n    pub data: ndarray::Array2<f32>,"),
+        code.contains("pub struct Flat {\n    pub meta: Option<CoreMeta>,\n    pub data: ndarray::Array2<f32>,"),
         "{code}"
     );
+    // the nested object merged in through the `$ref` is Core's own type, made once
+    assert_eq!(code.matches("pub struct CoreMeta {").count(), 1, "{code}");
+    assert!(!code.contains("FlatMeta"), "{code}");
     assert!(rustfmt_problems(&code).is_none());
 }
