@@ -18,10 +18,32 @@ pub fn to_asdf(
     left_out: &mut Vec<String>,
 ) -> Result<String, String> {
     let compression = codec.map(crate::output::compression).transpose()?;
-    let warnings = match compression {
-        Some(c) => {
-            portability(c, flags.portable).map_err(|e| crate::output::write_error(output, &e))?
-        }
+    // every array takes -c's codec: the writer's rule about it, said of them all
+    let every = |codec: asdf_core::write::Compression, needs: &str| {
+        format!(
+            "{}: every array's block (-c {codec}): python asdf 6.0.0 reads {codec} blocks only with {needs}",
+            output.display()
+        )
+    };
+    let warnings: Vec<String> = match compression {
+        Some(c) => match portability(c, flags.portable) {
+            Ok(warnings) => warnings
+                .iter()
+                .map(|w| match w {
+                    asdf_core::write::WriteWarning::NotPortable { codec, needs, .. } => {
+                        every(*codec, needs)
+                    }
+                    other => format!("{}: {other}", output.display()),
+                })
+                .collect(),
+            Err(asdf_core::write::WriteError::NotPortable { codec, needs, .. }) => {
+                return Err(format!(
+                    "{}; --portable refuses it (choose -c zlib, bzp2 or lz4, or write without --portable)",
+                    every(codec, needs)
+                ))
+            }
+            Err(e) => return Err(crate::output::write_error(output, &e)),
+        },
         None => Vec::new(),
     };
     let (_bar, progress) = progress_bar(input);
@@ -34,7 +56,9 @@ pub fn to_asdf(
     };
     let result = asdf_hdf5::to_asdf(input, output, &opts);
     let s = result.map_err(|e| format!("{}: {e}", input.display()))?;
-    crate::output::warn(output, &warnings);
+    for w in &warnings {
+        eprintln!("asdftool: warning: {w}");
+    }
     left_out.extend(
         s.left_out
             .iter()

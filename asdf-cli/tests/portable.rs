@@ -232,6 +232,12 @@ fn blosc2_and_hdf5_conversions() {
         let out = dir.join("h5.asdf");
         let o = asdftool(&["convert", s(&h5), s(&out), "-c", "xz", "--portable"]);
         assert_refused(&o, "xz", &out);
+        // said of every array (they all take -c), not of one block
+        assert!(
+            stderr(&o).contains("every array's block (-c xz)"),
+            "{}",
+            stderr(&o)
+        );
         let o = asdftool(&["convert", s(&h5), s(&out), "-c", "xz"]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert_eq!(warnings(&o).len(), 1, "{}", stderr(&o));
