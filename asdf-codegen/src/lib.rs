@@ -265,6 +265,8 @@ struct Gen<'o> {
     defs: HashMap<(usize, String), Mapped>,
     /// (document, pointer) of a property -> the struct or enum made for it, shared
     shared: HashMap<(usize, String), (String, Mapped)>,
+    /// the properties being mapped, against schemas that contain themselves
+    in_progress: HashSet<(usize, String)>,
     warnings: Vec<Warning>,
     manifests: usize,
     /// Warnings on the document being mapped go under this id.
@@ -285,6 +287,7 @@ impl<'o> Gen<'o> {
             taken: HashMap::new(),
             defs: HashMap::new(),
             shared: HashMap::new(),
+            in_progress: HashSet::new(),
             warnings: Vec::new(),
             manifests: 0,
             current: 0,
@@ -292,11 +295,14 @@ impl<'o> Gen<'o> {
         let mut origins: HashMap<String, String> = HashMap::new();
         let mut manifest_tags: Vec<(String, String)> = Vec::new();
         for src in sources {
-            let doc = parse(src.text.as_bytes(), &YamlLimits::default()).map_err(|source| {
-                CodegenError::Yaml {
-                    origin: src.origin.clone(),
-                    source,
-                }
+            // schemas nest little; a lower depth bounds the generator's recursion
+            let limits = YamlLimits {
+                max_depth: 128,
+                ..YamlLimits::default()
+            };
+            let doc = parse(src.text.as_bytes(), &limits).map_err(|source| CodegenError::Yaml {
+                origin: src.origin.clone(),
+                source,
             })?;
             let root = doc.root;
             if root.as_map().is_none() {
@@ -1058,6 +1064,11 @@ impl<'o> Gen<'o> {
         let mut leftovers: Vec<(String, Node)> = Vec::new();
         let here = self.current;
         self.flatten(schema, here, path, path, 0, &mut parts, &mut leftovers);
+        if !path.is_empty() && parts.iter().any(|p| p.doc == here && p.ptr.is_empty()) {
+            // the schema merges its own root into one of its properties: no finite struct
+            self.warn(path, "contains itself: kept as Node");
+            return Mapped::node("Contains itself (a recursive schema): kept as its tree.");
+        }
         let _ = branches;
         if !parts.is_empty() && leftovers.is_empty() {
             let null = Node::new(asdf_core::Value::Null);
@@ -1159,6 +1170,13 @@ impl<'o> Gen<'o> {
                 ..m.clone()
             };
         }
+        if !self.in_progress.insert(key.clone()) {
+            // a schema holding itself (a tree of nodes) would need a Box
+            let saved = std::mem::replace(&mut self.current, doc);
+            self.warn(ptr, "contains itself: kept as Node");
+            self.current = saved;
+            return Mapped::node("Contains itself (a recursive schema): kept as its tree.");
+        }
         let saved = self.current;
         let module = self.module_of(doc);
         let before = self.modules.get(&module).map_or(0, Vec::len);
@@ -1166,6 +1184,7 @@ impl<'o> Gen<'o> {
         self.current = doc;
         let m = self.map(prop, ptr, hint);
         self.current = saved;
+        self.in_progress.remove(&key);
         let made = self
             .modules
             .get(&module)
@@ -1261,6 +1280,15 @@ impl<'o> Gen<'o> {
                 self.map(&prop, &ppath, &format!("{type_name}{}", camel(&key)))
             };
             let is_required = required.contains(&key);
+            // a struct holding itself directly needs a Box
+            let m = if m.ty == type_name {
+                Mapped {
+                    ty: format!("Box<{}>", m.ty),
+                    ..m
+                }
+            } else {
+                m
+            };
             let (ty, keep_null) = match (is_required, m.nullable) {
                 (true, false) => (m.ty.clone(), false),
                 (true, true) => (format!("Option<{}>", m.ty), true),

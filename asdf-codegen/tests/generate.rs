@@ -189,3 +189,25 @@ fn unversioned_ids_relative_refs_and_a_root_all_of() {
     assert!(!code.contains("FlatMeta"), "{code}");
     assert!(rustfmt_problems(&code).is_none());
 }
+
+#[test]
+fn schemas_that_contain_themselves() {
+    // a tree: a node's parent is a node (boxed), its children a list of nodes; a property
+    // merging its own schema in through allOf cannot be a struct (a warning)
+    let tree = SchemaSource::new(
+        "node-1.0.0.yaml",
+        "id: asdf://example.org/schemas/node-1.0.0\n\
+         type: object\n\
+         properties:\n  \
+         parent: {$ref: '#'}\n  \
+         children: {type: array, items: {$ref: '#'}}\n  \
+         wrapped:\n    allOf:\n    - $ref: '#'\n",
+    );
+    let out = generate(&[tree], &Options::default()).expect("generates");
+    let code = &out.code;
+    assert!(code.contains("pub parent: Option<Box<Node>>,"), "{code}");
+    assert!(code.contains("pub children: Option<Vec<Node>>,"), "{code}");
+    assert_eq!(out.warnings.len(), 1, "{:#?}", out.warnings);
+    assert_eq!(out.warnings[0].path, "/properties/wrapped");
+    assert!(rustfmt_problems(code).is_none());
+}
