@@ -9,7 +9,8 @@
 #
 #   asdf-codegen/tests/check_rad.sh [--all-versions] [--lazy-arrays]
 #
-# (the options are asdftool codegen's; ORACLE_VENV=... for another venv)
+# (the options are asdftool codegen's; ORACLE_VENV=... for another venv, ASDFTOOL=... for a
+# built asdftool)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -53,9 +54,15 @@ cp "$repo/Cargo.lock" "$scratch/Cargo.lock"
 printf '%s\n' '//! Types generated from the rad package'"'"'s schemas.' '#![deny(warnings)]' 'pub mod rad;' > "$scratch/src/lib.rs"
 
 start=$(date +%s.%N)
-(cd "$repo" && cargo build --quiet -p asdfrs-cli --bin asdftool --target-dir "$target")
+# ASDFTOOL=PATH: an asdftool already built (.ci/run gives the test build's, which a build of
+# asdfrs-cli alone, with its own features, would not reuse)
+asdftool="${ASDFTOOL:-}"
+if [ -z "$asdftool" ]; then
+  (cd "$repo" && cargo build --quiet -p asdfrs-cli --bin asdftool --target-dir "$target")
+  asdftool="$target/debug/asdftool"
+fi
 built=$(date +%s.%N)
-summary="$("$target/debug/asdftool" codegen "$@" "$rad_dir" -o "$scratch/src/rad.rs" 2> "$scratch/warnings.txt")"
+summary="$("$asdftool" codegen "$@" "$rad_dir" -o "$scratch/src/rad.rs" 2> "$scratch/warnings.txt")"
 generated=$(date +%s.%N)
 rustfmt --check --edition 2021 "$scratch/src/rad.rs" > /dev/null || {
   echo "check_rad: the generated code is not rustfmt-clean" >&2
