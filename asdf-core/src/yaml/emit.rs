@@ -60,36 +60,36 @@ pub enum EmitError {
     },
     /// A tag that cannot be written so that it reads back: empty, the non-specific `!`, or a
     /// YAML core scalar type (`tag:yaml.org,2002:str`, …) that a tree keeps as a value type.
-    #[error("tag {tag:?} cannot be written (at {path:?})")]
+    #[error("tag {tag:?} cannot be written (at \"{path}\")")]
     InvalidTag {
         /// The tag.
         tag: String,
         /// Where the node is.
-        path: String,
+        path: super::TreePath,
     },
     /// An [`Integer::Big`] whose text is not an integer in decimal without leading zeros.
-    #[error("malformed big integer {text:?} (at {path:?})")]
+    #[error("malformed big integer {text:?} (at \"{path}\")")]
     InvalidInteger {
         /// The text.
         text: String,
         /// Where the node is.
-        path: String,
+        path: super::TreePath,
     },
     /// A [`Value::Recursive`] whose anchor is not on an enclosing node of the tree.
-    #[error("recursive alias *{name} has no enclosing node with that anchor (at {path:?})")]
+    #[error("recursive alias *{name} has no enclosing node with that anchor (at \"{path}\")")]
     Recursive {
         /// The anchor the alias names.
         name: String,
         /// Where the node is.
-        path: String,
+        path: super::TreePath,
     },
     /// Sequences and mappings nest deeper than [`EmitOptions::max_depth`].
-    #[error("tree nesting deeper than {limit} (at {path:?})")]
+    #[error("tree nesting deeper than {limit} (at \"{path}\")")]
     TooDeep {
         /// The limit.
         limit: usize,
         /// The first collection too deep.
-        path: String,
+        path: super::TreePath,
     },
 }
 
@@ -242,7 +242,7 @@ fn locate(root: &Node, err: EmitError, id: usize) -> EmitError {
     let mut found = None;
     root.walk(|p, n| {
         if found.is_none() && n.id() == id {
-            found = Some(p.to_string());
+            found = Some(super::TreePath::parse(p));
         }
     });
     let p = found.unwrap_or_default();
@@ -730,7 +730,7 @@ impl Emitter<'_> {
             return Err(Stop::Error(
                 EmitError::TooDeep {
                     limit: self.opts.max_depth,
-                    path: String::new(),
+                    path: super::TreePath::root(),
                 },
                 node.id(),
             ));
@@ -755,7 +755,7 @@ impl Emitter<'_> {
             return Err(Stop::Error(
                 EmitError::TooDeep {
                     limit: self.opts.max_depth,
-                    path: String::new(),
+                    path: super::TreePath::root(),
                 },
                 node.id(),
             ));
@@ -868,7 +868,7 @@ impl Emitter<'_> {
             Stop::Error(
                 EmitError::InvalidTag {
                     tag: tag.to_string(),
-                    path: String::new(),
+                    path: super::TreePath::root(),
                 },
                 node.id(),
             )
@@ -1127,7 +1127,7 @@ impl Emitter<'_> {
                         return Err(Stop::Error(
                             EmitError::Recursive {
                                 name: name.clone(),
-                                path: String::new(),
+                                path: super::TreePath::root(),
                             },
                             node.id(),
                         ))
@@ -1139,7 +1139,7 @@ impl Emitter<'_> {
                     return Err(Stop::Error(
                         EmitError::InvalidInteger {
                             text: s.clone(),
-                            path: String::new(),
+                            path: super::TreePath::root(),
                         },
                         node.id(),
                     ));
