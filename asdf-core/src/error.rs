@@ -210,7 +210,7 @@ pub enum Error {
         /// Tree path of the zarr node.
         path: TreePath,
         /// What is wrong (boxed: it names chunks and codecs, and `Error` stays small).
-        source: Box<crate::file::zarr::ZarrError>,
+        source: Box<crate::file::zarr_error::ZarrError>,
     },
     /// A configured limit was exceeded.
     #[error("limit exceeded: {what} is {found}, limit {limit}")]

@@ -33,6 +33,7 @@ mod refs;
 mod region;
 mod verify;
 pub(crate) mod zarr;
+pub(crate) mod zarr_error;
 
 pub use crate::layout::fits::{Card, CardValue, FitsError, Hdu, HduKind};
 pub use crate::layout::{
