@@ -166,7 +166,9 @@ impl Access {
         AsdfFile::options()
             .external_policy(policy)
             .open(path)
-            .map_err(|e| format!("{}: {}", path.display(), chain(&e)))
+            // an error of opening a file by path names the file itself (Error::File, or
+            // Error::Io's own path)
+            .map_err(|e| chain(&e))
     }
 }
 
