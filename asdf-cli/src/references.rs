@@ -17,7 +17,9 @@
 //!   compressed block, inline arrays, FITS data — are inlined: their C-order bytes as one
 //!   `base64:` chunk, `compressor` null.
 //! - `compressor`: none: null; `zlib`: `zlib`; `bzp2`: `bz2`; `zstd`: `zstd`; `blsc`:
-//!   `blosc`; python asdf's `lz4` sub-blocks: `lz4` (numcodecs). Codecs numcodecs lacks use
+//!   `blosc` (one Blosc1 chunk, or each chunk of abacusutils' pieces when they are whole
+//!   chunks; pieces with a short last one are the whole block, `asdf_block`); python asdf's
+//!   `lz4` sub-blocks: `lz4` (numcodecs). Codecs numcodecs lacks use
 //!   the ids `asdf_lz4f` (lz4 frames), `asdf_blosc2` (Blosc2 chunks of `bls2` and `bsc2`
 //!   blocks) and `asdf_lz4` (an `lz4` block whose last sub-block is short), which
 //!   `import asdf_rs.codecs` registers with numcodecs; they take `nbytes`, the decoded
@@ -46,7 +48,9 @@ use std::path::{Path, PathBuf};
 
 use asdf_core::array::DType;
 use asdf_core::write::Compression;
-use asdf_core::{AsdfFile, Manifest, ManifestOptions, Node, PieceCodec, PieceSource, Value};
+use asdf_core::{
+    AsdfFile, Manifest, ManifestOptions, Node, PieceCodec, PieceSource, Value, WholeBlock,
+};
 use base64::Engine as _;
 use serde_json::{json, Value as Json};
 
@@ -388,7 +392,9 @@ fn whole_block(m: &Manifest, url: &str) -> Option<ZArray> {
         Compression::Zlib => json!({"id": "zlib"}),
         Compression::Bzp2 => json!({"id": "bz2"}),
         Compression::Zstd => json!({"id": "zstd"}),
-        Compression::Blsc => json!({"id": "blosc"}),
+        // one Blosc1 chunk; abacusutils' pieces (`[u32 BE n][chunk]`...) are no Blosc1 chunk
+        // as a whole: asdf-rs's own decoder
+        Compression::Blsc if one_stored_piece(m, b) => json!({"id": "blosc"}),
         Compression::Lz4f => json!({"id": "asdf_lz4f", "nbytes": nbytes}),
         Compression::Bls2 => json!({"id": "asdf_blosc2", "nbytes": nbytes}),
         c => json!({"id": "asdf_block", "codec": c.name(), "nbytes": nbytes}),
@@ -403,6 +409,11 @@ fn whole_block(m: &Manifest, url: &str) -> Option<ZArray> {
         order: "C",
         refs: vec![(vec![0; m.shape.len()], json!([at, b.offset, b.length]))],
     })
+}
+
+/// Whether the manifest's one piece is the whole stored block `b`.
+fn one_stored_piece(m: &Manifest, b: &WholeBlock) -> bool {
+    matches!(&m.pieces[..], [p] if p.offset == b.offset && p.length == b.length)
 }
 
 /// The zarr array of a manifest whose pieces are the chunks of a regular grid.
@@ -428,7 +439,8 @@ fn grid(m: &Manifest, url: &str) -> Option<ZArray> {
         PieceCodec::Zlib => json!({"id": "zlib"}),
         PieceCodec::Bzp2 => json!({"id": "bz2"}),
         PieceCodec::Zstd => json!({"id": "zstd"}),
-        PieceCodec::Blsc => json!({"id": "blosc"}),
+        // numcodecs' Blosc cannot pad a short last chunk (abacusutils' 4 MiB pieces)
+        PieceCodec::Blsc if all_whole => json!({"id": "blosc"}),
         PieceCodec::Lz4Block if all_whole => json!({"id": "lz4"}),
         PieceCodec::Lz4Block => padded("asdf_lz4"),
         PieceCodec::Lz4f => padded("asdf_lz4f"),

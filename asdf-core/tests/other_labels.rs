@@ -594,6 +594,50 @@ fn streams_and_regions_cross_the_pieces() {
     assert_eq!(last.iter().next(), all.iter().last());
 }
 
+/// A manifest of an abacusutils block has one `blsc` piece per Blosc1 chunk (what kerchunk
+/// references point at, and numcodecs' Blosc decodes), not the whole block, which is no
+/// Blosc1 chunk: each piece decodes on its own, as one plain chunk, to its bytes of the array.
+#[test]
+fn manifests_point_at_each_abacus_chunk() {
+    let Some((file, side, bytes)) = abacus() else {
+        return;
+    };
+    let blocks = side["blocks"].as_array().unwrap();
+    let want_pieces: Vec<u64> = serde_json::from_value(blocks[0]["pieces"].clone()).unwrap();
+    assert_eq!(want_pieces.len(), 3);
+    let m = file
+        .manifest("/i8_10mib", &ManifestOptions::default())
+        .unwrap();
+    assert_eq!(m.pieces.len(), 3);
+    let all = file.dyn_array("/i8_10mib").unwrap();
+    let all = little_endian_bytes(&all);
+    let mut next = 0u64;
+    for (p, &n) in m.pieces.iter().zip(&want_pieces) {
+        assert_eq!(p.codec, PieceCodec::Blsc);
+        assert_eq!(
+            p.length, n,
+            "the piece is the chunk, without its length prefix"
+        );
+        assert_eq!(p.decoded.start, next);
+        let at = p.offset as usize;
+        let chunk = &bytes[at..at + p.length as usize];
+        let len = p.decoded.end - p.decoded.start;
+        let got = decode(Compression::Blsc, chunk, len).unwrap();
+        assert!(got[..] == all[p.decoded.start as usize..p.decoded.end as usize]);
+        next = p.decoded.end;
+    }
+    assert_eq!(next, all.len() as u64);
+    // a one-piece block (block 1, 16,000 bytes of float32) is one piece too: its chunk,
+    // not the framed block
+    let m = file
+        .manifest("/f4_one_piece", &ManifestOptions::default())
+        .unwrap();
+    assert_eq!(m.pieces.len(), 1);
+    assert_eq!(m.pieces[0].codec, PieceCodec::Blsc);
+    let h = &file.blocks()[1];
+    assert_eq!(m.pieces[0].length + 4, h.used_size);
+}
+
 #[test]
 fn one_piece_is_told_from_one_plain_chunk() {
     let Some((file, _, bytes)) = abacus() else {

@@ -29,6 +29,7 @@ Prints one line per check; exits non-zero on the first failure.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -306,6 +307,28 @@ def main() -> int:
             if n == 0:
                 raise AssertionError(f"{f.name}: no asdf-zarr array")
             print(f"ok asdf-zarr/{f.name}: {n} zarr arrays equal asdf-zarr's, chunks referenced")
+
+        # abacusutils' blsc blocks ([u32 BE n][Blosc1 chunk] pieces, tests/data/other-labels):
+        # python asdf reads them only with abacusutils, so the arrays are checked against the
+        # fixture's sidecar (numpy's datatype, shape and sha256 of the little-endian bytes);
+        # whole pieces are referenced one by one with numcodecs' Blosc
+        f = testdata.require("other-labels/abacus_blsc.asdf")
+        if f is not None:
+            refs = tmp / "abacus.refs.json"
+            ok([asdftool, "references", f, "-o", refs])
+            root = open_refs(refs)
+            doc = json.loads(refs.read_text())["refs"]
+            side = json.loads(f.with_name("abacus_blsc.values.json").read_text())
+            for name, a in side["arrays"].items():
+                x = np.asarray(root[name][...])
+                le = x.astype(x.dtype.newbyteorder("<"))
+                if (x.dtype.str, list(x.shape)) != (a["datatype"], a["shape"]) or \
+                        hashlib.sha256(le.tobytes()).hexdigest() != a["sha256_le"]:
+                    raise AssertionError(f"abacus_blsc {name}: {x.dtype.str} {x.shape} differs")
+            z = json.loads(doc["f4_one_piece/.zarray"])
+            if z["compressor"] != {"id": "blosc"} or not isinstance(doc.get("f4_one_piece/0.0"), list):
+                raise AssertionError(f"abacus_blsc f4_one_piece: {z['compressor']}, not its chunk")
+            print(f"ok other-labels/abacus_blsc.asdf: {len(side['arrays'])} arrays equal the sidecar's")
 
         # --stack: three files of the same shapes, one array axis more
         stack = [tmp / f"stack{i}.asdf" for i in range(3)]

@@ -190,6 +190,21 @@ fn abacus_pieces(
     Ok(pieces)
 }
 
+/// Whether a `blsc` block whose first bytes are `head` is one Blosc1 chunk, by the module's
+/// rule (the block layer tells the forms apart from the first 16 bytes).
+pub(crate) fn is_one_chunk(head: &[u8], stored_len: u64, data_size: u64) -> bool {
+    one_chunk(head, stored_len, data_size)
+}
+
+/// abacusutils' pieces of `stored` (each Blosc1 chunk's byte range and decoded size), checked
+/// as the module says; `None` when `stored` is not that form.
+pub(crate) fn abacus_piece_ranges(
+    stored: &[u8],
+    data_size: u64,
+) -> Option<Vec<(std::ops::Range<usize>, u64)>> {
+    abacus_pieces(stored, data_size).ok()
+}
+
 /// How a `blsc` block is stored: one chunk, or abacusutils' pieces.
 enum Form {
     One,

@@ -37,6 +37,9 @@ mod xz;
 mod zlib;
 mod zstd;
 
+pub(crate) use blsc::{
+    abacus_piece_ranges as blsc_abacus_pieces, is_one_chunk as blsc_is_one_chunk,
+};
 pub(crate) use stream::decoder;
 
 /// Errors of the codec layer (the caller adds the block index).

@@ -184,8 +184,61 @@ impl AsdfFile {
                     .collect())
             }
             Some(Compression::Bls2) => whole(PieceKind::Blosc2Chunk),
+            Some(Compression::Blsc) => self.blsc_pieces(h, start, end),
             Some(c) => whole(PieceKind::Whole(c)),
         }
+    }
+
+    /// A `blsc` block in abacusutils' framing (`[u32 BE n][Blosc1 chunk of n bytes]` per
+    /// 4 MiB piece, see `codec::blsc`) is one piece per chunk, each a whole Blosc1 chunk: a
+    /// manifest, and the kerchunk references made from it, point at each chunk, which
+    /// numcodecs' Blosc decodes (the whole block is no Blosc1 chunk). One plain chunk, or
+    /// stored bytes of neither form (whose decoding says why), is one piece. The forms are
+    /// told apart by the block's first 16 bytes; abacusutils' pieces are indexed from the
+    /// stored block, read once (then cached with the pieces).
+    fn blsc_pieces(&self, h: &BlockHeader, start: u64, end: u64) -> Result<Vec<BlockPiece>> {
+        let whole = || {
+            vec![BlockPiece {
+                kind: PieceKind::Whole(Compression::Blsc),
+                stored: start..end,
+                decoded: 0..h.data_size,
+            }]
+        };
+        let len = end - start;
+        if len < 16 {
+            return Ok(whole());
+        }
+        let mut head = [0u8; 16];
+        self.source
+            .read_ranges_at(&mut [(start, &mut head[..])])
+            .map_err(|e| layout::LayoutError::io(start, &e))?;
+        if codec::blsc_is_one_chunk(&head, len, h.data_size) {
+            return Ok(whole());
+        }
+        let stored = self.stored_bytes(h)?;
+        let Some(ranges) = codec::blsc_abacus_pieces(stored.as_slice(), h.data_size) else {
+            return Ok(whole());
+        };
+        if ranges.len() > MAX_PIECES {
+            return Err(Error::Limit {
+                what: "blsc pieces in one block",
+                limit: MAX_PIECES as u64,
+                found: ranges.len() as u64,
+            });
+        }
+        let mut decoded = 0u64;
+        Ok(ranges
+            .into_iter()
+            .map(|(r, n)| {
+                let piece = BlockPiece {
+                    kind: PieceKind::Whole(Compression::Blsc),
+                    stored: start + r.start as u64..start + r.end as u64,
+                    decoded: decoded..decoded + n,
+                };
+                decoded += n;
+                piece
+            })
+            .collect())
     }
 
     /// Walks the length prefixes of python asdf's `lz4` framing: one 8-byte read per
