@@ -25,6 +25,22 @@ fn s(p: &Path) -> &str {
 }
 
 /// The lines of standard error that are warnings.
+/// The example file rewritten with `zstd` blocks (no flag: a plugin-only codec, kept), in `dir`.
+fn zstd_copy(dir: &Path) -> PathBuf {
+    let zstd = dir.join("zstd.asdf");
+    let o = asdftool(&[
+        "defragment",
+        s(&example()),
+        "-o",
+        s(&zstd),
+        "-c",
+        "zstd",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    zstd
+}
+
 fn warnings(o: &std::process::Output) -> Vec<String> {
     stderr(o)
         .lines()
@@ -119,17 +135,7 @@ fn defragment_and_convert_refuse_or_warn_once() {
 #[test]
 fn explode_implode_to_yaml_and_extract_keep_the_input_codecs_under_the_flag() {
     let dir = scratch("keep");
-    let zstd = dir.join("zstd.asdf");
-    let o = asdftool(&[
-        "defragment",
-        s(&example()),
-        "-o",
-        s(&zstd),
-        "-c",
-        "zstd",
-        "-q",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let zstd = zstd_copy(&dir);
     // explode keeps each block's codec: refused with the flag, one warning without
     let refused = dir.join("ex-portable.asdf");
     let o = asdftool(&["explode", s(&zstd), "-o", s(&refused), "--portable"]);
@@ -267,17 +273,7 @@ fn blosc2_and_hdf5_conversions() {
 #[test]
 fn edit_with_the_flag_ends_at_once_on_a_file_of_zstd_blocks() {
     let dir = scratch("edit");
-    let zstd = dir.join("zstd.asdf");
-    let o = asdftool(&[
-        "defragment",
-        s(&example()),
-        "-o",
-        s(&zstd),
-        "-c",
-        "zstd",
-        "-q",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let zstd = zstd_copy(&dir);
     let before = std::fs::read(&zstd).unwrap();
     let editor = dir.join("editor.sh");
     std::fs::write(
