@@ -16,7 +16,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod colormap;
+mod image;
+mod interval;
 mod options;
+mod plot;
 mod render;
 
 pub use options::{Colormap, Format, Interval, PreviewOptions, Stretch, ZScale};

@@ -1,19 +1,486 @@
-//! From a tree path to PNG or SVG bytes.
+//! From a tree path to PNG or SVG bytes: finding the array, reading the plane (by region,
+//! strided when that saves bytes), and handing it to the image or plot drawer.
 
-use asdf_core::AsdfFile;
+use asdf_core::array::{ByteOrder, DType, Dim, DynArray, NdArrayMeta, ScalarType};
+use asdf_core::{AsdfFile, Node, SelItem, Selection, Value};
 
+use crate::image::Image;
+use crate::plot::{Plot, Series};
 use crate::{Format, PreviewError, PreviewOptions};
+
+/// Planes larger than this (in bytes of the array's datatype) that must be reduced are read
+/// strided (every n-th row and column, only those bytes); smaller ones are read whole and
+/// block-averaged.
+const STRIDE_ABOVE_BYTES: u64 = 64 << 20;
 
 /// The PNG or SVG bytes of the array at `path` (a JSON pointer such as `/sci` or
 /// `/data/0`; a path without the leading `/` is taken as one below the root): an image of a
 /// 2-D array (or of the plane `opts.slice` of a larger one), a line plot of a 1-D array, a
-/// plot of two columns of a record array.
+/// plot of two columns of a 1-D record array (table).
+///
+/// A quantity (`value` and `unit`) or a column (`data` and `unit`) at the path draws its
+/// array, labelled with its unit. Errors are one line naming the path: nothing there, not an
+/// array, a datatype that cannot be drawn (strings, complex numbers), options that do not fit
+/// the array, or the library's error reading it.
 pub fn render_array(
     file: &AsdfFile,
     path: &str,
     opts: &PreviewOptions,
     format: Format,
 ) -> Result<Vec<u8>, PreviewError> {
-    let _ = (file, opts, format);
-    Err(PreviewError::NoNode { path: path.into() })
+    let path = if path.is_empty() || path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("/{path}")
+    };
+    let target = find(file, &path)?;
+    let meta = if asdf_core::file::is_zarr(&target.node) {
+        None
+    } else {
+        Some(
+            NdArrayMeta::from_node(&target.node, &target.path).map_err(|e| PreviewError::Read {
+                path: target.path.clone(),
+                source: e.into(),
+            })?,
+        )
+    };
+    let shape: Option<Vec<usize>> = meta.as_ref().and_then(|m| {
+        m.shape.as_ref().and_then(|dims| {
+            dims.iter()
+                .map(|d| match d {
+                    Dim::Fixed(n) => Some(*n as usize),
+                    _ => None,
+                })
+                .collect()
+        })
+    });
+    if let Some(DType::Record(_)) = meta.as_ref().and_then(|m| m.dtype.as_ref()) {
+        return table(file, &target, shape.as_deref(), opts, format);
+    }
+    let ndim = match &shape {
+        Some(s) => s.len(),
+        None => zarr_ndim(&target.node).unwrap_or(0),
+    };
+    match ndim {
+        0 => Err(PreviewError::NotDrawable {
+            path: target.path.clone(),
+            what: "a 0-dimensional array".into(),
+        }),
+        1 => {
+            no_slice(&target.path, opts, 1)?;
+            let arr = read(file, &target.node, &target.path, &Selection::all())?;
+            let values = to_f64(&arr, &target.path)?;
+            let mask = read_mask(file, &target, &Selection::all(), values.len())?;
+            let y: Vec<f64> = values
+                .iter()
+                .zip(&mask)
+                .map(|(v, m)| if *m { f64::NAN } else { *v })
+                .collect();
+            let x: Vec<f64> = (0..y.len()).map(|i| i as f64).collect();
+            let plot = Plot {
+                title: target.path.clone(),
+                x_label: "index".into(),
+                y_label: value_label(&arr.dtype, target.unit.as_deref()),
+                series: Series { x, y },
+                size: opts.plot_size,
+            };
+            plot.render(format)
+        }
+        _ => image(file, &target, shape.as_deref(), ndim, opts, format),
+    }
+}
+
+/// The array to draw: its node, path and unit.
+struct Target {
+    node: Node,
+    path: String,
+    unit: Option<String>,
+}
+
+/// The array at `path`, or in the quantity / column there.
+fn find(file: &AsdfFile, path: &str) -> Result<Target, PreviewError> {
+    let node = file
+        .get(path)
+        .ok_or_else(|| PreviewError::NoNode { path: shown(path) })?;
+    let is_array = |n: &Node| n.is_ndarray() || asdf_core::file::is_zarr(n);
+    if is_array(node) {
+        // the unit of the quantity or column the array is the `value` or `data` of
+        let unit = path.rsplit_once('/').and_then(|(parent, last)| {
+            (last == "value" || last == "data")
+                .then(|| file.get(parent).and_then(unit_of))
+                .flatten()
+        });
+        return Ok(Target {
+            node: node.clone(),
+            path: shown(path),
+            unit,
+        });
+    }
+    for key in ["value", "data"] {
+        if let Some(inner) = node.get(key).filter(|n| is_array(n)) {
+            return Ok(Target {
+                node: inner.clone(),
+                path: format!("{}/{key}", path),
+                unit: unit_of(node),
+            });
+        }
+    }
+    Err(PreviewError::NotAnArray {
+        path: shown(path),
+        what: asdf_core::yaml::describe(node),
+    })
+}
+
+/// A path as messages show it (`/` for the root).
+fn shown(path: &str) -> String {
+    if path.is_empty() {
+        "/".into()
+    } else {
+        path.into()
+    }
+}
+
+/// The `unit` of a quantity or column (a string, or a tagged unit scalar).
+fn unit_of(node: &Node) -> Option<String> {
+    match node.get("unit")?.value() {
+        Value::Str(s) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The number of dimensions of an asdf-zarr node (`.zarray`'s `shape`).
+fn zarr_ndim(node: &Node) -> Option<usize> {
+    let shape = node.get(".zarray")?.get("shape")?;
+    shape.as_seq().map(|s| s.len())
+}
+
+fn no_slice(path: &str, opts: &PreviewOptions, ndim: usize) -> Result<(), PreviewError> {
+    if opts.slice.is_empty() {
+        return Ok(());
+    }
+    Err(PreviewError::BadOption {
+        path: path.into(),
+        message: format!(
+            "--slice chooses a plane of an array of 3 or more dimensions, and this one has {ndim}"
+        ),
+    })
+}
+
+fn read(
+    file: &AsdfFile,
+    node: &Node,
+    path: &str,
+    sel: &Selection,
+) -> Result<DynArray, PreviewError> {
+    file.dyn_region_of(node, path, sel)
+        .map_err(|source| PreviewError::Read {
+            path: path.into(),
+            source,
+        })
+}
+
+/// Which of `n` selected elements are masked: the array's `mask` (an array: nonzero is
+/// masked; a number: elements equal to it) read with the same selection.
+fn read_mask(
+    file: &AsdfFile,
+    target: &Target,
+    sel: &Selection,
+    n: usize,
+) -> Result<Vec<bool>, PreviewError> {
+    let Some(mask) = target.node.get("mask") else {
+        return Ok(vec![false; n]);
+    };
+    if mask.is_ndarray() {
+        let mpath = format!("{}/mask", target.path);
+        let m = read(file, mask, &mpath, sel)?;
+        if m.element_count() != n {
+            return Err(PreviewError::BadOption {
+                path: target.path.clone(),
+                message: format!("a mask of {} elements for {n} values", m.element_count()),
+            });
+        }
+        let size = m.dtype.itemsize();
+        return Ok(m
+            .data
+            .chunks_exact(size.max(1))
+            .map(|c| c.iter().any(|b| *b != 0))
+            .collect());
+    }
+    // a number compares the data: done by the caller on the values
+    Ok(vec![false; n])
+}
+
+/// The masking number of an array whose `mask` is a number.
+fn mask_value(node: &Node) -> Option<f64> {
+    match node.get("mask")?.value() {
+        Value::Int(i) => i.as_i128().map(|v| v as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// `type (unit)` for an axis label.
+fn value_label(dtype: &DType, unit: Option<&str>) -> String {
+    match unit {
+        Some(u) => format!("{} ({u})", dtype.name()),
+        None => dtype.name(),
+    }
+}
+
+/// The scalar type of a datatype that can be drawn as numbers.
+fn numeric(dtype: &DType) -> Option<(ScalarType, ByteOrder)> {
+    match dtype {
+        DType::Scalar { ty, byteorder } => match ty {
+            ScalarType::Int8
+            | ScalarType::Int16
+            | ScalarType::Int32
+            | ScalarType::Int64
+            | ScalarType::UInt8
+            | ScalarType::UInt16
+            | ScalarType::UInt32
+            | ScalarType::UInt64
+            | ScalarType::Float16
+            | ScalarType::Float32
+            | ScalarType::Float64
+            | ScalarType::Bool8 => Some((*ty, *byteorder)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// One element's value as `f64`.
+fn value_at(ty: ScalarType, order: ByteOrder, b: &[u8]) -> f64 {
+    macro_rules! num {
+        ($t:ty, $n:literal) => {{
+            let mut a = [0u8; $n];
+            a.copy_from_slice(&b[..$n]);
+            match order {
+                ByteOrder::Little => <$t>::from_le_bytes(a) as f64,
+                ByteOrder::Big => <$t>::from_be_bytes(a) as f64,
+            }
+        }};
+    }
+    match ty {
+        ScalarType::Int8 => f64::from(b[0] as i8),
+        ScalarType::UInt8 => f64::from(b[0]),
+        ScalarType::Bool8 => f64::from(u8::from(b[0] != 0)),
+        ScalarType::Int16 => num!(i16, 2),
+        ScalarType::UInt16 => num!(u16, 2),
+        ScalarType::Int32 => num!(i32, 4),
+        ScalarType::UInt32 => num!(u32, 4),
+        ScalarType::Int64 => num!(i64, 8),
+        ScalarType::UInt64 => num!(u64, 8),
+        ScalarType::Float32 => num!(f32, 4),
+        ScalarType::Float64 => num!(f64, 8),
+        ScalarType::Float16 => {
+            let bits = match order {
+                ByteOrder::Little => u16::from_le_bytes([b[0], b[1]]),
+                ByteOrder::Big => u16::from_be_bytes([b[0], b[1]]),
+            };
+            half::f16::from_bits(bits).to_f64()
+        }
+        _ => f64::NAN,
+    }
+}
+
+/// The elements of a numeric array as `f64`, in C order.
+fn to_f64(arr: &DynArray, path: &str) -> Result<Vec<f64>, PreviewError> {
+    let (ty, order) = numeric(&arr.dtype).ok_or_else(|| PreviewError::NotDrawable {
+        path: path.into(),
+        what: format!("an array of {}", arr.dtype.name()),
+    })?;
+    let size = ty.itemsize();
+    if size == 0 || arr.data.len() != arr.element_count().saturating_mul(size) {
+        return Err(PreviewError::NotDrawable {
+            path: path.into(),
+            what: "an array whose bytes do not match its shape".into(),
+        });
+    }
+    Ok(arr
+        .data
+        .chunks_exact(size)
+        .map(|c| value_at(ty, order, c))
+        .collect())
+}
+
+/// An image of the 2-D array, or of one plane of a larger one.
+fn image(
+    file: &AsdfFile,
+    target: &Target,
+    shape: Option<&[usize]>,
+    ndim: usize,
+    opts: &PreviewOptions,
+    format: Format,
+) -> Result<Vec<u8>, PreviewError> {
+    let lead = ndim - 2;
+    if opts.slice.len() > lead {
+        return Err(PreviewError::BadOption {
+            path: target.path.clone(),
+            message: if lead == 0 {
+                "--slice chooses a plane of an array of 3 or more dimensions, and this one has 2"
+                    .into()
+            } else {
+                format!(
+                    "--slice takes at most {lead} indices for an array of {ndim} dimensions, not {}",
+                    opts.slice.len()
+                )
+            },
+        });
+    }
+    let mut items: Vec<SelItem> = Vec::with_capacity(ndim);
+    for axis in 0..lead {
+        let i = opts.slice.get(axis).copied().unwrap_or(0);
+        if let Some(len) = shape.map(|s| s[axis]) {
+            if i >= len {
+                return Err(PreviewError::BadOption {
+                    path: target.path.clone(),
+                    message: format!("--slice index {i} is beyond axis {axis} of length {len}"),
+                });
+            }
+        }
+        let i = i64::try_from(i).map_err(|_| PreviewError::BadOption {
+            path: target.path.clone(),
+            message: format!("--slice index {i} is too large"),
+        })?;
+        items.push(SelItem::index(i));
+    }
+    // strided reads where the plane is large: only every n-th row and column read
+    let max_size = opts.max_size.max(1);
+    let mut step = 1usize;
+    if let Some(s) = shape {
+        let (h, w) = (s[ndim - 2], s[ndim - 1]);
+        let item = meta_itemsize(&target.node).unwrap_or(8) as u64;
+        let bytes = (h as u64).saturating_mul(w as u64).saturating_mul(item);
+        let factor = h.max(w).div_ceil(max_size);
+        if factor > 1 && bytes > STRIDE_ABOVE_BYTES {
+            step = factor;
+        }
+    }
+    let axis_item = if step > 1 {
+        SelItem::slice(None, None, Some(step as i64))
+    } else {
+        SelItem::slice(None, None, None)
+    };
+    items.push(axis_item.clone());
+    items.push(axis_item);
+    let sel = Selection::new(items);
+    let arr = read(file, &target.node, &target.path, &sel)?;
+    if arr.shape.len() != 2 {
+        return Err(PreviewError::NotDrawable {
+            path: target.path.clone(),
+            what: format!("a selection of shape {:?}", arr.shape),
+        });
+    }
+    let (h, w) = (arr.shape[0], arr.shape[1]);
+    if h == 0 || w == 0 {
+        return Err(PreviewError::NotDrawable {
+            path: target.path.clone(),
+            what: format!("an empty array (shape {:?})", arr.shape),
+        });
+    }
+    let mut values = to_f64(&arr, &target.path)?;
+    let mask = read_mask(file, target, &sel, values.len())?;
+    let by_value = mask_value(&target.node);
+    for (v, m) in values.iter_mut().zip(&mask) {
+        if *m || by_value == Some(*v) {
+            *v = f64::NAN;
+        }
+    }
+    let img = Image::new(values, w, h).reduced(max_size);
+    img.render(opts, format)
+}
+
+/// The item size of an ndarray node's datatype, when it states one.
+fn meta_itemsize(node: &Node) -> Option<usize> {
+    let meta = NdArrayMeta::from_node(node, "").ok()?;
+    meta.dtype.map(|d| d.itemsize())
+}
+
+/// A plot of two columns of a 1-D record array.
+fn table(
+    file: &AsdfFile,
+    target: &Target,
+    shape: Option<&[usize]>,
+    opts: &PreviewOptions,
+    format: Format,
+) -> Result<Vec<u8>, PreviewError> {
+    if shape.map(|s| s.len()) != Some(1) {
+        return Err(PreviewError::NotDrawable {
+            path: target.path.clone(),
+            what: "a record array of other than one dimension".into(),
+        });
+    }
+    no_slice(&target.path, opts, 1)?;
+    let arr = read(file, &target.node, &target.path, &Selection::all())?;
+    let DType::Record(fields) = &arr.dtype else {
+        return Err(PreviewError::NotDrawable {
+            path: target.path.clone(),
+            what: format!("an array of {}", arr.dtype.name()),
+        });
+    };
+    // each plain numeric field with its byte offset in a record
+    let mut columns = Vec::new();
+    let mut offset = 0usize;
+    for f in fields {
+        if let (Some((ty, order)), true) = (numeric(&f.dtype), f.shape.is_empty()) {
+            columns.push((f.name.clone(), offset, ty, order, f.dtype.name()));
+        }
+        offset = offset.saturating_add(f.size());
+    }
+    let names = || {
+        columns
+            .iter()
+            .map(|c| c.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let pick = |name: &str| {
+        columns
+            .iter()
+            .position(|c| c.0 == name)
+            .ok_or_else(|| PreviewError::BadOption {
+                path: target.path.clone(),
+                message: format!("no numeric column {name:?} (numeric columns: {})", names()),
+            })
+    };
+    let x = opts.x.as_deref().map(pick).transpose()?;
+    let y =
+        match opts.y.as_deref() {
+            Some(name) => pick(name)?,
+            None => (0..columns.len()).find(|i| Some(*i) != x).ok_or_else(|| {
+                PreviewError::NotDrawable {
+                    path: target.path.clone(),
+                    what: "a record array without a numeric column to plot".into(),
+                }
+            })?,
+        };
+    let record = arr.dtype.itemsize();
+    let rows = arr.element_count();
+    if record == 0 || arr.data.len() != rows.saturating_mul(record) {
+        return Err(PreviewError::NotDrawable {
+            path: target.path.clone(),
+            what: "a record array whose bytes do not match its shape".into(),
+        });
+    }
+    let column = |c: usize| -> Vec<f64> {
+        let (_, off, ty, order, _) = &columns[c];
+        arr.data
+            .chunks_exact(record)
+            .map(|r| value_at(*ty, *order, &r[*off..]))
+            .collect()
+    };
+    let ys = column(y);
+    let (xs, x_label) = match x {
+        Some(c) => (column(c), format!("{} ({})", columns[c].0, columns[c].4)),
+        None => ((0..rows).map(|i| i as f64).collect(), "row".to_string()),
+    };
+    let plot = Plot {
+        title: target.path.clone(),
+        x_label,
+        y_label: format!("{} ({})", columns[y].0, columns[y].4),
+        series: Series { x: xs, y: ys },
+        size: opts.plot_size,
+    };
+    plot.render(format)
 }
