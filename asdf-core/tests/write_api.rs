@@ -975,3 +975,98 @@ fn update_copies_kept_blocks_verbatim_with_their_checksums() {
     AsdfFile::open(&plain).unwrap().verify_checksums().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Ascii strings with bytes above 0x7F are text nobody reads back as ascii: refused
+/// inline when the array asked for inline storage (typed, with the tree path and the
+/// element), put in a block when inlined by size or by the writer's default; ASCII ones
+/// stay inline.
+#[test]
+fn non_ascii_ascii_strings_are_never_written_inline() {
+    use asdf_core::write::{ArrayOptions, Storage, WriteError, WriteOptions, Writer};
+    let field = |name: &str, dtype, shape| Field {
+        name: name.into(),
+        dtype,
+        shape,
+    };
+    let ascii = |data: &[u8]| DynArray {
+        dtype: DType::scalar(ScalarType::Ascii(2), ByteOrder::Big),
+        shape: vec![data.len() / 2],
+        data: data.to_vec(),
+    };
+    let inline = ArrayOptions {
+        compression: None,
+        storage: Some(Storage::Inline),
+    };
+    let high = ascii(b"ok\xd7x");
+    assert_eq!(high.first_non_ascii(), Some((1, 0xd7)));
+    let mut w = Writer::new(WriteOptions::default());
+    let n = w.add_array_with(high.clone(), inline);
+    let tree = Node::map(vec![("obs", Node::map(vec![("when", n)]))]);
+    match w.write_to_vec(&tree) {
+        Err(WriteError::NotAscii {
+            path,
+            element,
+            what,
+        }) => {
+            assert_eq!(
+                (path.to_string(), element, what.as_str()),
+                ("/obs/when".to_string(), 1, "byte 0xd7")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // a record's ascii field too; its numbers may hold any byte
+    let rec = DynArray {
+        dtype: DType::Record(vec![
+            field(
+                "n",
+                DType::scalar(ScalarType::UInt8, ByteOrder::Little),
+                vec![],
+            ),
+            field(
+                "s",
+                DType::scalar(ScalarType::Ascii(2), ByteOrder::Big),
+                vec![],
+            ),
+        ]),
+        shape: vec![3],
+        data: b"\xffab\xfecd\x00e\x80".to_vec(),
+    };
+    assert_eq!(rec.first_non_ascii(), Some((2, 0x80)));
+    let mut w = Writer::new(WriteOptions::default());
+    let n = w.add_array_with(rec.clone(), inline);
+    assert!(matches!(
+        w.write_to_vec(&Node::map(vec![("r", n)])),
+        Err(WriteError::NotAscii { element: 2, .. })
+    ));
+    // inlined by size: a block, bytes kept; ASCII strings beside it stay inline
+    let mut w = Writer::new(WriteOptions::default().storage(Storage::InlineUpTo(100)));
+    let (a, b) = (w.add_array(high.clone()), w.add_array(ascii(b"abcd")));
+    let bytes = w
+        .write_to_vec(&Node::map(vec![("a", a), ("b", b)]))
+        .unwrap();
+    let f = AsdfFile::from_bytes(bytes).unwrap();
+    assert!(f.get("/a/source").is_some(), "{:?}", f.get("/a"));
+    assert!(f.get("/b/data").is_some(), "{:?}", f.get("/b"));
+    assert_eq!(f.dyn_array("/a").unwrap(), high);
+    assert_eq!(f.dyn_array("/b").unwrap().data, b"abcd");
+    // inline data in a tree: refused as the reader would refuse it
+    let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nx: !core/ndarray-1.0.0\n  data: [[ab, cd], [ef, \"g\\xD7\"]]\n  datatype: [ascii, 2]\n  shape: [2, 2]\n...\n";
+    let f = AsdfFile::from_bytes(text.as_bytes().to_vec()).unwrap();
+    let err = f.dyn_array("/x").unwrap_err().to_string();
+    assert!(err.contains("is not ascii"), "{err}");
+    let w = Writer::new(WriteOptions::default());
+    match w.write_to_vec(f.tree()) {
+        Err(WriteError::NotAscii {
+            path,
+            element,
+            what,
+        }) => {
+            assert_eq!(
+                (path.to_string(), element, what.as_str()),
+                ("/x".to_string(), 3, "'×'")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

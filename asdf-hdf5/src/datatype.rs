@@ -1,7 +1,7 @@
 //! HDF5 datatypes ↔ ASDF datatypes, and how HDF5 element bytes become packed ASDF ones.
 
 use asdf_core::array::{ByteOrder, DType, Field, ScalarType};
-use hdf5_reader::{ByteOrder as H5Order, Datatype, StringSize};
+use hdf5_reader::{ByteOrder as H5Order, Datatype, StringEncoding, StringPadding, StringSize};
 
 /// How the bytes of one HDF5 element become the bytes of one ASDF element: the ASDF datatype
 /// and the pieces of the HDF5 element copied, in order, to make it (HDF5 compounds may hold
@@ -42,6 +42,84 @@ impl Plan {
         }
         out
     }
+}
+
+impl Plan {
+    /// The plan of a fixed-length string datatype (or an array datatype of them) in the
+    /// bytes form (docs/hdf5.md): `uint8` with an inner axis of the string's size, the
+    /// same bytes; `None` for other plans.
+    pub fn as_string_bytes(&self) -> Option<Plan> {
+        let DType::Scalar {
+            ty: ScalarType::Ascii(n),
+            ..
+        } = self.dtype
+        else {
+            return None;
+        };
+        let mut p = self.clone();
+        p.dtype = scalar(ScalarType::UInt8, ByteOrder::Little);
+        p.inner_shape.push(n);
+        Some(p)
+    }
+}
+
+/// A fixed-length string datatype (or an array datatype of them): its size, character set
+/// and padding; `None` for other datatypes.
+pub(crate) fn fixed_string(dt: &Datatype) -> Option<(u32, StringEncoding, StringPadding)> {
+    match dt {
+        Datatype::String {
+            size: StringSize::Fixed(n),
+            encoding,
+            padding,
+        } => Some((*n, *encoding, *padding)),
+        Datatype::Array { base, .. } => match base.as_ref() {
+            Datatype::String {
+                size: StringSize::Fixed(n),
+                encoding,
+                padding,
+            } => Some((*n, *encoding, *padding)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The names of a string's character set and padding as `_hdf5/string_bytes` records them.
+pub(crate) fn string_names(
+    encoding: StringEncoding,
+    padding: StringPadding,
+) -> (&'static str, &'static str) {
+    (
+        match encoding {
+            StringEncoding::Utf8 => "utf-8",
+            _ => "ascii",
+        },
+        match padding {
+            StringPadding::NullTerminate => "nullterm",
+            StringPadding::SpacePad => "spacepad",
+            _ => "nullpad",
+        },
+    )
+}
+
+/// The fixed-length string datatype of `size` bytes a `_hdf5/string_bytes` record names
+/// (character set and padding by [`string_names`]' names); `None` for a name it does not
+/// give.
+pub(crate) fn string_datatype(size: u32, cset: &str, padding: &str) -> Option<Datatype> {
+    Some(Datatype::String {
+        size: StringSize::Fixed(size),
+        encoding: match cset {
+            "ascii" => StringEncoding::Ascii,
+            "utf-8" => StringEncoding::Utf8,
+            _ => return None,
+        },
+        padding: match padding {
+            "nullterm" => StringPadding::NullTerminate,
+            "nullpad" => StringPadding::NullPad,
+            "spacepad" => StringPadding::SpacePad,
+            _ => return None,
+        },
+    })
 }
 
 fn order(o: &H5Order) -> ByteOrder {

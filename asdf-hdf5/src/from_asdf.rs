@@ -436,6 +436,59 @@ impl Walk<'_> {
         };
     }
 
+    /// Fixed-length strings in the bytes form (docs/hdf5.md) at `hpath` (a dataset, or
+    /// `PATH@NAME` an attribute), when `_hdf5/string_bytes` records them: the string
+    /// datatype recorded (size, character set, padding) and the shape without the bytes'
+    /// axis; `None` when none is recorded. A recorded array that is not `uint8` with the
+    /// string's size as its last axis, or a record naming no datatype, is an error naming it.
+    fn string_bytes(
+        &self,
+        hpath: &str,
+        dtype: &DType,
+        shape: &[usize],
+    ) -> Result<Option<(Datatype, Vec<usize>)>> {
+        let Some(record) = hint(self.meta, "string_bytes", hpath) else {
+            return Ok(None);
+        };
+        let text = |k: &str| record.get(k).and_then(Node::as_str);
+        let datatype = record
+            .get("size")
+            .and_then(|n| n.as_int()?.as_i128())
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|&n| n > 0)
+            .and_then(|n| {
+                Some((
+                    n,
+                    super::datatype::string_datatype(n, text("cset")?, text("padding")?)?,
+                ))
+            });
+        let Some((size, datatype)) = datatype else {
+            return Err(tree_err(
+                hpath,
+                "its _hdf5/string_bytes record does not name a string datatype (size, cset \
+                 ascii or utf-8, padding nullterm, nullpad or spacepad)",
+            ));
+        };
+        let bytes = matches!(
+            dtype,
+            DType::Scalar {
+                ty: ScalarType::UInt8,
+                ..
+            }
+        );
+        match shape.split_last() {
+            Some((&n, rest)) if bytes && n == size as usize => Ok(Some((datatype, rest.to_vec()))),
+            _ => Err(tree_err(
+                hpath,
+                format!(
+                    "recorded as strings of {size} bytes, but it is {} of shape {shape:?}, not \
+                     uint8 with a last axis of {size}",
+                    dtype.name()
+                ),
+            )),
+        }
+    }
+
     /// The HDF5 datatype of an array at `hpath`: an enum when `_hdf5` recorded one.
     fn datatype(&self, dtype: &DType, hpath: &str) -> Result<Datatype> {
         let base = to_hdf5(dtype).map_err(|what| Hdf5Error::Unsupported {
@@ -539,7 +592,10 @@ impl Walk<'_> {
                 (array.dtype, array.shape, ArrayData::Bytes(array.data))
             }
         };
-        let mut datatype = self.datatype(&dtype, hpath)?;
+        let (mut datatype, shape) = match self.string_bytes(hpath, &dtype, &shape)? {
+            Some(s) => s,
+            None => (self.datatype(&dtype, hpath)?, shape),
+        };
         let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
         if let (Some(layout), ArrayData::Bytes(bytes)) =
             (hint(self.meta, "compound_layouts", hpath), &mut data)
@@ -897,11 +953,17 @@ impl Walk<'_> {
         let w = |e: hdf5_writer::Error| write_err(format!("{at}: {e}"));
         if v.is_ndarray() {
             let array = self.file.dyn_array_of(v, at)?;
-            let datatype = to_hdf5(&array.dtype).map_err(|what| Hdf5Error::Unsupported {
-                path: at.to_string(),
-                what,
-            })?;
-            let shape: Vec<u64> = array.shape.iter().map(|&d| d as u64).collect();
+            let (datatype, shape) = match self.string_bytes(at, &array.dtype, &array.shape)? {
+                Some(s) => s,
+                None => (
+                    to_hdf5(&array.dtype).map_err(|what| Hdf5Error::Unsupported {
+                        path: at.to_string(),
+                        what,
+                    })?,
+                    array.shape.clone(),
+                ),
+            };
+            let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
             return Ok(AttributeBuilder::new(name, datatype, shape, array.data));
         }
         if v.tag().is_none() {

@@ -342,6 +342,9 @@ struct Meta {
     values: Vec<(String, Node)>,
     /// The tags of opaque datatypes, by dataset (or `PATH@NAME` attribute).
     opaque: Vec<(String, Node)>,
+    /// Fixed-length strings whose bytes are not all ASCII, kept as `uint8` (the bytes
+    /// form), with their size, character set and padding, by dataset (or attribute).
+    string_bytes: Vec<(String, Node)>,
     /// Datasets and attributes with no ASDF form yet, with why.
     left_out: Vec<(String, Node)>,
     /// Entries, and bytes of their paths, that hard links have added so far.
@@ -375,6 +378,7 @@ impl Meta {
             &mut self.sequence_bases,
             &mut self.values,
             &mut self.opaque,
+            &mut self.string_bytes,
             &mut self.left_out,
         ] {
             let prefix = format!("{first}/");
@@ -436,6 +440,7 @@ impl Meta {
             ("sequence_datatypes", &self.sequence_bases),
             ("value_datasets", &self.values),
             ("opaque_tags", &self.opaque),
+            ("string_bytes", &self.string_bytes),
             ("left_out", &self.left_out),
         ] {
             if !v.is_empty() {
@@ -721,10 +726,34 @@ impl Walk<'_, '_> {
             ));
             return Ok(node);
         }
-        let plan = datatype::plan(dt).map_err(|what| Hdf5Error::Unsupported {
+        let mut plan = datatype::plan(dt).map_err(|what| Hdf5Error::Unsupported {
             path: path.to_string(),
             what,
         })?;
+        // fixed-length strings whose bytes (or fill value's) are not all ASCII: the bytes
+        // form, `uint8` with the string's size as an inner axis (docs/hdf5.md); the data
+        // read whole here is not read again below
+        let mut read = None;
+        if let Some(info) = datatype::fixed_string(dt) {
+            let (high, whole) = self.strings_not_ascii(ds, &plan, path)?;
+            let fill_high = ds
+                .fill_value()
+                .and_then(|f| f.value.as_ref())
+                .is_some_and(|f| !f.is_ascii());
+            read = whole;
+            if high || fill_high {
+                plan = plan
+                    .as_string_bytes()
+                    .expect("a fixed-length string's plan");
+                self.meta
+                    .string_bytes
+                    .push((path.to_string(), string_bytes_node(info)));
+                if let Some(a) = &mut read {
+                    a.dtype = plan.dtype.clone();
+                    a.shape.push(info.0 as usize);
+                }
+            }
+        }
         // a compound with padding (an aligned numpy dtype): its offsets and size, as ASDF
         // records are packed
         if let Datatype::Compound { size, fields } = dt {
@@ -828,7 +857,10 @@ impl Walk<'_, '_> {
         if let Some(node) = self.banded(ds, &plan, path, array_opts)? {
             return Ok(node);
         }
-        let array = dataset_array(ds, &plan, path, self.opts.max_dataset_bytes)?;
+        let array = match read {
+            Some(a) => a,
+            None => dataset_array(ds, &plan, path, self.opts.max_dataset_bytes)?,
+        };
         self.total
             .fetch_add(array.data.len() as u64, Ordering::Relaxed);
         let bytes = self
@@ -931,6 +963,47 @@ impl Walk<'_, '_> {
         Ok(Some(
             self.writer.add_array_pieces(dtype, &shape, opts, pieces),
         ))
+    }
+
+    /// Whether a dataset of fixed-length strings holds a byte that is not ASCII: read whole
+    /// (and returned, for the conversion) when [`Walk::banded`] would not read it band by
+    /// band, else scanned band by band (read twice, not held).
+    fn strings_not_ascii(
+        &mut self,
+        ds: &Dataset,
+        plan: &Plan,
+        path: &str,
+    ) -> Result<(bool, Option<DynArray>)> {
+        let len = ds.raw_byte_len().map_err(|e| read_err(path, e))? as u64;
+        let dims = ds.shape().to_vec();
+        let banded = !(len == 0 || len < self.opts.band_min_bytes || dims.is_empty());
+        if !banded {
+            self.check_layout(ds, path)?;
+            let array = dataset_array(ds, plan, path, self.opts.max_dataset_bytes)?;
+            return Ok((!array.data.is_ascii(), Some(array)));
+        }
+        declared_len(ds, path, self.opts.max_dataset_bytes)?;
+        self.check_layout(ds, path)?;
+        let rows = dims[0];
+        let row_bytes = dims[1..]
+            .iter()
+            .try_fold(plan.src_size as u64, |a, &d| a.checked_mul(d))
+            .filter(|&b| b > 0)
+            .ok_or_else(|| read_err(path, "its rows hold no bytes"))?;
+        let band_rows = (BAND_BYTES / row_bytes).max(1);
+        let mut row = 0u64;
+        while row < rows {
+            let n = band_rows.min(rows - row);
+            let size = usize::try_from(n * row_bytes).map_err(|e| read_err(path, e))?;
+            let mut band = vec![0u8; size];
+            ds.read_raw_rows_into(row, &mut band)
+                .map_err(|e| read_err(path, e))?;
+            if !band.is_ascii() {
+                return Ok((true, None));
+            }
+            row += n;
+        }
+        Ok((false, None))
     }
 
     /// A contiguous dataset's data must lie in the file, and a compact one's in its header,
@@ -1168,13 +1241,24 @@ impl Walk<'_, '_> {
                     }
                 }
             } else {
-                let plan = match datatype::plan(&a.datatype) {
+                let mut plan = match datatype::plan(&a.datatype) {
                     Ok(p) => p,
                     Err(what) => {
                         self.leave_out(Hdf5Error::Unsupported { path: at, what })?;
                         continue;
                     }
                 };
+                // fixed-length strings whose bytes are not all ASCII: the bytes form
+                if let Some(info) = datatype::fixed_string(&a.datatype) {
+                    if !a.raw_data.is_ascii() {
+                        plan = plan
+                            .as_string_bytes()
+                            .expect("a fixed-length string's plan");
+                        self.meta
+                            .string_bytes
+                            .push((at.clone(), string_bytes_node(info)));
+                    }
+                }
                 if let Some(tag) = &plan.opaque_tag {
                     self.meta.opaque.push((at.clone(), Node::str(tag.as_str())));
                 }
@@ -1189,13 +1273,20 @@ impl Walk<'_, '_> {
                 if count != array.data.len() {
                     return Err(read_err(&at, "attribute data does not match its shape"));
                 }
+                // records whose strings are not all ASCII (which inline data cannot hold)
+                // go to a block, bytes kept
+                let storage = if array.first_non_ascii().is_some() {
+                    Storage::Internal
+                } else {
+                    Storage::Inline
+                };
                 match scalar_node(&array) {
                     Some(n) if a.shape.is_empty() && default_scalar(&array.dtype) => n,
                     _ => self.writer.add_array_with(
                         array,
                         ArrayOptions {
                             compression: None,
-                            storage: Some(Storage::Inline),
+                            storage: Some(storage),
                         },
                     ),
                 }
@@ -1448,6 +1539,18 @@ fn nest_nodes(nodes: Vec<Node>, shape: &[usize]) -> Node {
     build(&mut nodes.into_iter(), shape)
 }
 
+/// A `_hdf5/string_bytes` record: the string's size, character set and padding.
+fn string_bytes_node(
+    (size, encoding, padding): (u32, hdf5_reader::StringEncoding, hdf5_reader::StringPadding),
+) -> Node {
+    let (cset, pad) = datatype::string_names(encoding, padding);
+    Node::new(Value::Map(vec![
+        (Node::str("size"), Node::int(i128::from(size))),
+        (Node::str("cset"), Node::str(cset)),
+        (Node::str("padding"), Node::str(pad)),
+    ]))
+}
+
 fn enum_node(members: &[(String, i128)]) -> Node {
     Node::new(Value::Map(
         members
@@ -1520,7 +1623,11 @@ fn scalar_node(a: &DynArray) -> Option<Node> {
         ))),
         S::Bool8 => Node::new(Value::Bool(*b.first()? != 0)),
         S::Ascii(_) => {
+            // ASCII up to NULs that end it, else no YAML string keeps it (a 0-d array does)
             let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+            if !b[..end].is_ascii() || b[end..].iter().any(|&x| x != 0) {
+                return None;
+            }
             Node::str(String::from_utf8_lossy(&b[..end]).into_owned())
         }
         _ => return None,

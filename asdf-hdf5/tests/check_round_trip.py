@@ -102,6 +102,82 @@ def compare(orig, back, np, h5py) -> list[str]:
     orig.visititems(visit)
     attrs("/", orig, back)
     problems += compare_links(orig, back, h5py)
+    problems += compare_fixed_strings(orig, back, np, h5py)
+    return problems
+
+
+def stored_strings(h5py, np, obj, name=None):
+    """A fixed-length string dataset's (or, with ``name``, attribute's) type and bytes as
+    stored, read with the file's own type (h5py's reading converts the padding); None for
+    other datatypes."""
+    if name is None:
+        tid, shape = obj.id.get_type(), obj.shape
+    else:
+        a = h5py.h5a.open(obj.id, name.encode())
+        tid, shape = a.get_type(), a.shape
+    if tid.get_class() != h5py.h5t.STRING or tid.is_variable_str() or shape is None:
+        return None
+    buf = np.zeros(shape, f"S{tid.get_size()}")
+    if name is None:
+        obj.id.read(h5py.h5s.ALL, h5py.h5s.ALL, buf, mtype=tid)
+    else:
+        a.read(buf, mtype=tid)
+    kind = (tid.get_size(), tid.get_cset(), tid.get_strpad())
+    return kind, np.frombuffer(buf.tobytes(), "u1").reshape(shape + (tid.get_size(),))
+
+
+def compare_fixed_strings(orig, back, np, h5py) -> list[str]:
+    """Fixed-length strings written back as their bytes (`_hdf5/string_bytes`,
+    docs/hdf5.md) have the original's size, character set, padding and stored bytes (the
+    fixtures' other fixed strings are h5py's: null-padded ASCII, which the way back writes)."""
+    problems = []
+
+    def one(at, o, b):
+        if o is None:
+            return
+        if b is None:
+            problems.append(f"{at}: a fixed-length string became another type")
+        elif o[0] != b[0]:
+            problems.append(f"{at}: string (size, cset, padding) {o[0]} became {b[0]}")
+        elif not np.array_equal(o[1], b[1]):
+            problems.append(f"{at}: stored string bytes differ")
+
+    def visit(name, o):
+        if name not in back:
+            return
+        if isinstance(o, h5py.Dataset):
+            one(name, stored_strings(h5py, np, o), stored_strings(h5py, np, back[name]))
+        for k in o.attrs:
+            if k in back[name].attrs:
+                one(f"{name}@{k}", stored_strings(h5py, np, o, k),
+                    stored_strings(h5py, np, back[name], k))
+
+    orig.visititems(visit)
+    for k in orig.attrs:
+        if k in back.attrs:
+            one(f"/@{k}", stored_strings(h5py, np, orig, k), stored_strings(h5py, np, back, k))
+    return problems
+
+
+def asdf_string_bytes(af, o, np, h5py) -> list[str]:
+    """python asdf reads each fixed-length string kept as bytes (`_hdf5/string_bytes`) as
+    uint8 holding the stored bytes, the string's size its last axis."""
+    problems = []
+    for key, record in af.tree.get("_hdf5", {}).get("string_bytes", {}).items():
+        path, at, name = key.partition("@")
+        if at:
+            got = af.tree["_hdf5"]["attrs"][path][name]
+            want = stored_strings(h5py, np, o[path], name)
+        else:
+            got = af.tree
+            for part in path.strip("/").split("/"):
+                got = got[part]
+            want = stored_strings(h5py, np, o[path])
+        got = np.asarray(got)
+        if want is None or record["size"] != want[0][0]:
+            problems.append(f"{key}: recorded as {record}, h5py reads {want and want[0]}")
+        elif got.dtype != np.uint8 or not np.array_equal(got, want[1]):
+            problems.append(f"{key}: python asdf reads {got.dtype} {got.shape}")
     return problems
 
 
@@ -532,6 +608,7 @@ def main(argv) -> int:
                         if obj.shape != () and not same_values(obj[()], node, np):
                             problems.append(f"{p}: python asdf reads other values")
                 o.visititems(visit)
+                problems += asdf_string_bytes(af, o, np, h5py)
         for p in problems:
             print(f"{name}: {p}")
         bad += len(problems)

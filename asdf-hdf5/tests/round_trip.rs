@@ -15,7 +15,7 @@ use asdf_hdf5::{from_asdf, from_asdf_with, to_asdf, FromAsdfOptions, ToAsdfOptio
 
 /// The fixtures, every one of which round-trips whole (soft and external links come back as
 /// links).
-const FIXTURES: [&str; 10] = [
+const FIXTURES: [&str; 11] = [
     "chunked",
     "compound",
     "enums_scalars",
@@ -25,6 +25,7 @@ const FIXTURES: [&str; 10] = [
     "lzf",
     "more_filters",
     "numeric",
+    "string_bytes",
     "strings",
 ];
 

@@ -342,11 +342,147 @@ fn record_ok(
     }
 }
 
+/// Byte ranges (start, length) within one element of `dt` that hold `ascii` strings: the
+/// element itself, or a record's ascii fields (subarrays and nested records included).
+fn ascii_ranges(dt: &DType, at: usize, out: &mut Vec<(usize, usize)>) {
+    match dt {
+        DType::Scalar {
+            ty: ScalarType::Ascii(n),
+            ..
+        } => out.push((at, *n)),
+        DType::Scalar { .. } => {}
+        DType::Record(fields) => {
+            let mut pos = at;
+            for f in fields {
+                let item = f.dtype.itemsize();
+                if holds_ascii(&f.dtype) {
+                    for i in 0..f.count() {
+                        ascii_ranges(&f.dtype, pos.saturating_add(i.saturating_mul(item)), out);
+                    }
+                }
+                pos = pos.saturating_add(f.size());
+            }
+        }
+    }
+}
+
+/// Whether elements of `dt` hold `ascii` strings (as a whole or in fields).
+pub(crate) fn holds_ascii(dt: &DType) -> bool {
+    match dt {
+        DType::Scalar { ty, .. } => matches!(ty, ScalarType::Ascii(_)),
+        DType::Record(fields) => fields.iter().any(|f| holds_ascii(&f.dtype)),
+    }
+}
+
+/// The first element (its C-order index) of `bytes`, elements of `dt`, whose `ascii` strings
+/// hold a byte above 0x7F, and that byte; `None` when every such byte is ASCII (or `dt`
+/// holds no ascii string). Written inline, such a string is text that neither asdf-rs nor
+/// python asdf reads back as `ascii`.
+pub(crate) fn first_non_ascii(dt: &DType, bytes: &[u8]) -> Option<(usize, u8)> {
+    if !holds_ascii(dt) {
+        return None;
+    }
+    let mut ranges = Vec::new();
+    ascii_ranges(dt, 0, &mut ranges);
+    let item = dt.itemsize();
+    if item == 0 {
+        return None;
+    }
+    bytes.chunks(item).enumerate().find_map(|(i, e)| {
+        ranges.iter().find_map(|&(start, len)| {
+            e.get(start..start.saturating_add(len).min(e.len()))?
+                .iter()
+                .find(|b| !b.is_ascii())
+                .map(|&b| (i, b))
+        })
+    })
+}
+
+/// The first element (its C-order index, counting records as elements) of inline `data`
+/// of `dt` and `ndim` dimensions whose `ascii` strings hold a character that is not ASCII,
+/// and that character; `None` when there is none (or `dt` holds no ascii string). Nodes of
+/// other shapes are passed over: the reader reports them.
+pub(crate) fn first_non_ascii_inline(
+    dt: &DType,
+    data: &Node,
+    ndim: usize,
+) -> Option<(usize, char)> {
+    if !holds_ascii(dt) {
+        return None;
+    }
+    let mut index = 0usize;
+    non_ascii_elements(dt, data, ndim, &mut index)
+}
+
+fn non_ascii_elements(
+    dt: &DType,
+    node: &Node,
+    ndim: usize,
+    index: &mut usize,
+) -> Option<(usize, char)> {
+    match (node.value(), ndim) {
+        (Value::Seq(items), d) if d > 0 => items
+            .iter()
+            .find_map(|n| non_ascii_elements(dt, n, d - 1, index)),
+        _ => {
+            let found = non_ascii_in_element(dt, node).map(|c| (*index, c));
+            *index = index.saturating_add(1);
+            found
+        }
+    }
+}
+
+/// A non-ASCII character in the ascii strings of one inline element of `dt`.
+fn non_ascii_in_element(dt: &DType, node: &Node) -> Option<char> {
+    fn any_string(node: &Node) -> Option<char> {
+        match node.value() {
+            Value::Str(s) => s.chars().find(|c| !c.is_ascii()),
+            Value::Seq(items) => items.iter().find_map(any_string),
+            _ => None,
+        }
+    }
+    match dt {
+        DType::Scalar {
+            ty: ScalarType::Ascii(_),
+            ..
+        } => any_string(node),
+        DType::Scalar { .. } => None,
+        DType::Record(fields) => {
+            let Value::Seq(items) = node.value() else {
+                return None;
+            };
+            fields.iter().zip(items).find_map(|(f, v)| {
+                if !holds_ascii(&f.dtype) {
+                    return None;
+                }
+                let mut i = 0usize;
+                non_ascii_elements(&f.dtype, v, f.shape.len(), &mut i).map(|(_, c)| c)
+            })
+        }
+    }
+}
+
+impl super::DynArray {
+    /// The first element (its C-order index) whose `ascii` strings (the element, or a
+    /// record's ascii fields) hold a byte above 0x7F, and that byte; `None` when there is
+    /// none. Such an array cannot be written inline ([`WriteError::NotAscii`]): store it in
+    /// a block, or its bytes as `uint8`.
+    ///
+    /// [`WriteError::NotAscii`]: crate::write::WriteError::NotAscii
+    pub fn first_non_ascii(&self) -> Option<(usize, u8)> {
+        first_non_ascii(&self.dtype, &self.data)
+    }
+}
+
 /// The ndarray node (tag `ndarray_tag`) holding `a` inline (`data`, `datatype`, `shape`),
 /// or `None` when python asdf could not read the array back from inline data, or would
-/// refuse its integers as literals (beyond ±2^63).
+/// refuse its integers as literals (beyond ±2^63), or its `ascii` strings hold bytes that
+/// are not ASCII.
 pub fn inline_node(a: &super::DynArray, ndarray_tag: &str) -> Option<Node> {
-    if !inline_readable(&a.dtype, &a.shape) || !inline_literals_ok(&a.dtype, &a.data) {
+    if !inline_readable(&a.dtype, &a.shape)
+        || !inline_literals_ok(&a.dtype, &a.data)
+        || first_non_ascii(&a.dtype, &a.data).is_some()
+    {
         return None;
     }
     Some(Node::tagged(

@@ -316,6 +316,20 @@ pub enum WriteError {
         /// The file.
         path: std::path::PathBuf,
     },
+    /// An `ascii` array to be written inline holds a string with a byte above 0x7F: inline
+    /// data is text, and neither asdf-rs nor python asdf reads such text back as `ascii`.
+    /// An array given inline storage explicitly ([`Storage::Inline`]) is refused; one
+    /// inlined by size ([`Storage::InlineUpTo`]) goes to a block instead. Store such
+    /// bytes as `uint8` (or in a block).
+    #[error("{path}: element {element} of an ascii array written inline holds {what}, which is not ascii (store such bytes as uint8, or in a block)")]
+    NotAscii {
+        /// Tree path of the ndarray.
+        path: crate::yaml::TreePath,
+        /// C-order index of the element (a record counts as one).
+        element: usize,
+        /// The first character or byte that is not ASCII (`'×'`, `byte 0xd7`).
+        what: String,
+    },
     /// External storage needs the path of the main file.
     #[error("external storage needs a file path (use write_to_path)")]
     ExternalNeedsPath,

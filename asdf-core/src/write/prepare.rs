@@ -11,7 +11,9 @@ use super::nodes::{
     self, byteorder_of, datatype_node, int, nested, shape_node, word, NDARRAY_KEYS,
 };
 use super::{CompressionChoice, Storage, WriteError, Writer};
-use crate::array::to_node::{inline_literals_ok, inline_readable};
+use crate::array::to_node::{
+    first_non_ascii, first_non_ascii_inline, inline_literals_ok, inline_readable,
+};
 use crate::array::{ArraySource, DType, NdArrayMeta};
 use crate::codec::Compression;
 use crate::schema::NodeIds;
@@ -425,6 +427,17 @@ impl<'w> Prep<'w, '_> {
             reg.array.element_count(),
             Storage::Internal,
         );
+        // ascii strings that are not ASCII: refused inline when this array asked for it
+        // (array_node), else in a block
+        let storage = match storage {
+            Storage::Inline
+                if reg.opts.storage != Some(Storage::Inline)
+                    && first_non_ascii(reg.array.dtype(), reg.array.bytes()).is_some() =>
+            {
+                Storage::Internal
+            }
+            s => s,
+        };
         let compression = self.compression_for(reg.opts.compression, None);
         let data = BlockData::Slice(reg.array.bytes());
         let dtype = reg.array.dtype().clone();
@@ -532,6 +545,15 @@ impl<'w> Prep<'w, '_> {
             }
             s => s,
         };
+        if storage == Storage::Inline {
+            if let Some((element, byte)) = first_non_ascii(dtype, data.bytes()) {
+                return Err(WriteError::NotAscii {
+                    path: path.clone(),
+                    element,
+                    what: format!("byte {byte:#04x}"),
+                });
+            }
+        }
         let mut m: Vec<(Node, Node)> = Vec::new();
         let mask = extra.iter().find(|(k, _)| key_is(k, "mask")).cloned();
         let others = extra.into_iter().filter(|(k, _)| !key_is(k, "mask"));
@@ -653,6 +675,17 @@ impl<'w> Prep<'w, '_> {
             // to a block when there is a source to read them from
             let readable = meta.dtype.as_ref().is_none_or(|d| inline_readable(d, &[1]));
             if (matches!(storage, Storage::Inline) && readable) || self.source.is_none() {
+                // inline data of ascii strings that are not ASCII reads nowhere: refused
+                if let (Some(dt), ArraySource::Inline(data)) = (&meta.dtype, &meta.source) {
+                    let ndim = meta.shape.as_ref().map_or(usize::MAX, Vec::len);
+                    if let Some((element, c)) = first_non_ascii_inline(dt, data, ndim) {
+                        return Err(WriteError::NotAscii {
+                            path: path.clone(),
+                            element,
+                            what: format!("{c:?}"),
+                        });
+                    }
+                }
                 // keep the inline data as written, with this version's tag
                 let mut m: Vec<(Node, Node)> = Vec::new();
                 for name in NDARRAY_KEYS {
@@ -769,7 +802,14 @@ impl<'w> Prep<'w, '_> {
             _ => None,
         };
         let compression = self.compression_for(None, input);
-        let storage = self.storage_for(None, arr.element_count(), input_storage);
+        let storage = match self.storage_for(None, arr.element_count(), input_storage) {
+            // ascii strings that are not ASCII (python asdf writes such bytes in blocks)
+            // stay in a block
+            Storage::Inline if first_non_ascii(&arr.dtype, &arr.data).is_some() => {
+                Storage::Internal
+            }
+            s => s,
+        };
         let mut rest = extra;
         rest.extend(unknown);
         self.array_node(
