@@ -14,8 +14,8 @@
 
 use libyaml_safer::ScalarStyle as LyStyle;
 
+use super::build::Builder;
 use super::node::{CollectionStyle, YAML_TAG_PREFIX};
-use super::parse::Builder;
 use super::{Document, YamlLimits};
 
 /// Nesting the fast path handles before leaving deeper documents to libyaml (whose parser

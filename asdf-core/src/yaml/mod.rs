@@ -25,6 +25,7 @@
 
 mod base64;
 mod bigint;
+mod build;
 mod edit;
 mod emit;
 mod fast_parse;

@@ -1,5 +1,6 @@
 use super::*;
-use crate::yaml::{Integer, TimeOfDay};
+use crate::yaml::node::{CollectionStyle, ScalarStyle, Style};
+use crate::yaml::{Integer, Node, TimeOfDay, Value};
 
 fn p(text: &str) -> Result<Document, YamlError> {
     parse(text.as_bytes(), &YamlLimits::default())
