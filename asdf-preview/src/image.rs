@@ -58,15 +58,20 @@ impl Image {
         }
     }
 
-    /// The image's RGB bytes, the array's row 0 at the bottom.
-    pub(crate) fn rgb(&self, opts: &PreviewOptions) -> Vec<u8> {
+    /// The limits of the interval of `opts` over the good pixels (C order).
+    pub(crate) fn limits(&self, opts: &PreviewOptions) -> Option<(f64, f64)> {
         let good: Vec<f64> = self
             .values
             .iter()
             .copied()
             .filter(|v| !v.is_nan())
             .collect();
-        let (lo, hi) = opts.interval.limits(&good).unwrap_or((0.0, 1.0));
+        opts.interval.limits(&good)
+    }
+
+    /// The image's RGB bytes, the array's row 0 at the bottom.
+    pub(crate) fn rgb(&self, opts: &PreviewOptions) -> Vec<u8> {
+        let (lo, hi) = self.limits(opts).unwrap_or((0.0, 1.0));
         let span = hi - lo;
         let map = opts.colormap;
         let bad = map.bad();

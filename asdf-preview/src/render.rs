@@ -28,6 +28,88 @@ pub fn render_array(
     opts: &PreviewOptions,
     format: Format,
 ) -> Result<Vec<u8>, PreviewError> {
+    let found = locate(file, path)?;
+    if found.record {
+        return table(file, &found.target, found.shape.as_deref(), opts, format);
+    }
+    let (target, shape, ndim) = (found.target, found.shape, found.ndim);
+    match ndim {
+        0 => Err(PreviewError::NotDrawable {
+            path: target.path.clone(),
+            what: "a 0-dimensional array".into(),
+        }),
+        1 => {
+            no_slice(&target.path, opts, 1)?;
+            let arr = read(file, &target.node, &target.path, &Selection::all())?;
+            let values = to_f64(&arr, &target.path)?;
+            let mask = read_mask(file, &target, &Selection::all(), values.len())?;
+            let by_value = mask_value(&target.node);
+            let y: Vec<f64> = values
+                .iter()
+                .zip(&mask)
+                .map(|(v, m)| {
+                    if *m || by_value == Some(*v) {
+                        f64::NAN
+                    } else {
+                        *v
+                    }
+                })
+                .collect();
+            let x: Vec<f64> = (0..y.len()).map(|i| i as f64).collect();
+            let plot = Plot {
+                title: target.path.clone(),
+                x_label: "index".into(),
+                y_label: value_label(&arr.dtype, target.unit.as_deref()),
+                series: Series { x, y },
+                size: opts.plot_size,
+            };
+            plot.render(format)
+        }
+        _ => plane(file, &target, shape.as_deref(), ndim, opts)?.render(opts, format),
+    }
+}
+
+/// The limits `(vmin, vmax)` an image of the array at `path` is drawn with (the interval of
+/// `opts` over the finite, unmasked values of the plane drawn, after any reduction to
+/// `opts.max_size`); `None` when the plane has no such value. Errors as [`render_array`]'s,
+/// and an array of fewer than 2 dimensions is [`PreviewError::NotDrawable`].
+pub fn image_limits(
+    file: &AsdfFile,
+    path: &str,
+    opts: &PreviewOptions,
+) -> Result<Option<(f64, f64)>, PreviewError> {
+    let Found {
+        target,
+        shape,
+        ndim,
+        record,
+    } = locate(file, path)?;
+    if record || ndim < 2 {
+        let what = if record {
+            "a record array as an image".to_string()
+        } else {
+            format!("a {ndim}-dimensional array as an image")
+        };
+        return Err(PreviewError::NotDrawable {
+            path: target.path,
+            what,
+        });
+    }
+    Ok(plane(file, &target, shape.as_deref(), ndim, opts)?.limits(opts))
+}
+
+/// An array found at a path.
+struct Found {
+    target: Target,
+    /// Its shape, when the descriptor states every dimension.
+    shape: Option<Vec<usize>>,
+    ndim: usize,
+    /// Whether its datatype is a record.
+    record: bool,
+}
+
+/// The array at `path` (a JSON pointer; without the leading `/`, one below the root).
+fn locate(file: &AsdfFile, path: &str) -> Result<Found, PreviewError> {
     let path = if path.is_empty() || path.starts_with('/') {
         path.to_string()
     } else {
@@ -44,50 +126,35 @@ pub fn render_array(
             })?,
         )
     };
-    let shape: Option<Vec<usize>> = meta.as_ref().and_then(|m| {
-        m.shape.as_ref().and_then(|dims| {
-            dims.iter()
-                .map(|d| match d {
-                    Dim::Fixed(n) => Some(*n as usize),
-                    _ => None,
-                })
-                .collect()
-        })
-    });
-    if let Some(DType::Record(_)) = meta.as_ref().and_then(|m| m.dtype.as_ref()) {
-        return table(file, &target, shape.as_deref(), opts, format);
-    }
+    let record = matches!(
+        meta.as_ref().and_then(|m| m.dtype.as_ref()),
+        Some(DType::Record(_))
+    );
+    let shape = fixed_shape(meta.as_ref());
     let ndim = match &shape {
         Some(s) => s.len(),
         None => zarr_ndim(&target.node).unwrap_or(0),
     };
-    match ndim {
-        0 => Err(PreviewError::NotDrawable {
-            path: target.path.clone(),
-            what: "a 0-dimensional array".into(),
-        }),
-        1 => {
-            no_slice(&target.path, opts, 1)?;
-            let arr = read(file, &target.node, &target.path, &Selection::all())?;
-            let values = to_f64(&arr, &target.path)?;
-            let mask = read_mask(file, &target, &Selection::all(), values.len())?;
-            let y: Vec<f64> = values
-                .iter()
-                .zip(&mask)
-                .map(|(v, m)| if *m { f64::NAN } else { *v })
-                .collect();
-            let x: Vec<f64> = (0..y.len()).map(|i| i as f64).collect();
-            let plot = Plot {
-                title: target.path.clone(),
-                x_label: "index".into(),
-                y_label: value_label(&arr.dtype, target.unit.as_deref()),
-                series: Series { x, y },
-                size: opts.plot_size,
-            };
-            plot.render(format)
-        }
-        _ => image(file, &target, shape.as_deref(), ndim, opts, format),
-    }
+    Ok(Found {
+        target,
+        shape,
+        ndim,
+        record,
+    })
+}
+
+/// The shape of a descriptor whose dimensions are all fixed.
+fn fixed_shape(meta: Option<&NdArrayMeta>) -> Option<Vec<usize>> {
+    meta.and_then(|m| {
+        m.shape.as_ref().and_then(|dims| {
+            dims.iter()
+                .map(|d| match d {
+                    Dim::Fixed(n) => usize::try_from(*n).ok(),
+                    _ => None,
+                })
+                .collect()
+        })
+    })
 }
 
 /// The array to draw: its node, path and unit.
@@ -304,15 +371,14 @@ fn to_f64(arr: &DynArray, path: &str) -> Result<Vec<f64>, PreviewError> {
         .collect())
 }
 
-/// An image of the 2-D array, or of one plane of a larger one.
-fn image(
+/// The 2-D array, or one plane of a larger one, as an image (reduced to `opts.max_size`).
+fn plane(
     file: &AsdfFile,
     target: &Target,
     shape: Option<&[usize]>,
     ndim: usize,
     opts: &PreviewOptions,
-    format: Format,
-) -> Result<Vec<u8>, PreviewError> {
+) -> Result<Image, PreviewError> {
     let lead = ndim - 2;
     if opts.slice.len() > lead {
         return Err(PreviewError::BadOption {
@@ -387,8 +453,7 @@ fn image(
             *v = f64::NAN;
         }
     }
-    let img = Image::new(values, w, h).reduced(max_size);
-    img.render(opts, format)
+    Ok(Image::new(values, w, h).reduced(max_size))
 }
 
 /// The item size of an ndarray node's datatype, when it states one.

@@ -1,0 +1,335 @@
+//! asdf-preview against astropy and as a person would check its pictures: the limits of
+//! zscale, min/max and percentile equal astropy's on the images of `tests/data` (made and
+//! measured by `tests/data/generate.py` in the FITS oracle venv); PNGs decoded back (size,
+//! non-blank, bad pixels where the NaNs and the mask are, row 0 at the bottom); SVG plots
+//! parsed back with their labels; errors for what cannot be drawn.
+
+use std::path::PathBuf;
+
+use asdf_core::AsdfFile;
+use asdf_preview::{
+    image_limits, render_array, Colormap, Format, Interval, PreviewError, PreviewOptions,
+};
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn images() -> AsdfFile {
+    AsdfFile::open(data("images.asdf")).expect("tests/data/images.asdf opens")
+}
+
+fn expected() -> serde_json::Value {
+    let text = std::fs::read_to_string(data("expected.json")).expect("expected.json");
+    serde_json::from_str(&text).expect("expected.json parses")
+}
+
+fn opts(interval: Interval) -> PreviewOptions {
+    let mut o = PreviewOptions::default();
+    o.interval = interval;
+    o
+}
+
+/// Within 1e-6 relative (1e-12 absolute about zero).
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-6)
+}
+
+/// Decoded PNG: (width, height, RGB rows top first).
+fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let dec = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = dec.read_info().expect("a PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut buf).expect("a PNG frame");
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+fn pixel(img: &(u32, u32, Vec<u8>), x: u32, y_from_top: u32) -> [u8; 3] {
+    let i = ((y_from_top * img.0 + x) * 3) as usize;
+    [img.2[i], img.2[i + 1], img.2[i + 2]]
+}
+
+#[test]
+fn limits_equal_astropys_on_every_test_image() {
+    let file = images();
+    let exp = expected();
+    let images = exp["images"].as_object().expect("images");
+    assert_eq!(images.len(), 9);
+    let mut checked = 0;
+    for (name, limits) in images {
+        // `cube[2]`: plane 2 of /cube
+        let (path, plane) = match name.split_once('[') {
+            Some((p, rest)) => (
+                p,
+                vec![rest.trim_end_matches(']').parse::<usize>().unwrap()],
+            ),
+            None => (name.as_str(), vec![]),
+        };
+        for (key, interval) in [
+            ("zscale", Interval::default()),
+            ("minmax", Interval::MinMax),
+            ("percent99.5", Interval::Percent(99.5)),
+        ] {
+            let mut o = opts(interval);
+            o.slice = plane.clone();
+            let got = image_limits(&file, &format!("/{path}"), &o)
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .unwrap_or_else(|| panic!("{name}: no limits"));
+            let want = (
+                limits[key][0].as_f64().unwrap(),
+                limits[key][1].as_f64().unwrap(),
+            );
+            assert!(
+                close(got.0, want.0) && close(got.1, want.1),
+                "{name} {key}: ours {got:?}, astropy's {want:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 27);
+}
+
+#[test]
+fn the_zscale_of_the_sources_image_is_not_its_range() {
+    // the test must be able to fail: zscale clips the stars and hot pixels
+    let file = images();
+    let z = image_limits(&file, "/sources", &PreviewOptions::default())
+        .unwrap()
+        .unwrap();
+    let m = image_limits(&file, "/sources", &opts(Interval::MinMax))
+        .unwrap()
+        .unwrap();
+    assert!(z.1 < m.1 / 100.0, "zscale {z:?} against min/max {m:?}");
+}
+
+#[test]
+fn png_of_an_image_has_its_size_and_is_not_blank() {
+    let file = images();
+    let png = render_array(&file, "/sources", &PreviewOptions::default(), Format::Png).unwrap();
+    let img = decode(&png);
+    // 300 rows of 200
+    assert_eq!((img.0, img.1), (200, 300));
+    let mut levels: Vec<u8> = img.2.chunks(3).map(|p| p[0]).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    assert!(levels.len() > 100, "only {} grey levels", levels.len());
+    // grey: every pixel has r == g == b (no bad pixel in this image)
+    assert!(img.2.chunks(3).all(|p| p[0] == p[1] && p[1] == p[2]));
+}
+
+#[test]
+fn nan_and_infinite_pixels_are_in_the_bad_colour_where_they_are() {
+    let file = images();
+    let png = render_array(&file, "/nans", &PreviewOptions::default(), Format::Png).unwrap();
+    let img = decode(&png);
+    assert_eq!((img.0, img.1), (170, 150));
+    let red = Colormap::Grey.bad();
+    // array row r is image row 149 - r (origin lower left)
+    let at = |row: u32, col: u32| pixel(&img, col, 149 - row);
+    for col in [0, 50, 169] {
+        for row in 10..14 {
+            assert_eq!(at(row, col), red, "NaN row {row} col {col}");
+        }
+    }
+    assert_eq!(at(90, 45), red, "the NaN blob");
+    assert_eq!(at(5, 5), red, "+inf");
+    assert_eq!(at(140, 160), red, "-inf");
+    // everything else is grey
+    let bad = img.2.chunks(3).filter(|p| *p == red).count();
+    assert_eq!(bad, 4 * 170 + 20 * 30 + 2);
+    assert_ne!(at(50, 100), red);
+}
+
+#[test]
+fn masked_pixels_are_bad_and_do_not_move_the_limits() {
+    let file = images();
+    let img =
+        decode(&render_array(&file, "/masked", &PreviewOptions::default(), Format::Png).unwrap());
+    let red = Colormap::Grey.bad();
+    // mask[40:60, 20:80]
+    assert_eq!(pixel(&img, 20, 99 - 40), red);
+    assert_eq!(pixel(&img, 79, 99 - 59), red);
+    assert_ne!(pixel(&img, 19, 99 - 40), red);
+    assert_eq!(img.2.chunks(3).filter(|p| *p == red).count(), 20 * 60);
+}
+
+#[test]
+fn origin_is_lower_left() {
+    // tiny = [[1, 2], [3, 40]]: min/max and grey put 1 (row 0, col 0) black at the bottom
+    // left and 40 (row 1, col 1) white at the top right
+    let file = images();
+    let img = decode(&render_array(&file, "/tiny", &opts(Interval::MinMax), Format::Png).unwrap());
+    assert_eq!((img.0, img.1), (2, 2));
+    assert_eq!(pixel(&img, 0, 1), [0, 0, 0]);
+    assert_eq!(pixel(&img, 1, 0), [255, 255, 255]);
+}
+
+#[test]
+fn large_images_are_reduced_to_max_size() {
+    let file = images();
+    let mut o = PreviewOptions::default();
+    o.max_size = 100;
+    let img = decode(&render_array(&file, "/sources", &o, Format::Png).unwrap());
+    // 300 x 200 by blocks of 3: 100 x 67
+    assert_eq!((img.0, img.1), (67, 100));
+}
+
+#[test]
+fn planes_of_a_cube_and_slices_that_do_not_fit() {
+    let file = images();
+    let exp = expected();
+    let mut o = PreviewOptions::default();
+    o.slice = vec![2];
+    let z = image_limits(&file, "/cube", &o).unwrap().unwrap();
+    assert!(close(
+        z.0,
+        exp["images"]["cube[2]"]["zscale"][0].as_f64().unwrap()
+    ));
+    // the default is plane 0
+    let z0 = image_limits(&file, "/cube", &PreviewOptions::default())
+        .unwrap()
+        .unwrap();
+    assert!(close(
+        z0.1,
+        exp["images"]["cube[0]"]["zscale"][1].as_f64().unwrap()
+    ));
+    o.slice = vec![3];
+    let e = render_array(&file, "/cube", &o, Format::Png).unwrap_err();
+    assert!(matches!(e, PreviewError::BadOption { .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "/cube: --slice index 3 is beyond axis 0 of length 3"
+    );
+    o.slice = vec![0, 0];
+    let e = render_array(&file, "/cube", &o, Format::Png).unwrap_err();
+    assert!(e.to_string().contains("at most 1 indices"), "{e}");
+    o.slice = vec![0];
+    let e = render_array(&file, "/sources", &o, Format::Png).unwrap_err();
+    assert!(e.to_string().contains("3 or more dimensions"), "{e}");
+}
+
+/// The texts of an SVG document's `<text>` elements, parsed as XML.
+fn svg_texts(svg: &[u8]) -> Vec<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_reader(svg);
+    let mut texts = Vec::new();
+    let mut in_text = false;
+    let mut root = None;
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) => {
+                let name = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
+                root.get_or_insert(name.clone());
+                in_text = name == "text";
+            }
+            Event::Text(t) => {
+                if in_text {
+                    texts.push(t.decode().unwrap().into_owned());
+                }
+            }
+            Event::GeneralRef(r) if in_text => {
+                let s = match r.as_ref() {
+                    b"amp" => "&",
+                    b"lt" => "<",
+                    b"gt" => ">",
+                    _ => "?",
+                };
+                if let Some(last) = texts.last_mut() {
+                    last.push_str(s);
+                }
+            }
+            Event::End(_) => in_text = false,
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(root.as_deref(), Some("svg"));
+    texts
+}
+
+#[test]
+fn svg_plot_of_a_spectrum_has_its_labels_and_unit() {
+    let file = images();
+    let unit = expected()["spectrum_unit"].as_str().unwrap().to_string();
+    let svg = render_array(&file, "/spectrum", &PreviewOptions::default(), Format::Svg).unwrap();
+    let texts = svg_texts(&svg);
+    assert!(texts.contains(&"/spectrum/value".to_string()), "{texts:?}");
+    assert!(texts.contains(&"index".to_string()), "{texts:?}");
+    assert!(texts.contains(&format!("float64 ({unit})")), "{texts:?}");
+    // 500 points: tick labels up to 500 on the index axis
+    assert!(texts.contains(&"500".to_string()), "{texts:?}");
+    let text = String::from_utf8(svg).unwrap();
+    assert_eq!(text.matches("<polyline").count(), 1);
+}
+
+#[test]
+fn png_plot_of_a_spectrum_draws_its_line() {
+    let file = images();
+    let img =
+        decode(&render_array(&file, "/spectrum", &PreviewOptions::default(), Format::Png).unwrap());
+    assert_eq!((img.0, img.1), (640, 400));
+    let line = img.2.chunks(3).filter(|p| *p == [31, 119, 180]).count();
+    assert!(line > 500, "{line} pixels of the line");
+    let black = img.2.chunks(3).filter(|p| *p == [0, 0, 0]).count();
+    assert!(black > 1000, "{black} black pixels (axes and labels)");
+}
+
+#[test]
+fn table_columns_plot_against_each_other() {
+    let file = images();
+    let mut o = PreviewOptions::default();
+    o.x = Some("wavelength".into());
+    o.y = Some("flux".into());
+    let texts = svg_texts(&render_array(&file, "/table", &o, Format::Svg).unwrap());
+    assert!(
+        texts.contains(&"wavelength (float64)".to_string()),
+        "{texts:?}"
+    );
+    assert!(texts.contains(&"flux (float32)".to_string()), "{texts:?}");
+    o.y = Some("name".into());
+    let e = render_array(&file, "/table", &o, Format::Svg).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/table: no numeric column \"name\" (numeric columns: wavelength, flux)"
+    );
+    // an image of a table is refused
+    assert!(matches!(
+        image_limits(&file, "/table", &PreviewOptions::default()),
+        Err(PreviewError::NotDrawable { .. })
+    ));
+}
+
+#[test]
+fn what_cannot_be_drawn_is_one_line_naming_it() {
+    let file = images();
+    let o = PreviewOptions::default();
+    let e = render_array(&file, "/names", &o, Format::Png).unwrap_err();
+    assert!(matches!(e, PreviewError::NotDrawable { .. }), "{e}");
+    assert!(
+        e.to_string().starts_with("/names: cannot draw an array of"),
+        "{e}"
+    );
+    let e = render_array(&file, "/nothing", &o, Format::Png).unwrap_err();
+    assert_eq!(e.to_string(), "no node at /nothing");
+    let e = render_array(&file, "/asdf_library", &o, Format::Png).unwrap_err();
+    assert!(matches!(e, PreviewError::NotAnArray { .. }), "{e}");
+    for e in [
+        render_array(&file, "/names", &o, Format::Svg).unwrap_err(),
+        render_array(&file, "", &o, Format::Png).unwrap_err(),
+    ] {
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn svg_of_an_image_embeds_the_png() {
+    let file = images();
+    let svg = render_array(&file, "tiny", &opts(Interval::MinMax), Format::Svg).unwrap();
+    let text = String::from_utf8(svg.clone()).unwrap();
+    assert!(text.contains("data:image/png;base64,"));
+    assert!(svg_texts(&svg).is_empty());
+}
