@@ -17,6 +17,8 @@
 //! asdftool search FILE [PATTERN] [-t TYPE] [-v VALUE]   nodes by key, type or value
 //! asdftool extract FILE PATH -o OUT.npy|OUT.asdf [--slice SEL]
 //!                                    one array (or a region of it) or subtree on its own
+//! asdftool preview FILE [PATH] -o OUT.png|OUT.svg [--stretch S] [--slice I,J]
+//!                                    an image (zscale) of a 2-D array, a plot of a 1-D one
 //! asdftool manifest FILE [PATH] [--json]                each array's independently readable pieces
 //! asdftool references FILE... -o REFS.json [--stack NAME]  a kerchunk reference set (zarr)
 //! asdftool edit FILE                 the tree in $EDITOR, validated, written back safely
@@ -57,6 +59,7 @@ mod extract;
 mod info;
 mod manifest;
 mod references;
+mod preview;
 mod search;
 mod tags;
 mod validate;
@@ -412,6 +415,50 @@ enum Command {
     /// List each array's independently readable pieces (or PATH's): the file holding each,
     /// its byte range, codec, the decoded bytes of its block it yields and the region of the
     /// array it holds. Uncompressed blocks are cut into slabs of whole rows; python asdf's
+    /// Draw an array: a 2-D array (or one plane of a larger one, --slice) as an image with
+    /// zscale limits (astropy's ZScaleInterval) by default, row 0 at the bottom, NaN,
+    /// infinite and masked pixels in the colour map's bad colour, reduced to at most
+    /// --max-size pixels a side; a 1-D array as a line plot; a table (record array) as a
+    /// plot of --y against --x. PNG or SVG by the output's extension. Strings, or no array at
+    /// PATH, exit with status 2. docs/preview.md.
+    Preview {
+        /// The input file (ASDF, or FITS with an ASDF extension).
+        input: PathBuf,
+        /// The array: a JSON pointer (`/sci`) or python's form (`sci`, `frames[0]`); a
+        /// quantity or table column draws its values. Default: the first array of two or
+        /// more dimensions, else the first array.
+        path: Option<String>,
+        /// The output file: `.png` or `.svg`.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The limits of an image.
+        #[arg(long, value_enum, default_value_t = preview::IntervalArg::Zscale)]
+        interval: preview::IntervalArg,
+        /// Limits holding the central P percent of the values (astropy's
+        /// PercentileInterval), in place of --interval.
+        #[arg(long, value_name = "P")]
+        percent: Option<f64>,
+        /// The stretch of an image, as astropy.visualization's.
+        #[arg(long, value_enum, default_value_t = preview::StretchArg::Linear)]
+        stretch: preview::StretchArg,
+        /// The colour map: grey, viridis, inferno, heat or cool.
+        #[arg(long, default_value = "grey", value_name = "NAME")]
+        cmap: String,
+        /// The plane of an array of 3 or more dimensions: its leading indices, as `2` or
+        /// `2,0` (missing ones are 0; default the first plane).
+        #[arg(long, value_name = "I,J")]
+        slice: Option<String>,
+        /// The largest side of an image in pixels; larger arrays are block-averaged (planes
+        /// over 64 MiB read strided, only the rows and columns drawn).
+        #[arg(long, default_value_t = 1024, value_name = "N")]
+        max_size: usize,
+        /// A table's column for the horizontal axis (default: the row number).
+        #[arg(long, value_name = "COL")]
+        x: Option<String>,
+        /// A table's column for the vertical axis (default: its first numeric column).
+        #[arg(long, value_name = "COL")]
+        y: Option<String>,
+    },
     /// lz4 sub-blocks and Blosc2 chunks are pieces of their own; other codecs give the
     /// whole block. Reads no array data.
     Manifest {
@@ -545,6 +592,7 @@ fn main() -> ExitCode {
         }
         .map_err(Failure::from),
         Command::Canonical { file } => access
+            | Command::Preview { .. }
             .open(&file)
             .and_then(|f| {
                 let (_bar, feed) = progress::Progress::fed(
@@ -725,6 +773,35 @@ fn main() -> ExitCode {
         } => references::run(access, &files, &output, stack.as_deref(), Some(slab_bytes))
             .map_err(Failure::from),
         Command::Edit { file, write } => edit::run(access, &file, write),
+        )
+        .map_err(Failure::from),
+        Command::Preview {
+            input,
+            path,
+            output,
+            interval,
+            percent,
+            stretch,
+            cmap,
+            slice,
+            max_size,
+            x,
+            y,
+        } => preview::run(
+            access,
+            &preview::Request {
+                input: &input,
+                path: path.as_deref(),
+                output: &output,
+                interval,
+                percent,
+                stretch,
+                cmap: &cmap,
+                slice: slice.as_deref(),
+                max_size,
+                x,
+                y,
+            },
         Command::Tags { file, standard } => {
             tags::run(access, file.as_deref(), standard.as_deref()).map_err(Failure::from)
         }
