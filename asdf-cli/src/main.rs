@@ -24,6 +24,7 @@
 //! asdftool edit FILE                 the tree in $EDITOR, validated, written back safely
 //! asdftool tags [FILE]               tags used and what validates them
 //! asdftool schema TAG                a bundled schema's text
+//! asdftool view FILE|DIR [--port N] [--bind ADDR]      a read-only web page of the file(s)
 //! asdftool completions SHELL | man [--dir DIR]           generated from these definitions
 //! ```
 //!
@@ -58,11 +59,12 @@ mod edit;
 mod extract;
 mod info;
 mod manifest;
-mod references;
 mod preview;
+mod references;
 mod search;
 mod tags;
 mod validate;
+mod view;
 // The formats `convert` reads and writes besides ASDF (FITS is read by asdf-core itself).
 mod blosc2;
 #[cfg(feature = "hdf5")]
@@ -73,6 +75,7 @@ mod output;
 mod progress;
 mod summary;
 mod tree;
+mod tree_json;
 
 /// The exit statuses, shown after `--help`.
 const EXIT_STATUS: &str = "\
@@ -412,9 +415,6 @@ enum Command {
         #[command(flatten)]
         write: WriteFlags,
     },
-    /// List each array's independently readable pieces (or PATH's): the file holding each,
-    /// its byte range, codec, the decoded bytes of its block it yields and the region of the
-    /// array it holds. Uncompressed blocks are cut into slabs of whole rows; python asdf's
     /// Draw an array: a 2-D array (or one plane of a larger one, --slice) as an image with
     /// zscale limits (astropy's ZScaleInterval) by default, row 0 at the bottom, NaN,
     /// infinite and masked pixels in the colour map's bad colour, reduced to at most
@@ -459,6 +459,9 @@ enum Command {
         #[arg(long, value_name = "COL")]
         y: Option<String>,
     },
+    /// List each array's independently readable pieces (or PATH's): the file holding each,
+    /// its byte range, codec, the decoded bytes of its block it yields and the region of the
+    /// array it holds. Uncompressed blocks are cut into slabs of whole rows; python asdf's
     /// lz4 sub-blocks and Blosc2 chunks are pieces of their own; other codecs give the
     /// whole block. Reads no array data.
     Manifest {
@@ -522,6 +525,20 @@ enum Command {
         #[arg(long, value_name = "VERSION")]
         standard: Option<String>,
     },
+    /// Serve a read-only web page of FILE (or of the ASDF, FITS, HDF5 and Blosc2 files in
+    /// DIR): the tree as a collapsible outline with search, array summaries and statistics,
+    /// image previews and plots, FITS HDUs. Nothing outside FILE or DIR is served. Prints
+    /// `serving ... at http://ADDR:PORT/` and runs until stopped (Ctrl-C). docs/view.md.
+    View {
+        /// The file, or a folder of files.
+        target: PathBuf,
+        /// The port (0: any free port, printed).
+        #[arg(long, default_value_t = 8765)]
+        port: u16,
+        /// The address to listen on: 127.0.0.1 (this machine only) unless another is given.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+    },
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell), made from
     /// this program's own definitions: `asdftool completions bash > ~/.local/share/bash-completion/completions/asdftool`.
     Completions {
@@ -575,6 +592,7 @@ fn main() -> ExitCode {
             | Command::ToYaml { .. }
             | Command::Convert { .. }
             | Command::Extract { .. }
+            | Command::Preview { .. }
             | Command::References { .. }
             | Command::Edit { .. }
     );
@@ -592,7 +610,6 @@ fn main() -> ExitCode {
         }
         .map_err(Failure::from),
         Command::Canonical { file } => access
-            | Command::Preview { .. }
             .open(&file)
             .and_then(|f| {
                 let (_bar, feed) = progress::Progress::fed(
@@ -758,23 +775,6 @@ fn main() -> ExitCode {
             write,
         )
         .map_err(Failure::from),
-        Command::Manifest {
-            file,
-            path,
-            json,
-            slab_bytes,
-        } => manifest::run(access, &file, path.as_deref(), json, Some(slab_bytes))
-            .map_err(Failure::from),
-        Command::References {
-            files,
-            output,
-            stack,
-            slab_bytes,
-        } => references::run(access, &files, &output, stack.as_deref(), Some(slab_bytes))
-            .map_err(Failure::from),
-        Command::Edit { file, write } => edit::run(access, &file, write),
-        )
-        .map_err(Failure::from),
         Command::Preview {
             input,
             path,
@@ -802,9 +802,27 @@ fn main() -> ExitCode {
                 x,
                 y,
             },
+        )
+        .map_err(Failure::from),
+        Command::Manifest {
+            file,
+            path,
+            json,
+            slab_bytes,
+        } => manifest::run(access, &file, path.as_deref(), json, Some(slab_bytes))
+            .map_err(Failure::from),
+        Command::References {
+            files,
+            output,
+            stack,
+            slab_bytes,
+        } => references::run(access, &files, &output, stack.as_deref(), Some(slab_bytes))
+            .map_err(Failure::from),
+        Command::Edit { file, write } => edit::run(access, &file, write),
         Command::Tags { file, standard } => {
             tags::run(access, file.as_deref(), standard.as_deref()).map_err(Failure::from)
         }
+        Command::View { target, port, bind } => view::run(access, &target, port, bind),
         Command::Completions { shell } => {
             let mut text = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "asdftool", &mut text);

@@ -184,6 +184,7 @@ pub mod unstable {
     pub use crate::canonical::dtype_json;
     pub use crate::codec::stream::{decoder, decoder_at, StoredAt};
     pub use crate::codec::{decode, decode_into, encode, encode_items};
+    pub use crate::file::confine::confined_path;
     pub use crate::file::fits::{
         convert_fits_table, scale_fits_image, FitsScaling, FitsTable, ScaledImage,
     };

@@ -79,6 +79,17 @@ impl Confinement {
             reason,
         };
         let target = uri_to_path(uri).map_err(|r| refuse(r.to_string()))?;
+        self.check_path(base_dir, &target, uri, path)
+    }
+
+    /// The file `target` (relative to `base_dir`) if this confinement admits it; `uri` and
+    /// `path` name it in errors ([`Confinement::check`] after the URI became a path).
+    fn check_path(&self, base_dir: &Path, target: &Path, uri: &str, path: &str) -> Result<PathBuf> {
+        let refuse = |reason: String| Error::ExternalRefused {
+            path: path.into(),
+            reference: uri.to_string(),
+            reason,
+        };
         let roots = match self {
             Confinement::None => {
                 return Err(refuse(
@@ -93,13 +104,13 @@ impl Confinement {
                 "absolute paths are refused unless the open options allow any path".into(),
             ));
         }
-        let joined = base_dir.join(&target);
+        let joined = base_dir.join(target);
         let resolved = match joined.canonicalize() {
             Ok(p) => p,
             // A file that does not exist is not a way out; report it as such (after the
             // lexical check, so a missing `../x` still reads as a refusal).
             Err(e) => {
-                if escapes_lexically(&target) {
+                if escapes_lexically(target) {
                     return Err(refuse("it leads outside the allowed folder".into()));
                 }
                 return Err(Error::External {
@@ -123,6 +134,16 @@ impl Confinement {
             )))
         }
     }
+}
+
+/// The file `relative` names inside the folder `root` (subfolders included, after `..` and
+/// symbolic links are resolved), as external array sources are confined by
+/// [`ExternalPolicy::SameFolder`]: [`Error::ExternalRefused`] when it leads outside (an
+/// absolute path, `..` above `root`, a link pointing out), [`Error::External`] when it does
+/// not exist. `asdftool view` serves only the files this admits.
+pub fn confined_path(root: &Path, relative: &Path) -> Result<PathBuf> {
+    let text = relative.to_string_lossy();
+    Confinement::new(&ExternalPolicy::SameFolder, root).check_path(root, relative, &text, "")
 }
 
 /// Whether a relative path climbs above its starting folder (`..` beyond the depth reached).
@@ -239,6 +260,36 @@ mod tests {
         ] {
             assert_eq!(uri_to_path(bad), Err(why), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn confined_paths_stay_inside_their_folder() {
+        let dir = std::env::temp_dir().join(format!("asdf-confined-{}", std::process::id()));
+        let root = dir.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/in.asdf"), b"x").unwrap();
+        std::fs::write(dir.join("out.asdf"), b"x").unwrap();
+        let inside = confined_path(&root, Path::new("sub/../sub/in.asdf")).unwrap();
+        assert_eq!(inside, root.join("sub/in.asdf").canonicalize().unwrap());
+        let refused = |rel: &Path| {
+            matches!(
+                confined_path(&root, rel),
+                Err(Error::ExternalRefused { .. })
+            )
+        };
+        assert!(refused(Path::new("../out.asdf")));
+        assert!(refused(Path::new("../missing.asdf")));
+        assert!(refused(&dir.join("out.asdf")));
+        assert!(matches!(
+            confined_path(&root, Path::new("missing.asdf")),
+            Err(Error::External { .. })
+        ));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.join("out.asdf"), root.join("link.asdf")).unwrap();
+            assert!(refused(Path::new("link.asdf")));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

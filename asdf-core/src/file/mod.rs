@@ -18,7 +18,7 @@ use crate::{Error, Result, StandardVersion};
 pub(crate) mod blocks;
 use blocks::BlockBytes;
 mod arrays;
-mod confine;
+pub(crate) mod confine;
 mod direct_read;
 mod external;
 // used only through `unstable` (feature `unstable-internals`) in part
