@@ -1070,3 +1070,55 @@ fn non_ascii_ascii_strings_are_never_written_inline() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Implode with `CompressionChoice::Input` (`asdftool implode`): arrays brought back from
+/// external block files keep the codec their blocks had, as internal blocks do; explode
+/// with it keeps them too.
+#[test]
+fn implode_and_explode_keep_the_codecs_of_external_blocks() {
+    let dir = tmpdir("implode-codecs");
+    let path = dir.join("main.asdf");
+    let (a, b) = (arr1(&[1.5f64; 300]), arr1(&[7i32; 500]));
+    let mut w = Writer::new(WriteOptions::default().storage(Storage::External));
+    let na = w.add_array_with(
+        &a,
+        ArrayOptions {
+            compression: Some(CompressionChoice::Codec(Compression::Zstd)),
+            storage: None,
+        },
+    );
+    let nb = w.add_array_with(
+        &b,
+        ArrayOptions {
+            compression: Some(CompressionChoice::Codec(Compression::Zlib)),
+            storage: None,
+        },
+    );
+    w.write_to_path(&Node::map(vec![("a", na), ("b", nb)]), &path)
+        .unwrap();
+    let label = |f: &AsdfFile, i: usize| f.blocks()[i].compression_label();
+    let ext = AsdfFile::open(dir.join("main0000.asdf")).unwrap();
+    assert_eq!(label(&ext, 0), Some(*b"zstd"));
+    let f = AsdfFile::open(&path).unwrap();
+    let input = WriteOptions::default().compression(CompressionChoice::Input);
+    let imploded = dir.join("imploded.asdf");
+    Writer::from_file(&f, input.clone().storage(Storage::Internal))
+        .write_to_path(f.tree(), &imploded)
+        .unwrap();
+    let g = AsdfFile::open(&imploded).unwrap();
+    assert_eq!(g.blocks().len(), 2);
+    assert_eq!(
+        (label(&g, 0), label(&g, 1)),
+        (Some(*b"zstd"), Some(*b"zlib"))
+    );
+    assert_eq!(g.array::<f64>("/a").unwrap(), a.clone().into_dyn());
+    assert_eq!(g.array::<i32>("/b").unwrap(), b.clone().into_dyn());
+    // and exploded again, external to external
+    let again = dir.join("again.asdf");
+    Writer::from_file(&f, input.storage(Storage::External))
+        .write_to_path(f.tree(), &again)
+        .unwrap();
+    let e = AsdfFile::open(dir.join("again0001.asdf")).unwrap();
+    assert_eq!(label(&e, 0), Some(*b"zlib"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -799,6 +799,13 @@ impl<'w> Prep<'w, '_> {
                 .and_then(|i| file.blocks().get(i))
                 .and_then(|b| b.compression_label())
                 .and_then(|l| Compression::from_label(&l).ok().flatten()),
+            // an external block file (opened by the read above): its block's codec, as an
+            // internal block's is kept (implode, explode again)
+            ArraySource::Uri(uri) if !uri.starts_with("fits:") => file
+                .external_block_file(uri, &path.to_string())
+                .ok()
+                .and_then(|ext| ext.blocks().first().and_then(|b| b.compression_label()))
+                .and_then(|l| Compression::from_label(&l).ok().flatten()),
             _ => None,
         };
         let compression = self.compression_for(None, input);
