@@ -465,6 +465,20 @@ impl NDArray {
         }
     }
 
+    /// A picture for Jupyter: an image of a 2-D array (the first plane of a larger one), a
+    /// line plot of a 1-D one (asdf_rs.preview with its defaults, at most 512 pixels a side),
+    /// or `None` when the array cannot be drawn or its plane holds more than 2**26 elements.
+    fn _repr_png_<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<Bound<'py, pyo3::types::PyBytes>>> {
+        let (Some(path), Ok(Some(shape))) = (self.pointer.as_deref(), self.fixed_shape()) else {
+            return Ok(None);
+        };
+        Ok(crate::preview::repr_png(py, &self.file, path, &shape)
+            .map(|png| pyo3::types::PyBytes::new(py, &png)))
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let shape = self.shape(py)?.repr()?.to_string();
         let dtype = self.dtype(py)?.str()?.to_string();

@@ -24,7 +24,7 @@ pub struct PyAsdfFile {
 }
 
 impl PyAsdfFile {
-    fn file(&self) -> PyResult<Arc<AsdfFile>> {
+    pub(crate) fn file(&self) -> PyResult<Arc<AsdfFile>> {
         let guard = self
             .inner
             .lock()

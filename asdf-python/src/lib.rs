@@ -20,6 +20,7 @@ mod array;
 mod codecs;
 mod errors;
 mod file;
+mod preview;
 mod tasks;
 mod tree;
 mod write;
@@ -36,6 +37,7 @@ fn _asdf_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file::open, m)?)?;
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
+    m.add_function(wrap_pyfunction!(preview::preview, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::decode, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::strided, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::inline, m)?)?;

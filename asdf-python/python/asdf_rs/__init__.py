@@ -25,6 +25,7 @@ from ._asdf_rs import (
     __version__,
     convert,
     open,
+    preview,
     write,
 )
 from .dask import concatenate_dask, stack_dask, to_dask
@@ -41,6 +42,7 @@ __all__ = [
     "concatenate_dask",
     "convert",
     "open",
+    "preview",
     "stack_dask",
     "to_dask",
     "write",

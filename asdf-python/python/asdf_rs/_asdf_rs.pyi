@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +60,10 @@ class NDArray:
     def to_dask(self, chunks: Any = None, name: Optional[str] = None) -> Any:
         """This array as a `dask.array.Array` (`asdf_rs.to_dask` of its file and path)."""
     def __len__(self) -> int: ...
+    def _repr_png_(self) -> Optional[bytes]:
+        """Jupyter's picture: an image of a 2-D array (the first plane of a larger one), a
+        line plot of a 1-D one, at most 512 pixels a side; `None` when it cannot be drawn or
+        its plane holds more than 2**26 elements."""
 
 class MappedData:
     """The base object of a view of the memory map: it keeps the file open."""
@@ -107,6 +111,25 @@ def open(
     memmap: bool = True,
 ) -> AsdfFile:
     """Opens an ASDF file (header, tree and block headers; arrays are read when used)."""
+
+def preview(
+    source: Union[AsdfFile, _Path],
+    path: Optional[str] = None,
+    *,
+    interval: Literal["zscale", "minmax"] = "zscale",
+    percent: Optional[float] = None,
+    stretch: Literal["linear", "asinh", "log", "sqrt"] = "linear",
+    cmap: Literal["grey", "gray", "viridis", "inferno", "heat", "cool"] = "grey",
+    slice: Optional[Sequence[int]] = None,
+    max_size: int = 1024,
+    x: Optional[str] = None,
+    y: Optional[str] = None,
+    format: Literal["png", "svg"] = "png",
+) -> bytes:
+    """PNG (or SVG) bytes of the array at `path` (a JSON pointer or a root key; default the
+    first array of 2 or more dimensions, else the first): an image (zscale limits as
+    astropy's ZScaleInterval, row 0 at the bottom, bad pixels in the colour map's bad
+    colour), a line plot of a 1-D array, or column `y` against `x` of a table."""
 
 def write(
     path: _Path,
