@@ -100,7 +100,9 @@ fi
 cargo check --quiet --manifest-path "$scratch/Cargo.toml" --target-dir "$target" 2>&1 | tee "$scratch/check.txt"
 status=${PIPESTATUS[0]}
 checked=$(date +%s.%N)
-if [ "$status" -ne 0 ] || grep -q '^warning' "$scratch/check.txt"; then
+# the scratch crate's own warnings are errors (deny(warnings)) and fail the check; a warning
+# of a dependency (asdf-core built with its default features alone) is shown, not counted
+if [ "$status" -ne 0 ] || grep -q '^warning: `rad-codegen-check`' "$scratch/check.txt"; then
   echo "check_rad: the code generated from rad $rad_version or stdatamodels $sdm_version does not type-check cleanly" >&2
   exit 1
 fi
