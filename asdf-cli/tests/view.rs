@@ -401,6 +401,22 @@ fn a_folder_lists_its_files_and_opens_fits_and_hdf5() {
         assert_eq!(node["kind"], "ndarray", "{path}: {node}");
         assert_eq!(node["shape"], d["shape"], "{path}");
     }
+    // the converted file's data is read after its temporary file is gone
+    let f8 = view.json("/api/stats?file=numeric.h5&path=/little/f8");
+    let count: u64 = datasets["/little/f8"]["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .product();
+    assert_eq!(f8["count"], count);
+    let prefix = format!("asdftool-view-{}-", view.child.id());
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
     // a file in a subfolder
     assert_eq!(
         view.json("/api/tree?file=sub%2Fobservation.asdf")["format"],
@@ -499,6 +515,7 @@ fn previews_are_png_images() {
             400,
         ),
         ("/api/preview?file=observation.asdf&path=/sci&slice=x", 400),
+        ("/api/preview?file=observation.asdf&path=/sci&cmap=rainbow", 400),
         ("/api/preview?file=observation.asdf&path=/meta", 422),
         ("/api/preview?file=observation.asdf&path=/nothing", 404),
     ] {

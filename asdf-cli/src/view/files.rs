@@ -59,15 +59,14 @@ pub struct Listed {
     pub size: u64,
 }
 
-/// An opened file, with the temporary ASDF file an HDF5 or Blosc2 file was converted into
-/// (removed when the last request using it is done).
+/// An opened file (for HDF5 and Blosc2, the ASDF file they were converted into).
 pub struct Opened {
     pub file: AsdfFile,
     pub kind: Kind,
-    _converted: Option<Converted>,
 }
 
-/// A temporary conversion, removed on drop.
+/// A temporary conversion, removed on drop: once the converted file is open (the open file
+/// keeps its data readable), or when converting or opening fails.
 struct Converted(PathBuf);
 
 impl Drop for Converted {
@@ -237,8 +236,8 @@ impl Served {
         }
         let kind = Kind::of(&path).unwrap_or(Kind::Asdf);
         let unreadable = |e: String| HttpError::unprocessable(format!("{rel}: {e}"));
-        let (file, converted) = match kind {
-            Kind::Asdf | Kind::Fits => (self.access.open(&path).map_err(unreadable)?, None),
+        let file = match kind {
+            Kind::Asdf | Kind::Fits => self.access.open(&path).map_err(unreadable)?,
             Kind::Hdf5 | Kind::Blosc2 => {
                 if len > MAX_CONVERTED {
                     return Err(HttpError::too_large(format!(
@@ -247,15 +246,13 @@ impl Served {
                 }
                 let tmp = Converted(temporary_asdf());
                 convert(kind, &path, &tmp.0).map_err(unreadable)?;
+                // a converted tree has no external sources: nothing opens the path again
                 let file = self.access.open(&tmp.0).map_err(unreadable)?;
-                (file, Some(tmp))
+                drop(tmp);
+                file
             }
         };
-        let opened = Arc::new(Opened {
-            file,
-            kind,
-            _converted: converted,
-        });
+        let opened = Arc::new(Opened { file, kind });
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         open.retain(|(p, ..)| *p != path);
         if open.len() >= KEEP_OPEN {

@@ -39,18 +39,13 @@ pub fn preview(state: &State, params: &Params) -> Result<Reply, HttpError> {
             )))
         }
     };
-    opts.colormap = match params.get("cmap").unwrap_or("grey") {
-        "grey" | "gray" => Colormap::Grey,
-        "viridis" => Colormap::Viridis,
-        "inferno" => Colormap::Inferno,
-        "heat" => Colormap::Heat,
-        "cool" => Colormap::Cool,
-        other => {
-            return Err(HttpError::bad_request(format!(
-                "colour map {other:?} unknown (grey, viridis, inferno, heat, cool)"
-            )))
-        }
-    };
+    let cmap = params.get("cmap").unwrap_or("grey");
+    opts.colormap = Colormap::from_name(cmap).ok_or_else(|| {
+        HttpError::bad_request(format!(
+            "colour map {cmap:?} unknown ({})",
+            Colormap::NAMES.join(", ")
+        ))
+    })?;
     if let Some(s) = params.get("slice").filter(|s| !s.is_empty()) {
         opts.slice = s
             .split(',')
