@@ -242,7 +242,9 @@ impl Walk<'_> {
                 continue;
             }
             let p = format!("{path}/{name}");
-            if let Some((base, shape, values)) = self.sequences(v, &p)? {
+            if self.vlen_string_bytes(&p)? {
+                // left out, listed
+            } else if let Some((base, shape, values)) = self.sequences(v, &p)? {
                 // variable-length sequences (h5py's vlen_dtype): a dataset of them again
                 self.sequence_dataset(base, shape, values, &p)?;
             } else if v.is_ndarray() {
@@ -434,6 +436,25 @@ impl Walk<'_> {
         } else {
             b.group_attribute(path.trim_start_matches('/'), attr)
         };
+    }
+
+    /// Whether `_hdf5/string_bytes` records variable-length strings at `hpath` whose bytes
+    /// are not UTF-8 (the bytes form, docs/hdf5.md), which hdf5-writer cannot write (its
+    /// strings are Rust's, UTF-8): left out, listed ([`Walk::leave_out`]).
+    fn vlen_string_bytes(&mut self, hpath: &str) -> Result<bool> {
+        let variable = hint(self.meta, "string_bytes", hpath)
+            .and_then(|r| r.get("size"))
+            .and_then(Node::as_str)
+            == Some("variable");
+        if variable {
+            self.leave_out(
+                hpath,
+                "variable-length strings whose bytes are not UTF-8 have no HDF5 form on the \
+                 way back yet (hdf5-writer writes UTF-8 text)"
+                    .into(),
+            )?;
+        }
+        Ok(variable)
     }
 
     /// Fixed-length strings in the bytes form (docs/hdf5.md) at `hpath` (a dataset, or
@@ -930,6 +951,9 @@ impl Walk<'_> {
     /// ([`Walk::leave_out`]): `None`.
     fn attribute(&mut self, name: &str, v: &Node, at: &str) -> Result<Option<AttributeBuilder>> {
         let w = |e: hdf5_writer::Error| write_err(format!("{at}: {e}"));
+        if self.vlen_string_bytes(at)? {
+            return Ok(None);
+        }
         if let Some((base, shape, values)) = self.sequences(v, at)? {
             return AttributeBuilder::vlen_sequences_shaped(name, base, shape, values)
                 .map(Some)

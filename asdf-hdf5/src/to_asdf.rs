@@ -699,7 +699,22 @@ impl Walk<'_, '_> {
             // its references' size and place checked before they are read
             declared_len(ds, path, self.opts.max_dataset_bytes)?;
             self.check_layout(ds, path)?;
-            let strings = ds.read_strings().map_err(|e| read_err(path, e))?;
+            let strings = match ds.read_strings() {
+                Ok(s) => s,
+                // bytes that are not UTF-8: the bytes form, when that is why
+                Err(e) => {
+                    let raw = ds.read_raw_bytes().map_err(|e| read_err(path, e))?;
+                    return self.vlen_string_bytes(
+                        dt,
+                        &raw,
+                        ds.vlen_reference_size(),
+                        &shape_of(ds.shape()),
+                        path,
+                        |r| ds.resolve_vlen_reference_bytes(r, 1),
+                        e,
+                    );
+                }
+            };
             // recorded with its shape, so that the way back makes it a dataset again
             self.meta.strings.push((
                 path.to_string(),
@@ -965,6 +980,86 @@ impl Walk<'_, '_> {
         ))
     }
 
+    /// Variable-length strings that hdf5-reader would not read as text (`error`): when some
+    /// string's bytes (up to a NUL) are not UTF-8, the bytes form (docs/hdf5.md): nested
+    /// sequences (by shape) of 1-D inline `uint8` arrays, each string's bytes, and under
+    /// `_hdf5/string_bytes/PATH` `{size: variable, cset, padding}`. Otherwise `error`, the
+    /// reason being another.
+    #[allow(clippy::too_many_arguments)]
+    fn vlen_string_bytes(
+        &mut self,
+        dt: &Datatype,
+        raw: &[u8],
+        ref_size: usize,
+        shape: &[usize],
+        path: &str,
+        resolve: impl Fn(&[u8]) -> hdf5_reader::error::Result<Vec<u8>>,
+        error: hdf5_reader::error::Error,
+    ) -> Result<Node> {
+        let mut strings = Vec::new();
+        let mut total: u64 = 0;
+        for r in raw.chunks_exact(ref_size.max(1)) {
+            let mut bytes = resolve(r).map_err(|_| read_err(path, &error))?;
+            if let Some(end) = bytes.iter().position(|&b| b == 0) {
+                bytes.truncate(end);
+            }
+            total = total.saturating_add(bytes.len() as u64);
+            if total > self.opts.max_dataset_bytes {
+                return Err(read_err(
+                    path,
+                    format!(
+                        "its strings hold more than the limit of {} bytes",
+                        self.opts.max_dataset_bytes
+                    ),
+                ));
+            }
+            strings.push(bytes);
+        }
+        if strings.iter().all(|s| std::str::from_utf8(s).is_ok()) {
+            return Err(read_err(path, error));
+        }
+        let (encoding, padding) = match dt {
+            Datatype::String {
+                encoding, padding, ..
+            }
+            | Datatype::VarLen {
+                encoding, padding, ..
+            } => (*encoding, *padding),
+            _ => (
+                hdf5_reader::StringEncoding::Utf8,
+                hdf5_reader::StringPadding::NullTerminate,
+            ),
+        };
+        let (cset, pad) = datatype::string_names(encoding, padding);
+        self.meta.string_bytes.push((
+            path.to_string(),
+            Node::new(Value::Map(vec![
+                (Node::str("size"), Node::str("variable")),
+                (Node::str("cset"), Node::str(cset)),
+                (Node::str("padding"), Node::str(pad)),
+            ])),
+        ));
+        let u8 =
+            asdf_core::array::DType::scalar(ScalarType::UInt8, asdf_core::array::ByteOrder::Little);
+        let arrays = strings
+            .into_iter()
+            .map(|bytes| {
+                self.writer.add_array_with(
+                    DynArray {
+                        dtype: u8.clone(),
+                        shape: vec![bytes.len()],
+                        data: bytes,
+                    },
+                    ArrayOptions {
+                        compression: None,
+                        storage: Some(Storage::Inline),
+                    },
+                )
+            })
+            .collect();
+        Ok(nest_nodes(arrays, shape))
+    }
+
     /// Whether a dataset of fixed-length strings holds a byte that is not ASCII: read whole
     /// (and returned, for the conversion) when [`Walk::banded`] would not read it band by
     /// band, else scanned band by band (read twice, not held).
@@ -1201,8 +1296,34 @@ impl Walk<'_, '_> {
                 self.meta.empty.push((at.clone(), Node::str(name.as_str())));
                 Node::new(Value::Null)
             } else if is_vlen_string(&a.datatype) {
-                let strings = a.read_strings().map_err(|e| read_err(&at, e))?;
-                nest_strings(strings, &shape_of(&a.shape))
+                match a.read_strings() {
+                    Ok(strings) => nest_strings(strings, &shape_of(&a.shape)),
+                    // bytes that are not UTF-8: the bytes form, when that is why
+                    Err(e) => {
+                        let root = self.file.root_group().map_err(|e| read_err(&at, e))?;
+                        let ref_size = 4 + usize::from(root.offset_size()) + 4;
+                        // hdf5-reader gives a scalar one's bytes already resolved (when it
+                        // could resolve them)
+                        let resolved = a.shape.is_empty()
+                            && matches!(a.datatype, Datatype::VarLen { .. })
+                            && a.raw_data.len() != ref_size;
+                        self.vlen_string_bytes(
+                            &a.datatype,
+                            &a.raw_data,
+                            if resolved { a.raw_data.len() } else { ref_size },
+                            &shape_of(&a.shape),
+                            &at,
+                            |r| {
+                                if resolved {
+                                    Ok(r.to_vec())
+                                } else {
+                                    root.resolve_vlen_reference_bytes(r, 1)
+                                }
+                            },
+                            e,
+                        )?
+                    }
+                }
             } else if let Some(base_plan) =
                 sequence_base(&a.datatype).and_then(|b| sequence_plan(b).ok())
             {
