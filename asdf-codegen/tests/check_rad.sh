@@ -7,7 +7,7 @@
 # - rad, the Roman Attribute Dictionary (pinned in tests/rad-requirements.txt, installed into
 #   the oracle venv without its dependencies when missing). Without options, the generated
 #   code must equal the committed asdf-codegen/tests/generated/rad.rs (ASDF_CODEGEN_BLESS=1
-#   rewrites it), which tests/roman.rs compiles with `#[deny(warnings)]` in the test build:
+#   rewrites it), which examples/roman_image.rs compiles with `#![deny(warnings)]` in the test build:
 #   the scratch crate then leaves rad out. With options, rad is type-checked here.
 # - JWST: stdatamodels' datamodel schemas (stdatamodels/jwst/datamodels/schemas, from the FITS
 #   oracle venv, tests/oracle-fits-requirements.txt), type-checked here.
@@ -93,7 +93,7 @@ if [ "$#" -eq 0 ]; then
     diff "$committed" "$scratch/src/rad.rs" | head -40 >&2 || true
     exit 1
   fi
-  echo "rad: the generated code equals asdf-codegen/tests/generated/rad.rs (type-checked by the test build of tests/roman.rs)"
+  echo "rad: the generated code equals asdf-codegen/tests/generated/rad.rs (type-checked by the test build of examples/roman_image.rs)"
 else
   echo 'pub mod rad;' >> "$scratch/src/lib.rs"
 fi

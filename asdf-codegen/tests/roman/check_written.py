@@ -3,7 +3,7 @@
 
     .venv-fits/bin/python asdf-codegen/tests/roman/check_written.py DIR
 
-DIR holds what ``asdf-codegen/tests/roman.rs`` wrote (``ASDF_WRITE_OUT=OUT`` gives
+DIR holds what the tests of ``examples/roman_image.rs`` wrote (``ASDF_WRITE_OUT=OUT`` gives
 ``OUT/roman``): each product of this folder (``NAME.asdf``) read into the types generated from
 rad's schemas and written back by asdf-rs. For each product, the written file must
 
@@ -127,7 +127,7 @@ def main() -> int:
         else:
             passed += 1
             print(f"ok {name}: roman_datamodels opens and validates it, with the original's values")
-    # the worked example (examples/roman_image.rs, run by tests/roman.rs): the image with
+    # the worked example (examples/roman_image.rs, run by its tests): the image with
     # three meta values changed
     try:
         problems = check("image", written_dir, "example_image.asdf", EXAMPLE_CHANGES)
