@@ -160,8 +160,10 @@ mod tests {
     #[test]
     fn row_zero_is_the_bottom_row() {
         let img = Image::new(vec![0.0, 0.0, 1.0, 1.0], 2, 2);
-        let mut o = PreviewOptions::default();
-        o.interval = crate::Interval::MinMax;
+        let o = PreviewOptions {
+            interval: crate::Interval::MinMax,
+            ..PreviewOptions::default()
+        };
         let rgb = img.rgb(&o);
         // first output row (top) is the array's row 1 (white), last is row 0 (black)
         assert_eq!(&rgb[..3], &[255, 255, 255]);

@@ -65,9 +65,9 @@ pub enum PreviewError {
     Read {
         /// The tree path.
         path: String,
-        /// The library's error.
+        /// The library's error (boxed: it is large).
         #[source]
-        source: asdf_core::Error,
+        source: Box<asdf_core::Error>,
     },
     /// Encoding the PNG failed.
     #[error("cannot encode the png: {0}")]

@@ -90,7 +90,7 @@ pub(crate) fn ticks(r: (f64, f64), target: usize) -> (Vec<f64>, f64) {
 /// A tick label: as few decimals as the step needs, exponents for very large or small.
 pub(crate) fn tick_text(v: f64, step: f64) -> String {
     let a = v.abs();
-    if a != 0.0 && (a >= 1e6 || a < 1e-4) {
+    if a != 0.0 && !(1e-4..1e6).contains(&a) {
         return format!("{v:.2e}");
     }
     let decimals = (-step.log10().floor()).max(0.0) as usize;
@@ -120,7 +120,10 @@ impl Plot {
 
     /// Whether `x` never decreases (a line); else the points are a scatter.
     fn is_line(&self) -> bool {
-        self.series.x.windows(2).all(|w| !(w[1] < w[0]))
+        self.series
+            .x
+            .windows(2)
+            .all(|w| w[1] >= w[0] || w[1].is_nan() || w[0].is_nan())
     }
 
     /// The runs of points to join, each in pixels, thinned to the min and max of each pixel

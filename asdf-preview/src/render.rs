@@ -122,7 +122,7 @@ fn locate(file: &AsdfFile, path: &str) -> Result<Found, PreviewError> {
         Some(
             NdArrayMeta::from_node(&target.node, &target.path).map_err(|e| PreviewError::Read {
                 path: target.path.clone(),
-                source: e.into(),
+                source: Box::new(e.into()),
             })?,
         )
     };
@@ -242,7 +242,7 @@ fn read(
     file.dyn_region_of(node, path, sel)
         .map_err(|source| PreviewError::Read {
             path: path.into(),
-            source,
+            source: Box::new(source),
         })
 }
 
@@ -428,7 +428,7 @@ fn plane(
     } else {
         SelItem::slice(None, None, None)
     };
-    items.push(axis_item.clone());
+    items.push(axis_item);
     items.push(axis_item);
     let sel = Selection::new(items);
     let arr = read(file, &target.node, &target.path, &sel)?;

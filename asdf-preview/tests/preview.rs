@@ -226,10 +226,8 @@ fn svg_texts(svg: &[u8]) -> Vec<String> {
                 root.get_or_insert(name.clone());
                 in_text = name == "text";
             }
-            Event::Text(t) => {
-                if in_text {
-                    texts.push(t.decode().unwrap().into_owned());
-                }
+            Event::Text(t) if in_text => {
+                texts.push(t.decode().unwrap().into_owned());
             }
             Event::GeneralRef(r) if in_text => {
                 let s = match r.as_ref() {
