@@ -222,17 +222,20 @@ fn check_and_write(
     if let Some(f) = feed {
         opts = opts.progress(f);
     }
-    // update_with reports no warnings (WriteSummary's are not returned): without --portable
-    // the file's codecs are kept as they are, silently
-    write::update_with(path, &doc.root, opts, UpdateMode::InPlace).map_err(|e| match e {
-        write::WriteError::NotPortable { .. } => {
-            Rejected::Final(crate::output::write_error(path, &e))
-        }
-        e => Rejected::Again(format!(
-            "cannot write the edited tree: {}",
-            crate::chain(&e)
-        )),
-    })
+    // without --portable the file's codecs are kept as they are, with one warning line per
+    // codec python asdf reads only with a plugin, as the other writing commands print them
+    let (kind, warnings) = write::update_reporting(path, &doc.root, opts, UpdateMode::InPlace)
+        .map_err(|e| match e {
+            write::WriteError::NotPortable { .. } => {
+                Rejected::Final(crate::output::write_error(path, &e))
+            }
+            e => Rejected::Again(format!(
+                "cannot write the edited tree: {}",
+                crate::chain(&e)
+            )),
+        })?;
+    crate::output::warn(path, &warnings);
+    Ok(kind)
 }
 
 #[cfg(test)]

@@ -266,7 +266,7 @@ fn blosc2_and_hdf5_conversions() {
 }
 
 #[test]
-fn edit_with_the_flag_ends_at_once_on_a_file_of_zstd_blocks() {
+fn edit_with_the_flag_ends_at_once_on_a_file_of_zstd_blocks_and_warns_without_it() {
     let dir = scratch("edit");
     let zstd = zstd_copy(&dir);
     let before = std::fs::read(&zstd).unwrap();
@@ -297,8 +297,18 @@ fn edit_with_the_flag_ends_at_once_on_a_file_of_zstd_blocks() {
     let count = std::fs::read_to_string(dir.join("count")).unwrap();
     assert_eq!(count.lines().count(), 1);
     assert_eq!(std::fs::read(&zstd).unwrap(), before, "the file changed");
+    // without the flag: written, with one warning line for the codec, as the other
+    // writing commands say it (the example's five arrays, five zstd blocks kept)
     let o = run(&[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let w = warnings(&o);
+    assert_eq!(w.len(), 1, "{}", stderr(&o));
+    assert!(
+        w[0].contains(&format!("{}: blocks 0, 1, 2, 3, 4", zstd.display()))
+            && w[0].contains("reads zstd blocks only with"),
+        "{w:?}"
+    );
+    assert_eq!(labels(&zstd), vec!["zstd"; 5]);
     let a = asdf_core::AsdfFile::open(&zstd).unwrap();
     assert_eq!(
         a.get("/meta/instrument/filter").and_then(|n| n.as_str()),

@@ -99,7 +99,7 @@ use crate::AsdfFile;
 pub use crate::array::{ArrayOptions, Compression, CompressionChoice, Storage, WriteArray};
 pub use pieces::ArrayPieces;
 pub use portable::WriteWarning;
-pub use update::{recover, update, update_with, UpdateKind, UpdateMode};
+pub use update::{recover, update, update_reporting, update_with, UpdateKind, UpdateMode};
 pub use zarr::{BloscCname, BloscShuffle, ZarrCompressor};
 
 pub use crate::version::{ParseStandardVersionError, StandardVersion};

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::atomic::{sync_dir, write_atomically, write_to_path};
 use super::file_writer::head_text;
 use super::prepare::{self, Plan};
-use super::{WriteError, WriteOptions, Writer};
+use super::{WriteError, WriteOptions, WriteWarning, Writer};
 use crate::file::journal_path;
 use crate::yaml::Node;
 use crate::AsdfFile;
@@ -88,12 +88,30 @@ pub fn update(
 /// that do not know the journal can see a torn tree in that window.
 ///
 /// Every update, in either mode, first finishes an interrupted in-place update.
+///
+/// The warnings of the write ([`WriteSummary::warnings`](super::WriteSummary::warnings):
+/// one per codec python asdf reads only with a plugin) are dropped here; [`update_reporting`]
+/// returns them.
 pub fn update_with(
     path: impl AsRef<Path>,
     root: &Node,
     opts: WriteOptions,
     mode: UpdateMode,
 ) -> Result<UpdateKind, WriteError> {
+    update_reporting(path, root, opts, mode).map(|(kind, _)| kind)
+}
+
+/// As [`update_with`], also returning the write's warnings, as
+/// [`WriteSummary::warnings`](super::WriteSummary::warnings) holds them for other writes
+/// (one [`WriteWarning::NotPortable`] per codec python asdf reads only with a plugin, the
+/// blocks kept in place included); with [`WriteOptions::portable`] such a codec is the
+/// error instead.
+pub fn update_reporting(
+    path: impl AsRef<Path>,
+    root: &Node,
+    opts: WriteOptions,
+    mode: UpdateMode,
+) -> Result<(UpdateKind, Vec<WriteWarning>), WriteError> {
     let path = path.as_ref();
     recover(path)?;
     // mapped: uncompressed blocks are not read when only the tree changes
@@ -107,18 +125,18 @@ pub fn update_with(
     if mode == UpdateMode::InPlace {
         let plan = prepare::plan(&writer, root, None);
         let in_place = match &plan {
-            Ok(p) => in_place_text(&file, &writer, p)?,
+            Ok(p) => in_place_text(&file, &writer, p)?.map(|t| (t, p.warnings.clone())),
             Err(_) => None,
         };
         drop(plan);
-        if let Some((text, first)) = in_place {
+        if let Some(((text, first), warnings)) = in_place {
             drop(writer);
             write_in_place(path, &text, first)?;
-            return Ok(UpdateKind::InPlace);
+            return Ok((UpdateKind::InPlace, warnings));
         }
     }
-    write_to_path(&writer, root, path, None)?;
-    Ok(UpdateKind::Rewritten)
+    let summary = write_to_path(&writer, root, path, None)?;
+    Ok((UpdateKind::Rewritten, summary.warnings))
 }
 
 /// The new head text and the first block's offset, when the plan keeps every block of the
