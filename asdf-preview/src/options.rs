@@ -111,6 +111,10 @@ pub struct PreviewOptions {
     pub y: Option<String>,
     /// The size of a plot in pixels (default 640 by 400).
     pub plot_size: (u32, u32),
+    /// Planes larger than this many bytes (in the array's datatype) that must be reduced are
+    /// read strided, only every n-th row and column (region reads: an uncompressed block is
+    /// read only there); smaller ones are read whole and block-averaged. Default 64 MiB.
+    pub stride_above_bytes: u64,
 }
 
 impl Default for PreviewOptions {
@@ -124,6 +128,7 @@ impl Default for PreviewOptions {
             x: None,
             y: None,
             plot_size: (640, 400),
+            stride_above_bytes: 64 << 20,
         }
     }
 }

@@ -8,11 +8,6 @@ use crate::image::Image;
 use crate::plot::{Plot, Series};
 use crate::{Format, PreviewError, PreviewOptions};
 
-/// Planes larger than this (in bytes of the array's datatype) that must be reduced are read
-/// strided (every n-th row and column, only those bytes); smaller ones are read whole and
-/// block-averaged.
-const STRIDE_ABOVE_BYTES: u64 = 64 << 20;
-
 /// The PNG or SVG bytes of the array at `path` (a JSON pointer such as `/sci` or
 /// `/data/0`; a path without the leading `/` is taken as one below the root): an image of a
 /// 2-D array (or of the plane `opts.slice` of a larger one), a line plot of a 1-D array, a
@@ -419,7 +414,7 @@ fn plane(
         let item = meta_itemsize(&target.node).unwrap_or(8) as u64;
         let bytes = (h as u64).saturating_mul(w as u64).saturating_mul(item);
         let factor = h.max(w).div_ceil(max_size);
-        if factor > 1 && bytes > STRIDE_ABOVE_BYTES {
+        if factor > 1 && bytes > opts.stride_above_bytes {
             step = factor;
         }
     }

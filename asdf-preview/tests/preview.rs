@@ -331,3 +331,40 @@ fn svg_of_an_image_embeds_the_png() {
     assert!(text.contains("data:image/png;base64,"));
     assert!(svg_texts(&svg).is_empty());
 }
+
+#[test]
+fn planes_over_the_stride_threshold_are_read_strided() {
+    // sources is 300 x 200 float32 (240 000 bytes): above a threshold of 100 000 bytes and
+    // at most 100 pixels a side, every 3rd row and column is read, not averaged
+    let file = images();
+    let whole = file.array::<f32>("/sources").unwrap();
+    let strided: Vec<f64> = whole
+        .outer_iter()
+        .step_by(3)
+        .flat_map(|row| {
+            row.iter()
+                .step_by(3)
+                .map(|v| f64::from(*v))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(strided.len(), 100 * 67);
+    let mut o = opts(Interval::MinMax);
+    o.max_size = 100;
+    o.stride_above_bytes = 100_000;
+    let lo = strided.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = strided.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(image_limits(&file, "/sources", &o).unwrap(), Some((lo, hi)));
+    // zscale of the strided values, as the image is drawn with
+    o.interval = Interval::default();
+    assert_eq!(
+        image_limits(&file, "/sources", &o).unwrap(),
+        Interval::default().limits(&strided)
+    );
+    let img = decode(&render_array(&file, "/sources", &o, Format::Png).unwrap());
+    assert_eq!((img.0, img.1), (67, 100));
+    // block averaging (the default threshold) gives other limits
+    o.stride_above_bytes = PreviewOptions::default().stride_above_bytes;
+    o.interval = Interval::MinMax;
+    assert_ne!(image_limits(&file, "/sources", &o).unwrap(), Some((lo, hi)));
+}
