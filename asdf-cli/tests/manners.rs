@@ -23,11 +23,13 @@ const COMMANDS: &[&str] = &[
     "extract",
     "manifest",
     "references",
+    "preview",
     "edit",
     "tags",
     "completions",
     "man",
     "schema",
+    "view",
 ];
 
 #[test]
