@@ -556,3 +556,23 @@ fn previews_are_png_images() {
         assert_eq!(status, want, "{target}: {body}");
     }
 }
+
+#[test]
+fn statistics_of_a_huge_array_are_refused_before_reading() {
+    let dir = common::Scratch::new("view-huge");
+    // 8 TB declared, no block: refused from the descriptor (413), not read (which would be a
+    // 422 for the missing block)
+    let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n\
+                --- !core/asdf-1.1.0\nhuge: !core/ndarray-1.1.0\n  source: 0\n  datatype: float64\n  \
+                byteorder: little\n  shape: [100000, 100000, 100]\n...\n";
+    std::fs::write(dir.join("huge.asdf"), text).unwrap();
+    let view = View::start(&dir);
+    let doc = view.json("/api/tree?file=huge.asdf");
+    assert_eq!(
+        doc["tree"]["children"]["huge"]["shape"],
+        serde_json::json!([100000, 100000, 100])
+    );
+    let (status, body) = view.text("/api/stats?file=huge.asdf&path=/huge");
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("8000000000000 bytes"), "{body}");
+}

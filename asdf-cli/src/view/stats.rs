@@ -3,7 +3,7 @@
 //! finite elements. Every element counts, masked ones included (the summary says when an
 //! array is masked).
 
-use asdf_core::array::{DType, DynArray, Element, ScalarType};
+use asdf_core::array::{DType, Dim, DynArray, Element, NdArrayMeta, ScalarType};
 use asdf_core::AsdfFile;
 use serde::Serialize;
 
@@ -35,16 +35,46 @@ pub fn of_array(file: &AsdfFile, path: &str) -> Result<Stats, HttpError> {
             "{path:?} is not an array"
         )));
     }
+    // refused before anything is read when the descriptor says it is too large
+    let too_large = |bytes: u64| {
+        HttpError::too_large(format!(
+            "{path}: {bytes} bytes; statistics are computed for arrays of at most {MAX_BYTES} bytes"
+        ))
+    };
+    if let Some(bytes) = declared_bytes(file, node, path).filter(|&b| b > MAX_BYTES) {
+        return Err(too_large(bytes));
+    }
     let array = file
         .dyn_array(path)
         .map_err(|e| HttpError::unprocessable(crate::chain(&e)))?;
     if array.data.len() as u64 > MAX_BYTES {
-        return Err(HttpError::too_large(format!(
-            "{path}: {} bytes; statistics are computed for arrays of at most {MAX_BYTES} bytes",
-            array.data.len()
-        )));
+        return Err(too_large(array.data.len() as u64));
     }
     summarize(&array, path)
+}
+
+/// The decoded bytes an array's descriptor declares (shape times item size), when it
+/// declares them (not for streamed or inferred arrays); saturating.
+fn declared_bytes(file: &AsdfFile, node: &asdf_core::Node, path: &str) -> Option<u64> {
+    let (itemsize, dims): (usize, Vec<u64>) = if asdf_core::file::is_zarr(node) {
+        let (dtype, shape) = file.zarr_info(node, path).ok()?;
+        (dtype.itemsize(), shape.iter().map(|&d| d as u64).collect())
+    } else {
+        let meta = NdArrayMeta::from_node(node, path).ok()?;
+        let dims = meta
+            .shape?
+            .iter()
+            .map(|d| match d {
+                Dim::Fixed(n) => Some(*n),
+                _ => None,
+            })
+            .collect::<Option<Vec<u64>>>()?;
+        (meta.dtype?.itemsize(), dims)
+    };
+    Some(
+        dims.iter()
+            .fold(itemsize as u64, |acc, &d| acc.saturating_mul(d)),
+    )
 }
 
 /// Sums of one array's values.
