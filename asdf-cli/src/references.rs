@@ -36,7 +36,11 @@
 //!   given as 0, what asdf-rs reads) and one reference per chunk written, the stored bytes
 //!   of the block the chunk map names; chunks never written have none (zarr reads the fill
 //!   value). When a chunk's block is compressed as a block too (two decoders; asdf-zarr does
-//!   not write such files) the array is inlined, as views are.
+//!   not write such files) the array is inlined, as views are. One whose compressor or
+//!   filters asdf-rs does not read (numcodecs' `lzma`, `delta`, ...) is passed through: its
+//!   `.zarray` as the file states it, `filters` included, and its chunks referenced, for a
+//!   reader that has those codecs; one that can be neither passed through nor read is left
+//!   out with one warning line naming it, and the rest is written.
 //!
 //! With `--stack NAME` the arrays of each path of the first file, which every file must
 //! have with the same shape, datatype, chunks and compressor, are stacked along a new
@@ -65,6 +69,8 @@ struct ZArray {
     chunks: Vec<usize>,
     dtype: Json,
     compressor: Json,
+    /// `filters` (null but for asdf-zarr arrays passed through).
+    filters: Json,
     /// `fill_value` (null but for asdf-zarr arrays).
     fill_value: Json,
     /// `order`: `C`, or `F` for an asdf-zarr array stored so.
@@ -81,7 +87,7 @@ impl ZArray {
             "compressor": self.compressor,
             "dtype": self.dtype,
             "fill_value": self.fill_value,
-            "filters": null,
+            "filters": self.filters,
             "order": self.order,
             "shape": self.shape,
             "zarr_format": 2,
@@ -147,6 +153,7 @@ pub fn run(
                     chunks: [1].into_iter().chain(z.chunks.clone()).collect(),
                     dtype: z.dtype.clone(),
                     compressor: z.compressor.clone(),
+                    filters: z.filters.clone(),
                     fill_value: z.fill_value.clone(),
                     order: z.order,
                     refs: Vec::new(),
@@ -219,10 +226,10 @@ fn agree(ours: &ZArray, theirs: &ZArray, first: &Path, file: &Path) -> Result<()
             "chunks {:?}, the first file's {:?}",
             theirs.chunks, ours.chunks
         )
-    } else if ours.compressor != theirs.compressor {
+    } else if (&ours.compressor, &ours.filters) != (&theirs.compressor, &theirs.filters) {
         format!(
-            "compressor {}, the first file's {}",
-            theirs.compressor, ours.compressor
+            "compressor {} and filters {}, the first file's {} and {}",
+            theirs.compressor, theirs.filters, ours.compressor, ours.filters
         )
     } else if (ours.order, &ours.fill_value) != (theirs.order, &theirs.fill_value) {
         format!(
@@ -252,19 +259,30 @@ fn arrays_of(
         Some(like) => like.iter().map(|z| z.tree_path.clone()).collect(),
     };
     let url = input.to_string_lossy().into_owned();
-    paths
-        .iter()
-        .map(|p| {
-            if like.is_some() && !file.get(p).is_some_and(is_array) {
-                return Err(format!(
-                    "{}: no array at {p}, which the first file has",
-                    input.display()
-                ));
+    let mut out = Vec::with_capacity(paths.len());
+    for p in &paths {
+        if like.is_some() && !file.get(p).is_some_and(is_array) {
+            return Err(format!(
+                "{}: no array at {p}, which the first file has",
+                input.display()
+            ));
+        }
+        match zarr_array(file, p, &url, opts) {
+            Ok(z) => out.push(z),
+            // an asdf-zarr array that can be neither passed through nor read (a codec
+            // asdf-rs lacks, its chunks in compressed blocks): left out with one line, the
+            // rest written (stacked files must all hold it)
+            Err(e) if like.is_none() && file.get(p).is_some_and(asdf_core::file::is_zarr) => {
+                eprintln!(
+                    "asdftool: warning: {}: {p} left out: {}",
+                    input.display(),
+                    crate::chain(&e)
+                );
             }
-            zarr_array(file, p, &url, opts)
-                .map_err(|e| format!("{}: {}", input.display(), crate::chain(&e)))
-        })
-        .collect()
+            Err(e) => return Err(format!("{}: {}", input.display(), crate::chain(&e))),
+        }
+    }
+    Ok(out)
 }
 
 /// The zarr array of the ndarray at `path`: its pieces as chunks when they form a regular
@@ -280,6 +298,15 @@ fn zarr_array(
         Ok(m) => chunked(&m, url),
         // FITS data and other sources without a manifest are inlined
         Err(asdf_core::Error::Unsupported { .. }) => None,
+        // an asdf-zarr array whose compressor or filters asdf-rs does not read: its
+        // `.zarray` and chunks passed through, for a reader that has those codecs
+        Err(e @ asdf_core::Error::Zarr { .. }) => {
+            return file
+                .node(path)
+                .ok()
+                .and_then(|n| zarr_passthrough(file, n, path, url))
+                .ok_or(e);
+        }
         Err(e) => return Err(e),
     };
     if let Some(z) = chunked {
@@ -298,6 +325,7 @@ fn zarr_array(
         chunks,
         dtype: zarr_dtype(&a.dtype),
         compressor: Json::Null,
+        filters: Json::Null,
         fill_value: Json::Null,
         order: "C",
         refs,
@@ -342,8 +370,87 @@ fn zarr_chunks(m: &Manifest, url: &str) -> Option<ZArray> {
         chunks: z.chunks.clone(),
         dtype: field("dtype"),
         compressor: field("compressor"),
+        filters: Json::Null,
         fill_value,
         order: if z.fortran { "F" } else { "C" },
+        refs,
+    })
+}
+
+/// Most chunks of an asdf-zarr array passed through (a bound on what a chunk map makes us
+/// hold).
+const MAX_PASSED_CHUNKS: u64 = 1 << 24;
+
+/// An asdf-zarr array whose compressor or filters asdf-rs does not read, passed through as
+/// zarr needs it: its `.zarray` as the file states it (compressor, filters, datatype, order
+/// and fill value: a reader with those codecs decodes the chunks, as it would read
+/// asdf-zarr's own) and one reference per chunk written, the stored bytes of the block the
+/// chunk map names. `None` when that cannot be done as is: metadata or a chunk map that
+/// does not hold, or a chunk in a compressed block (two decoders).
+fn zarr_passthrough(file: &AsdfFile, node: &Node, path: &str, url: &str) -> Option<ZArray> {
+    let z = node.get(".zarray")?;
+    let dims = |key: &str| -> Option<Vec<usize>> {
+        z.get(key)?
+            .as_seq()?
+            .iter()
+            .map(|d| usize::try_from(d.as_int()?.as_i128()?).ok())
+            .collect()
+    };
+    let (shape, chunks) = (dims("shape")?, dims("chunks")?);
+    if chunks.len() != shape.len() || chunks.contains(&0) {
+        return None;
+    }
+    let grid: Vec<usize> = shape
+        .iter()
+        .zip(&chunks)
+        .map(|(&s, &c)| s.div_ceil(c))
+        .collect();
+    let count = grid
+        .iter()
+        .try_fold(1u64, |a, &g| a.checked_mul(g as u64))
+        .filter(|&n| n <= MAX_PASSED_CHUNKS)?;
+    let blocks = file.blocks();
+    let map = usize::try_from(node.get("chunk_block_map")?.as_int()?.as_i128()?).ok()?;
+    if blocks.get(map)?.data_size != count.checked_mul(4)? {
+        return None;
+    }
+    let entries = file.block_data(map).ok()?;
+    let mut refs = Vec::new();
+    for (flat, b) in entries.chunks_exact(4).enumerate() {
+        let block = match i32::from_le_bytes([b[0], b[1], b[2], b[3]]) {
+            -1 => continue,
+            v => blocks.get(usize::try_from(v).ok()?)?,
+        };
+        if block.compression_label().is_some() {
+            return None;
+        }
+        let mut idx = vec![0usize; grid.len()];
+        let mut rest = flat;
+        for d in (0..grid.len()).rev() {
+            idx[d] = rest % grid[d].max(1);
+            rest /= grid[d].max(1);
+        }
+        let offset = file.asdf_offset().checked_add(block.data_offset())?;
+        refs.push((idx, json!([url, offset, block.used_size])));
+    }
+    let field = |key: &str| z.get(key).map(node_json).unwrap_or(Json::Null);
+    Some(ZArray {
+        tree_path: path.to_string(),
+        shape,
+        chunks,
+        dtype: field("dtype"),
+        compressor: field("compressor"),
+        filters: field("filters"),
+        fill_value: match field("fill_value") {
+            Json::Null if field("dtype") == json!("|b1") => json!(false),
+            Json::Null => json!(0),
+            v => v,
+        },
+        order: if z.get("order").and_then(Node::as_str) == Some("F") {
+            "F"
+        } else {
+            "C"
+        },
         refs,
     })
 }
@@ -405,6 +512,7 @@ fn whole_block(m: &Manifest, url: &str) -> Option<ZArray> {
         chunks: m.shape.iter().map(|&n| n.max(1)).collect(),
         dtype: zarr_dtype(&m.dtype),
         compressor,
+        filters: Json::Null,
         fill_value: Json::Null,
         order: "C",
         refs: vec![(vec![0; m.shape.len()], json!([at, b.offset, b.length]))],
@@ -478,6 +586,7 @@ fn grid(m: &Manifest, url: &str) -> Option<ZArray> {
         chunks,
         dtype: zarr_dtype(&m.dtype),
         compressor,
+        filters: Json::Null,
         fill_value: Json::Null,
         order: "C",
         refs,

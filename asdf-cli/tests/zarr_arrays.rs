@@ -9,7 +9,7 @@ mod tool;
 
 use std::path::PathBuf;
 
-use tool::{asdftool, ok};
+use tool::{asdftool, ok, stderr};
 
 fn fixture(name: &str) -> Option<PathBuf> {
     asdf_test_data::require_dir("asdf-zarr").map(|d| d.join(format!("{name}.asdf")))
@@ -119,4 +119,114 @@ fn references_point_at_each_chunk() {
             );
         }
     }
+}
+
+/// The chunk reference (file offset, length) at `key` of a reference set, and its bytes.
+fn chunk_bytes<'a>(
+    refs: &serde_json::Map<String, serde_json::Value>,
+    raw: &'a [u8],
+    key: &str,
+) -> &'a [u8] {
+    let r = refs[key].as_array().unwrap_or_else(|| panic!("{key}"));
+    let (at, len) = (
+        r[1].as_u64().unwrap() as usize,
+        r[2].as_u64().unwrap() as usize,
+    );
+    &raw[at..at + len]
+}
+
+/// asdf-zarr arrays of a compressor and a filter asdf-rs does not read (`unsupported.asdf`:
+/// numcodecs' LZMA, Delta) are passed through as zarr needs them: the `.zarray` the file
+/// states (compressor and filters) and each chunk's stored bytes, which numcodecs decodes
+/// (fsspec + zarr read them equal to asdf-zarr: `tests/oracle/zarr_references.py`); one such
+/// array that cannot be passed through (its chunk map names no block) is left out with one
+/// warning line, and the rest is written.
+#[test]
+fn references_pass_through_codecs_asdf_rs_lacks_and_never_fail_for_one_array() {
+    let Some(f) = fixture("unsupported") else {
+        return;
+    };
+    let dir = common::Scratch::new("asdftool-zarr-refs-unread");
+    let out = dir.join("refs.json");
+    let o = asdftool(&[
+        "references",
+        f.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let said = ok(&o);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    assert!(
+        said.contains("2 arrays: 4 chunks referenced, 0 inlined"),
+        "{said}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let refs = doc["refs"].as_object().unwrap();
+    let zarray = |k: &str| -> serde_json::Value {
+        serde_json::from_str(refs[&format!("{k}/.zarray")].as_str().unwrap()).unwrap()
+    };
+    let (lzma, delta) = (zarray("lzma"), zarray("delta"));
+    assert_eq!(
+        lzma["compressor"],
+        serde_json::json!({"check": -1, "filters": null, "format": 1, "id": "lzma", "preset": null})
+    );
+    assert_eq!(lzma["filters"], serde_json::Value::Null);
+    assert_eq!(
+        (&lzma["dtype"], &lzma["chunks"]),
+        (&serde_json::json!("<f8"), &serde_json::json!([4]))
+    );
+    assert_eq!(delta["compressor"], serde_json::Value::Null);
+    assert_eq!(
+        delta["filters"],
+        serde_json::json!([{"astype": "<i4", "dtype": "<i4", "id": "delta"}])
+    );
+    let raw = std::fs::read(&f).unwrap();
+    // LZMA's format 1 is an xz stream
+    for key in ["lzma/0", "lzma/1"] {
+        assert!(
+            chunk_bytes(refs, &raw, key).starts_with(b"\xfd7zXZ\0"),
+            "{key}"
+        );
+    }
+    // arange(6) in chunks of 4, delta-encoded chunk by chunk (the last chunk filled with the
+    // fill value 0 past the edge, as zarr stores it)
+    let ints = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    assert_eq!(chunk_bytes(refs, &raw, "delta/0"), ints(&[0, 1, 1, 1]));
+    assert_eq!(chunk_bytes(refs, &raw, "delta/1"), ints(&[4, 1, -5, 0]));
+
+    // /delta's chunk map moved to a block the file does not have: left out, one line
+    let mut broken = raw.clone();
+    let at = broken
+        .windows(18)
+        .position(|w| w == b"chunk_block_map: 5")
+        .unwrap();
+    broken[at + 17] = b'9';
+    let src = dir.join("broken.asdf");
+    std::fs::write(&src, &broken).unwrap();
+    let o = asdftool(&[
+        "references",
+        src.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let said = ok(&o);
+    assert!(
+        said.contains("1 arrays: 2 chunks referenced, 0 inlined"),
+        "{said}"
+    );
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "asdftool: warning: {}: /delta left out: ",
+            src.display()
+        )),
+        "{err}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let refs = doc["refs"].as_object().unwrap();
+    assert!(refs.contains_key("lzma/.zarray"));
+    assert!(!refs.keys().any(|k| k.starts_with("delta/")), "{refs:?}");
 }
