@@ -167,7 +167,7 @@ impl Walk<'_, '_> {
                         s = rest;
                     }
                 }
-                Node::str(String::from_utf8_lossy(s).into_owned())
+                self.text(s)
             }
             Datatype::String { .. }
             | Datatype::VarLen {
@@ -176,7 +176,7 @@ impl Walk<'_, '_> {
             } => {
                 let bytes = self.heap_bytes(root, b, 1, budget, path)?;
                 let end = bytes.iter().position(|&x| x == 0).unwrap_or(bytes.len());
-                Node::str(String::from_utf8_lossy(&bytes[..end]).into_owned())
+                self.text(&bytes[..end])
             }
             Datatype::VarLen { base, .. } => {
                 let base_size = datatype::size_of(base);
@@ -256,6 +256,22 @@ impl Walk<'_, '_> {
             }
             _ => return Err(unsupported(path, dt)),
         })
+    }
+
+    /// A string's bytes as a YAML string, or, when they are not UTF-8, as a 1-D inline
+    /// `uint8` array of them (no text holds them).
+    fn text(&mut self, b: &[u8]) -> Node {
+        match std::str::from_utf8(b) {
+            Ok(s) => Node::str(s),
+            Err(_) => self.inline(
+                DType::scalar(
+                    asdf_core::array::ScalarType::UInt8,
+                    asdf_core::array::ByteOrder::Little,
+                ),
+                vec![b.len()],
+                b.to_vec(),
+            ),
+        }
     }
 
     /// A 1-D (or n-D) inline array node.

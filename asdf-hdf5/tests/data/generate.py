@@ -637,7 +637,8 @@ def expectations(h5, np, path: Path) -> dict:
         if isinstance(x, h5.Reference):
             return ref_node(x)
         if isinstance(x, bytes):
-            return x.decode("utf-8", "replace")
+            # bytes that are not UTF-8: a uint8 array of them
+            return x.decode("utf-8") if _utf8(x) else node(np.frombuffer(x, "u1"))
         if isinstance(x, str):
             return x
         if isinstance(x, np.void) and x.dtype.names:
@@ -826,6 +827,9 @@ def vlen_bytes(h5, np):
     f.create_dataset("names", data=np.array([b"caf\xe9", b"ok"], dtype=object),
                      dtype=h5.string_dtype("utf-8"))
     f.attrs.create("note", b"\xff\xfeab", dtype=h5.string_dtype("ascii"))
+    # a string of such bytes in the tree form (a compound holding a reference)
+    tagged = np.dtype([("ref", h5.ref_dtype), ("name", "S4")])
+    f["tagged"] = np.array([(f["names"].ref, b"\xe9t\xe9"), (f.ref, b"ok")], dtype=tagged)
     f.close()
 
 
