@@ -159,8 +159,22 @@ impl NDArray {
             }
             Some(mask) => {
                 // a scalar: python asdf masks the elements equal to it (NaN: the NaNs)
-                let value =
-                    crate::tree::ToPy::new(py, self.file.clone(), self.mapped).convert(mask)?;
+                let value = match mask
+                    .tag()
+                    .and_then(|t| t.strip_prefix(crate::scalar::ASDF_CORE))
+                {
+                    None if mask.tag().is_none() => crate::scalar::plain(py, mask.value()).ok(),
+                    Some(name) => crate::scalar::core_scalar(py, &self.file, mask, name, || {
+                        self.pointer.as_ref().map(|p| format!("{p}/mask"))
+                    })?,
+                    None => None,
+                };
+                let Some(value) = value else {
+                    return Err(AsdfError::new_err(format!(
+                        "{}: mask: not an ndarray nor a number",
+                        self.where_()
+                    )));
+                };
                 if !np.getattr("isscalar")?.call1((&value,))?.is_truthy()? {
                     return Err(AsdfError::new_err(format!(
                         "{}: mask: not an ndarray nor a number",
@@ -475,8 +489,7 @@ impl NDArray {
         let (Some(path), Ok(Some(shape))) = (self.pointer.as_deref(), self.fixed_shape()) else {
             return Ok(None);
         };
-        Ok(crate::preview::repr_png(py, &self.file, path, &shape)
-            .map(|png| pyo3::types::PyBytes::new(py, &png)))
+        Ok(repr_png(py, &self.file, path, &shape).map(|png| pyo3::types::PyBytes::new(py, &png)))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -630,4 +643,27 @@ fn selection_key<'py>(py: Python<'py>, sel: Option<&Selection>) -> PyResult<Boun
         });
     }
     Ok(PyTuple::new(py, items)?.into_any())
+}
+
+/// Arrays whose plane (or 1-D length) holds more elements than this show no picture in
+/// Jupyter (`_repr_png_` gives `None`): drawing them would read too much for a repr.
+pub(crate) const REPR_MAX_ELEMENTS: u64 = 1 << 26;
+
+/// The largest side of the image `_repr_png_` draws.
+pub(crate) const REPR_MAX_SIZE: usize = 512;
+
+/// The PNG of an array for Jupyter, or `None` (too large, nothing drawable, any error).
+fn repr_png(py: Python<'_>, file: &Arc<AsdfFile>, path: &str, shape: &[u64]) -> Option<Vec<u8>> {
+    let plane: u64 = match shape.len() {
+        0 => return None,
+        1 => shape[0],
+        n => shape[n - 2].saturating_mul(shape[n - 1]),
+    };
+    if plane == 0 || plane > REPR_MAX_ELEMENTS {
+        return None;
+    }
+    let mut opts = asdf_preview::PreviewOptions::default();
+    opts.max_size = REPR_MAX_SIZE;
+    py.detach(|| asdf_preview::render_array(file, path, &opts, asdf_preview::Format::Png))
+        .ok()
 }

@@ -21,6 +21,7 @@ mod codecs;
 mod errors;
 mod file;
 mod preview;
+mod scalar;
 mod tasks;
 mod tree;
 mod write;

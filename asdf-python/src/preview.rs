@@ -1,5 +1,5 @@
-//! `asdf_rs.preview(...)` and arrays' `_repr_png_`: images and plots from asdf-preview, the
-//! renderer of `asdftool preview` (docs/preview.md).
+//! `asdf_rs.preview(...)`: images and plots from asdf-preview, the renderer of `asdftool
+//! preview` (docs/preview.md); arrays' `_repr_png_` is in `array.rs`.
 
 use std::sync::Arc;
 
@@ -11,13 +11,6 @@ use pyo3::types::PyBytes;
 
 use crate::errors::AsdfError;
 use crate::file::PyAsdfFile;
-
-/// Arrays whose plane (or 1-D length) holds more elements than this show no picture in
-/// Jupyter (`_repr_png_` gives `None`): drawing them would read too much for a repr.
-pub(crate) const REPR_MAX_ELEMENTS: u64 = 1 << 26;
-
-/// The largest side of the image `_repr_png_` draws.
-pub(crate) const REPR_MAX_SIZE: usize = 512;
 
 /// The PNG (or SVG) bytes of the array at `path` of `source` (an open `AsdfFile`, or a path
 /// or URL opened for this call): a 2-D array (or the plane `slice` of a larger one) as an
@@ -121,25 +114,4 @@ fn first_array(file: &AsdfFile) -> Option<String> {
         .find(|(_, n)| ndim(n) >= 2)
         .or_else(|| arrays.first())
         .map(|(p, _)| p.clone())
-}
-
-/// The PNG of an array for Jupyter, or `None` (too large, nothing drawable, any error).
-pub(crate) fn repr_png(
-    py: Python<'_>,
-    file: &Arc<AsdfFile>,
-    path: &str,
-    shape: &[u64],
-) -> Option<Vec<u8>> {
-    let plane: u64 = match shape.len() {
-        0 => return None,
-        1 => shape[0],
-        n => shape[n - 2].saturating_mul(shape[n - 1]),
-    };
-    if plane == 0 || plane > REPR_MAX_ELEMENTS {
-        return None;
-    }
-    let mut opts = PreviewOptions::default();
-    opts.max_size = REPR_MAX_SIZE;
-    py.detach(|| asdf_preview::render_array(file, path, &opts, Format::Png))
-        .ok()
 }

@@ -6,11 +6,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use asdf_core::yaml::{Integer, Timestamp};
 use asdf_core::{AsdfFile, Node, Value};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::array::NDArray;
 
@@ -64,7 +63,7 @@ impl Tagged {
     }
 }
 
-const ASDF_CORE: &str = "tag:stsci.edu:asdf/core/";
+use crate::scalar::{self, ASDF_CORE};
 
 /// Core tags whose python asdf objects are `dict` subclasses: read as plain dicts.
 const DICT_TAGS: [&str; 5] = [
@@ -167,15 +166,10 @@ impl<'py, 'a> ToPy<'py, 'a> {
             if DICT_TAGS.iter().any(|p| name.starts_with(p)) {
                 return self.untagged(node);
             }
-            if name.starts_with("complex-") {
-                if let Value::Str(s) = node.value() {
-                    return complex(self.py, s);
-                }
-            }
-            if name.starts_with("integer-") {
-                if let Some(v) = self.core_integer(node)? {
-                    return Ok(v);
-                }
+            if let Some(v) =
+                scalar::core_scalar(self.py, &self.file, node, name, || self.pointer())?
+            {
+                return Ok(v);
             }
         }
         let value = self.untagged(node)?;
@@ -196,57 +190,9 @@ impl<'py, 'a> ToPy<'py, 'a> {
         Ok(Bound::new(self.py, array)?.into_any())
     }
 
-    /// `core/integer`: `words` (little-endian 32-bit words, an ndarray) and `sign`, as
-    /// python asdf reads it; `None` when the node is not of that form (kept as `Tagged`).
-    fn core_integer(&mut self, node: &'a Node) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let (Some(words), Some(sign)) = (node.get("words"), node.get("sign")) else {
-            return Ok(None);
-        };
-        if !words.is_ndarray() {
-            return Ok(None);
-        }
-        let file = self.file.clone();
-        let words_node = words.clone();
-        let pointer = self.pointer().unwrap_or_default() + "/words";
-        let arr = self
-            .py
-            .detach(move || file.dyn_array_of(&words_node, &pointer))
-            .map_err(crate::errors::to_py)?;
-        let words = arr
-            .to_array::<u32>()
-            .map_err(|e| crate::errors::AsdfError::new_err(format!("core/integer words: {e}")))?;
-        let mut hex = String::with_capacity(words.len() * 8);
-        for w in words.iter().copied().collect::<Vec<u32>>().iter().rev() {
-            hex.push_str(&format!("{w:08x}"));
-        }
-        if hex.is_empty() {
-            hex.push('0');
-        }
-        if sign.as_str() == Some("-") {
-            hex.insert(0, '-');
-        }
-        let int = self
-            .py
-            .import("builtins")?
-            .getattr("int")?
-            .call1((hex, 16))?;
-        Ok(Some(int))
-    }
-
     fn untagged(&mut self, node: &'a Node) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         Ok(match node.value() {
-            Value::Null => py.None().into_bound(py),
-            Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
-            Value::Int(Integer::Small(i)) => match i64::try_from(*i) {
-                Ok(v) => v.into_pyobject(py)?.into_any(),
-                Err(_) => i.into_pyobject(py)?.into_any(),
-            },
-            Value::Int(Integer::Big(s)) => py.import("builtins")?.getattr("int")?.call1((s,))?,
-            Value::Float(f) => f.into_pyobject(py)?.into_any(),
-            Value::Str(s) => PyString::new(py, s).into_any(),
-            Value::Timestamp(t) => timestamp(py, t)?,
-            Value::Binary(b) => PyBytes::new(py, b).into_any(),
             Value::Seq(items) => {
                 let list = PyList::empty(py);
                 if let Some(a) = node.anchor() {
@@ -289,6 +235,7 @@ impl<'py, 'a> ToPy<'py, 'a> {
                     )))
                 }
             },
+            value => scalar::plain(py, value)?,
         })
     }
 
@@ -307,55 +254,3 @@ impl<'py, 'a> ToPy<'py, 'a> {
         Ok(key)
     }
 }
-
-/// python's `complex()` of an ASDF complex scalar, after python asdf's `i` → `j`.
-fn complex<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
-    let mut s = String::with_capacity(text.len());
-    let bytes = text.as_bytes();
-    for (i, ch) in text.char_indices() {
-        if ch == 'i' && !bytes[i..].starts_with(b"inf") {
-            s.push('j');
-        } else {
-            s.push(ch);
-        }
-    }
-    py.import("builtins")?.getattr("complex")?.call1((s,))
-}
-
-/// PyYAML's timestamp: a `date` when there is no time, else a `datetime`, aware when the
-/// text states an offset (microseconds, the fraction cut as PyYAML cuts it).
-fn timestamp<'py>(py: Python<'py>, t: &Timestamp) -> PyResult<Bound<'py, PyAny>> {
-    let dt = py.import("datetime")?;
-    let Some(time) = &t.time else {
-        return dt.getattr("date")?.call1((t.year, t.month, t.day));
-    };
-    let tz = match time.utc_offset_seconds {
-        None => py.None().into_bound(py),
-        Some(secs) => {
-            let delta = dt
-                .getattr("timedelta")?
-                .call((), Some(&[("seconds", secs)].into_py_dict(py)?))?;
-            dt.getattr("timezone")?.call1((delta,))?
-        }
-    };
-    let args = PyTuple::new(
-        py,
-        [
-            t.year.into_pyobject(py)?.into_any(),
-            time_part(py, t.month)?,
-            time_part(py, t.day)?,
-            time_part(py, time.hour)?,
-            time_part(py, time.minute)?,
-            time_part(py, time.second)?,
-            (time.nanosecond / 1000).into_pyobject(py)?.into_any(),
-            tz,
-        ],
-    )?;
-    dt.getattr("datetime")?.call1(args)
-}
-
-fn time_part(py: Python<'_>, v: u8) -> PyResult<Bound<'_, PyAny>> {
-    Ok(v.into_pyobject(py)?.into_any())
-}
-
-use pyo3::types::IntoPyDict;
