@@ -140,7 +140,9 @@ impl Confinement {
 /// symbolic links are resolved), as external array sources are confined by
 /// [`ExternalPolicy::SameFolder`]: [`Error::ExternalRefused`] when it leads outside (an
 /// absolute path, `..` above `root`, a link pointing out), [`Error::External`] when it does
-/// not exist. `asdftool view` serves only the files this admits.
+/// not exist. `asdftool view` serves only the files this admits. (For the asdf-rs crates,
+/// through `asdf_core::unstable`: without that feature nothing here calls it.)
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn confined_path(root: &Path, relative: &Path) -> Result<PathBuf> {
     let text = relative.to_string_lossy();
     Confinement::new(&ExternalPolicy::SameFolder, root).check_path(root, relative, &text, "")
