@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use asdf_core::AsdfFile;
 
-use super::routes::HttpError;
+use super::http::HttpError;
 
 /// Files kept open between requests (the page asks for a file's tree, then its arrays).
 const KEEP_OPEN: usize = 8;

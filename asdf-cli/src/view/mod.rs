@@ -15,6 +15,7 @@
 //! a temporary ASDF file when opened).
 
 mod files;
+mod http;
 mod preview;
 mod routes;
 mod stats;

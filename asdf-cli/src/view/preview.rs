@@ -1,9 +1,10 @@
 //! `/api/preview`: an image or plot of an array, drawn by asdf-preview with the options of
 //! the query (each checked: unknown names and numbers out of range are a 400).
 
-use super::routes::{pointer, HttpError, Params, Reply, State};
+use super::files::Served;
+use super::http::{pointer, HttpError, Params, Reply};
 
-pub fn preview(state: &State, params: &Params) -> Result<Reply, HttpError> {
+pub fn preview(served: &Served, params: &Params) -> Result<Reply, HttpError> {
     use asdf_preview::{Colormap, Format, Interval, PreviewOptions, Stretch};
     let rel = params.need("file")?;
     let path = pointer(params)?;
@@ -68,7 +69,7 @@ pub fn preview(state: &State, params: &Params) -> Result<Reply, HttpError> {
             }
         };
     }
-    let opened = state.served.open(rel)?;
+    let opened = served.open(rel)?;
     let png = asdf_preview::render_array(&opened.file, path, &opts, Format::Png).map_err(|e| {
         use asdf_preview::PreviewError as P;
         let status = match &e {

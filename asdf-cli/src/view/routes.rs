@@ -18,7 +18,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::files::Served;
-use crate::tree_json::{JsonTree, Spaced};
+use super::http::{pointer, HttpError, Params, Reply};
+use crate::tree_json::JsonTree;
 
 /// The page: static files, compiled in.
 const INDEX_HTML: &str = include_str!("page/index.html");
@@ -35,57 +36,6 @@ pub struct State {
     pub port: u16,
     /// Bound to a loopback address: requests must name a loopback host.
     pub loopback_only: bool,
-}
-
-/// An answer that is not a success: a status and one line.
-#[derive(Debug)]
-pub struct HttpError {
-    pub status: u16,
-    pub message: String,
-}
-
-impl HttpError {
-    pub fn new(status: u16, message: impl Into<String>) -> HttpError {
-        HttpError {
-            status,
-            message: message.into(),
-        }
-    }
-    pub fn bad_request(m: impl Into<String>) -> HttpError {
-        HttpError::new(400, m)
-    }
-    pub fn forbidden(m: impl Into<String>) -> HttpError {
-        HttpError::new(403, m)
-    }
-    pub fn not_found(m: impl Into<String>) -> HttpError {
-        HttpError::new(404, m)
-    }
-    pub fn too_large(m: impl Into<String>) -> HttpError {
-        HttpError::new(413, m)
-    }
-    pub fn unprocessable(m: impl Into<String>) -> HttpError {
-        HttpError::new(422, m)
-    }
-}
-
-/// A successful answer: content type and body.
-pub struct Reply {
-    pub content_type: &'static str,
-    pub body: Vec<u8>,
-}
-
-impl Reply {
-    fn json(value: &impl Serialize) -> Result<Reply, HttpError> {
-        let mut body = Vec::with_capacity(4096);
-        let mut ser = serde_json::Serializer::with_formatter(&mut body, Spaced);
-        value
-            .serialize(&mut ser)
-            .map_err(|e| HttpError::new(500, format!("cannot write JSON: {e}")))?;
-        Ok(Reply {
-            content_type: "application/json",
-            body,
-        })
-    }
 }
 
 /// Answers one request (a closed connection is not an error worth reporting).
@@ -178,7 +128,7 @@ pub fn reply(
         "/api/files" => files(state),
         "/api/tree" => tree(state, &params),
         "/api/stats" => stats(state, &params),
-        "/api/preview" => super::preview::preview(state, &params),
+        "/api/preview" => super::preview::preview(&state.served, &params),
         _ => Err(HttpError::not_found(format!("no such page: {path}"))),
     }
 }
@@ -198,49 +148,6 @@ fn loopback_host(host: Option<&str>, port: u16) -> bool {
         }
     }
     matches!(name, "127.0.0.1" | "localhost" | "[::1]")
-}
-
-/// The query's parameters, percent-decoded; a name given twice or an unknown one is a 400.
-#[derive(Debug)]
-pub struct Params(Vec<(String, String)>);
-
-impl Params {
-    const KNOWN: [&'static str; 8] = [
-        "file", "path", "interval", "percent", "stretch", "cmap", "slice", "max_size",
-    ];
-
-    fn parse(query: &str) -> Result<Params, HttpError> {
-        let mut out: Vec<(String, String)> = Vec::new();
-        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
-            if !Self::KNOWN.contains(&k.as_ref()) {
-                return Err(HttpError::bad_request(format!("unknown parameter {k:?}")));
-            }
-            if out.iter().any(|(n, _)| *n == k) {
-                return Err(HttpError::bad_request(format!(
-                    "parameter {k:?} given twice"
-                )));
-            }
-            if v.contains('\0') {
-                return Err(HttpError::bad_request(format!(
-                    "parameter {k:?} holds a NUL"
-                )));
-            }
-            out.push((k.into_owned(), v.into_owned()));
-        }
-        Ok(Params(out))
-    }
-
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub fn need(&self, name: &str) -> Result<&str, HttpError> {
-        self.get(name)
-            .ok_or_else(|| HttpError::bad_request(format!("parameter {name:?} missing")))
-    }
 }
 
 fn files(state: &State) -> Result<Reply, HttpError> {
@@ -309,17 +216,6 @@ fn tree(state: &State, params: &Params) -> Result<Reply, HttpError> {
     })
 }
 
-/// A JSON pointer from the page: `""` or starting with `/`.
-pub fn pointer(params: &Params) -> Result<&str, HttpError> {
-    let p = params.need("path")?;
-    if !(p.is_empty() || p.starts_with('/')) {
-        return Err(HttpError::bad_request(format!(
-            "path {p:?} is not a JSON pointer (it starts with /)"
-        )));
-    }
-    Ok(p)
-}
-
 fn stats(state: &State, params: &Params) -> Result<Reply, HttpError> {
     let rel = params.need("file")?;
     let path = pointer(params)?;
@@ -342,15 +238,5 @@ mod tests {
         assert!(!loopback_host(Some("evil.example:8080"), 8080));
         assert!(!loopback_host(Some("127.0.0.1.evil.example:8080"), 8080));
         assert!(!loopback_host(None, 8080));
-    }
-
-    #[test]
-    fn parameters() {
-        let p = Params::parse("file=a%20b.asdf&path=%2Fx%2F0").unwrap();
-        assert_eq!(p.get("file"), Some("a b.asdf"));
-        assert_eq!(p.get("path"), Some("/x/0"));
-        assert_eq!(Params::parse("file=a&file=b").unwrap_err().status, 400);
-        assert_eq!(Params::parse("evil=1").unwrap_err().status, 400);
-        assert_eq!(Params::parse("file=a%00b").unwrap_err().status, 400);
     }
 }

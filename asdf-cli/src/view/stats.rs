@@ -7,7 +7,7 @@ use asdf_core::array::{DType, Dim, DynArray, Element, NdArrayMeta, ScalarType};
 use asdf_core::AsdfFile;
 use serde::Serialize;
 
-use super::routes::HttpError;
+use super::http::HttpError;
 
 /// Arrays of more decoded bytes are not summed for the page (they would be read whole).
 const MAX_BYTES: u64 = 2 << 30;
