@@ -19,8 +19,9 @@ use super::{Document, YamlError, YamlLimits};
 ///   A scalar with a kept tag is never resolved: its value is its text.
 /// - a plain scalar, or any scalar with the non-specific tag `!`, is resolved by
 ///   [`resolve_plain`](super::resolve_plain); quoted and block scalars are strings.
-/// - an alias is the anchored node itself ([`Node::ptr_eq`]); an alias to a collection that
-///   is still open is a [`YamlError::RecursiveAlias`]; anchors may not be redefined.
+/// - an alias is the anchored node itself ([`Node::ptr_eq`](super::Node::ptr_eq)); an alias
+///   to a collection that is still open is a [`YamlError::RecursiveAlias`]; anchors may not
+///   be redefined.
 /// - merge keys `<<` are flattened like PyYAML's `flatten_mapping`, and duplicate keys keep
 ///   their first position with the value of their last occurrence (a Python `dict`).
 /// - more than one document is [`YamlError::MultipleDocuments`].
