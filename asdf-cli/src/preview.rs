@@ -108,7 +108,7 @@ pub fn run(access: &crate::Access, req: &Request) -> Result<String, String> {
     let file = access.open(req.input)?;
     let here = match req.path {
         Some(p) => pointer(&parse_path(p)),
-        None => first_array(&file)
+        None => asdf_preview::default_array(&file)
             .ok_or_else(|| format!("{}: no array in the file to preview", req.input.display()))?,
     };
     let bytes = asdf_preview::render_array(&file, &here, &opts, format)
@@ -121,19 +121,4 @@ pub fn run(access: &crate::Access, req: &Request) -> Result<String, String> {
         if format == Format::Png { "PNG" } else { "SVG" },
         bytes.len()
     ))
-}
-
-/// The first array of two or more dimensions, else the first array, in document order.
-fn first_array(file: &asdf_core::AsdfFile) -> Option<String> {
-    let arrays = file.arrays();
-    let ndim = |n: &asdf_core::Node| {
-        n.get("shape")
-            .and_then(|s| s.as_seq().map(|s| s.len()))
-            .unwrap_or(0)
-    };
-    arrays
-        .iter()
-        .find(|(_, n)| ndim(n) >= 2)
-        .or_else(|| arrays.first())
-        .map(|(p, _)| p.clone())
 }

@@ -24,7 +24,7 @@ mod plot;
 mod render;
 
 pub use options::{Colormap, Format, Interval, PreviewOptions, Stretch, ZScale};
-pub use render::{image_limits, render_array};
+pub use render::{default_array, image_limits, render_array};
 
 /// Why an array cannot be drawn. Messages are one line, lowercase, naming the tree path.
 #[derive(Debug, thiserror::Error)]

@@ -544,3 +544,20 @@ fn table(
     };
     plot.render(format)
 }
+
+/// The array a preview shows when no path is given: the first array of two or more
+/// dimensions, else the first array, in document order (`asdftool preview FILE`,
+/// `asdf_rs.preview(source)`).
+pub fn default_array(file: &AsdfFile) -> Option<String> {
+    let arrays = file.arrays();
+    let ndim = |n: &Node| {
+        n.get("shape")
+            .and_then(|s| s.as_seq().map(|s| s.len()))
+            .unwrap_or(0)
+    };
+    arrays
+        .iter()
+        .find(|(_, n)| ndim(n) >= 2)
+        .or_else(|| arrays.first())
+        .map(|(p, _)| p.clone())
+}

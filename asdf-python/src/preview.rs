@@ -92,26 +92,11 @@ pub fn preview<'py>(
     };
     let path = match path {
         Some(p) => p,
-        None => first_array(&file)
+        None => asdf_preview::default_array(&file)
             .ok_or_else(|| AsdfError::new_err("no array in the file to preview"))?,
     };
     let bytes = py
         .detach(|| asdf_preview::render_array(&file, &path, &opts, format))
         .map_err(|e| AsdfError::new_err(e.to_string()))?;
     Ok(PyBytes::new(py, &bytes))
-}
-
-/// The first array of two or more dimensions, else the first array, in document order.
-fn first_array(file: &AsdfFile) -> Option<String> {
-    let arrays = file.arrays();
-    let ndim = |n: &asdf_core::Node| {
-        n.get("shape")
-            .and_then(|s| s.as_seq().map(|s| s.len()))
-            .unwrap_or(0)
-    };
-    arrays
-        .iter()
-        .find(|(_, n)| ndim(n) >= 2)
-        .or_else(|| arrays.first())
-        .map(|(p, _)| p.clone())
 }
