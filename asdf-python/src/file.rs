@@ -134,6 +134,30 @@ impl PyAsdfFile {
         Ok(self.tree.get_or_init(|| t.unbind()).bind(py).clone())
     }
 
+    /// The tree for python asdf's converters (`asdf_rs.converters`): a new tree on each call
+    /// in which every tagged node but an array keeps its tag as an instance of `tagged_dict`,
+    /// `tagged_list` or `tagged_string` (python asdf's `asdf.tagged` classes; a tagged scalar
+    /// of another type is a `Tagged`), and each array is `array(NDArray)`.
+    fn _tagged_tree<'py>(
+        &self,
+        py: Python<'py>,
+        tagged_dict: Bound<'py, PyAny>,
+        tagged_list: Bound<'py, PyAny>,
+        tagged_string: Bound<'py, PyAny>,
+        array: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let file = self.file()?;
+        ToPy::new(py, file.clone(), self.mapped)
+            .with_origin(self.origin.clone())
+            .with_tag_classes(crate::tree::TagClasses {
+                dict: tagged_dict,
+                list: tagged_list,
+                string: tagged_string,
+                array,
+            })
+            .convert(file.tree())
+    }
+
     /// The ASDF Standard version of the file.
     #[getter]
     fn version(&self) -> PyResult<String> {

@@ -82,6 +82,17 @@ enum Seg<'a> {
     Opaque,
 }
 
+/// The python classes a tree for python asdf's converters is built with (`asdf_rs.converters`):
+/// every tagged node except arrays keeps its tag, as python asdf's `TaggedDict`, `TaggedList`
+/// or `TaggedString` (a tagged scalar of another type stays a [`Tagged`]), and each array is
+/// handed to `array` (its wrapper).
+pub(crate) struct TagClasses<'py> {
+    pub(crate) dict: Bound<'py, PyAny>,
+    pub(crate) list: Bound<'py, PyAny>,
+    pub(crate) string: Bound<'py, PyAny>,
+    pub(crate) array: Bound<'py, PyAny>,
+}
+
 /// Converts a file's tree (or part of it) to python objects.
 pub(crate) struct ToPy<'py, 'a> {
     py: Python<'py>,
@@ -94,6 +105,8 @@ pub(crate) struct ToPy<'py, 'a> {
     path: Vec<Seg<'a>>,
     /// Where the file was opened from, given to its arrays.
     origin: Option<Arc<crate::array::Origin>>,
+    /// Set: tags kept for python asdf's converters (see [`TagClasses`]).
+    tagged: Option<TagClasses<'py>>,
 }
 
 impl<'py, 'a> ToPy<'py, 'a> {
@@ -106,7 +119,14 @@ impl<'py, 'a> ToPy<'py, 'a> {
             by_anchor: HashMap::new(),
             path: Vec::new(),
             origin: None,
+            tagged: None,
         }
+    }
+
+    /// Tags are kept, as python asdf's tagged classes, for its converters.
+    pub(crate) fn with_tag_classes(mut self, classes: TagClasses<'py>) -> Self {
+        self.tagged = Some(classes);
+        self
     }
 
     /// Arrays made will know where their file was opened from.
@@ -159,6 +179,9 @@ impl<'py, 'a> ToPy<'py, 'a> {
             // an asdf-zarr array reads as an ndarray does
             return self.ndarray(node);
         }
+        if self.tagged.is_some() {
+            return self.kept_tag(node, tag);
+        }
         if let Some(name) = tag.strip_prefix(ASDF_CORE) {
             if name.starts_with("ndarray-") {
                 return self.ndarray(node);
@@ -183,11 +206,48 @@ impl<'py, 'a> ToPy<'py, 'a> {
         .into_any())
     }
 
+    /// A tagged node as python asdf's loader gives it to its converters (arrays wrapped).
+    fn kept_tag(&mut self, node: &'a Node, tag: &str) -> PyResult<Bound<'py, PyAny>> {
+        if tag
+            .strip_prefix(ASDF_CORE)
+            .is_some_and(|n| n.starts_with("ndarray-"))
+        {
+            return self.ndarray(node);
+        }
+        let value = self.untagged(node)?;
+        let Some(classes) = &self.tagged else {
+            unreachable!("kept_tag is called with tag classes set")
+        };
+        if value.is_instance_of::<PyDict>() {
+            return classes.dict.call1((value, tag));
+        }
+        if value.is_instance_of::<PyList>() {
+            return classes.list.call1((value, tag));
+        }
+        if value.is_instance_of::<PyString>() {
+            let s = classes.string.call1((value,))?;
+            s.setattr("_tag", tag)?;
+            return Ok(s);
+        }
+        Ok(Bound::new(
+            self.py,
+            Tagged {
+                tag: tag.to_string(),
+                value: value.unbind(),
+            },
+        )?
+        .into_any())
+    }
+
     fn ndarray(&mut self, node: &'a Node) -> PyResult<Bound<'py, PyAny>> {
         let pointer = self.pointer();
         let array = NDArray::new(self.file.clone(), self.mapped, node.clone(), pointer)
             .with_origin(self.origin.clone());
-        Ok(Bound::new(self.py, array)?.into_any())
+        let array = Bound::new(self.py, array)?.into_any();
+        match &self.tagged {
+            Some(classes) => classes.array.call1((array,)),
+            None => Ok(array),
+        }
     }
 
     fn untagged(&mut self, node: &'a Node) -> PyResult<Bound<'py, PyAny>> {

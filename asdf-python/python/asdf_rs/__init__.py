@@ -12,7 +12,20 @@ scalars; arrays are :class:`NDArray` objects read when used (``numpy.asarray``),
 zero-copy views of the memory map when the block allows. Tags with no python type of
 their own come as :class:`Tagged` values. Errors are :class:`AsdfError` (and its
 subclasses :class:`ValidationError`, :class:`ChecksumError`) or ``OSError``.
+
+``open(path, converters=True)`` gives instead the objects python asdf's converters make
+(astropy ``Quantity``/``Time``/units/tables, ``gwcs.WCS``, roman_datamodels and stdatamodels
+nodes), in an :class:`asdf_rs.converters.AsdfFile`, a subclass of ``asdf.AsdfFile`` that
+``roman_datamodels.datamodels.open`` and stdatamodels' models accept (see
+:mod:`asdf_rs.converters`; needs python asdf 6: ``pip install asdf-rs[astropy]``, ``[gwcs]``,
+``[roman]``, ``[jwst]``). Without ``converters``, nothing of python asdf is imported.
 """
+
+from __future__ import annotations
+
+import os as _os
+from typing import Any as _Any
+from typing import Optional as _Optional
 
 from ._asdf_rs import (
     AsdfError,
@@ -24,11 +37,58 @@ from ._asdf_rs import (
     ValidationError,
     __version__,
     convert,
-    open,
     preview,
     write,
 )
+from ._asdf_rs import open as _open
 from .dask import concatenate_dask, stack_dask, to_dask
+
+
+def open(
+    path: "str | _os.PathLike[str]",
+    *,
+    mode: str = "r",
+    validate: bool = False,
+    verify_checksums: bool = False,
+    memmap: bool = True,
+    storage_options: _Optional[dict] = None,
+    converters: bool = False,
+    **asdf_options: _Any,
+) -> _Any:
+    """Opens an ASDF file (header, tree and block headers; arrays are read when used).
+
+    ``path`` is a local path or an ``s3://``, ``gs://``, ``az://``, ``http(s)://`` URL (read
+    through asdf-store with range requests; ``storage_options`` are its store options, such
+    as ``{"region": "us-east-1"}``). ``memmap=True`` maps a local file, so uncompressed
+    native-endian arrays are numpy views of the map (no copy); ``verify_checksums=True``
+    checks each block's MD5 as it is read; ``validate=True`` validates the tree against the
+    schemas of its tags first.
+
+    Returns an :class:`AsdfFile` whose tree holds dicts, lists, scalars, :class:`NDArray` and
+    :class:`Tagged` values. With ``converters=True``, an :class:`asdf_rs.converters.AsdfFile`
+    (an ``asdf.AsdfFile``) whose tagged nodes are the objects of python asdf's converters;
+    ``asdf_options`` are then ``asdf.open``'s ``lazy_tree``, ``extensions``,
+    ``ignore_unrecognized_tag``, ``ignore_missing_extensions``, ``strict_extension_check``,
+    ``custom_schema`` (see :mod:`asdf_rs.converters`).
+    """
+    options = dict(
+        mode=mode,
+        validate=validate,
+        verify_checksums=verify_checksums,
+        memmap=memmap,
+        storage_options=storage_options,
+    )
+    if not converters:
+        if asdf_options:
+            raise TypeError(
+                f"open() got unexpected keyword arguments {sorted(asdf_options)} "
+                "(python asdf's options apply with converters=True)"
+            )
+        return _open(path, **options)
+    from .converters import open as open_converted
+
+    return open_converted(path, **asdf_options, **options)
+
 
 __all__ = [
     "AsdfError",

@@ -94,6 +94,13 @@ class AsdfFile:
         self, key: Optional[str] = None, *, value: Any = None, tag: Optional[str] = None
     ) -> list[tuple[str, Any]]: ...
     def close(self) -> None: ...
+    def _tagged_tree(
+        self, tagged_dict: type, tagged_list: type, tagged_string: type, array: Any
+    ) -> Any:
+        """A new tree for python asdf's converters (asdf_rs.converters): tagged nodes but
+        arrays kept as `tagged_dict(value, tag)`, `tagged_list(value, tag)` or
+        `tagged_string(value)` with `_tag` set (a tagged scalar of another type as `Tagged`),
+        each array as `array(NDArray)`."""
     def __enter__(self) -> "AsdfFile": ...
     def __exit__(
         self,
