@@ -38,9 +38,9 @@ from ._asdf_rs import (
     __version__,
     convert,
     preview,
-    write,
 )
 from ._asdf_rs import open as _open
+from ._asdf_rs import write as _write
 from .dask import concatenate_dask, stack_dask, to_dask
 
 
@@ -107,3 +107,50 @@ __all__ = [
     "to_dask",
     "write",
 ]
+
+
+def write(
+    path: "str | _os.PathLike[str]",
+    tree: dict,
+    *,
+    compression: _Optional[str] = None,
+    compression_level: _Optional[int] = None,
+    validate: bool = True,
+    checksums: bool = True,
+    standard: _Optional[str] = None,
+    inline_threshold: _Optional[int] = None,
+) -> None:
+    """Writes a tree of dicts, lists, scalars and numpy arrays as an ASDF file, atomically.
+
+    A tree that also holds objects of python asdf's extensions (astropy ``Quantity``,
+    ``Time``, units, ``gwcs.WCS``, roman_datamodels and stdatamodels nodes, ...) has them
+    turned into YAML by python asdf's converters, as python asdf writes them
+    (``asdf_rs._write_objects``); python asdf is imported only for such a tree, and when it
+    is not installed, or has no converter for an object, the native writer refuses the
+    objects it cannot take.
+    """
+    from . import _write_objects
+
+    options = dict(
+        compression=compression,
+        compression_level=compression_level,
+        validate=validate,
+        checksums=checksums,
+        standard=standard,
+        inline_threshold=inline_threshold,
+    )
+    if isinstance(tree, dict) and _write_objects.needs_converters(tree):
+        try:
+            import asdf  # noqa: F401
+        except ImportError:
+            return _write(path, tree, **options)
+        try:
+            return _write_objects.write(path, tree, **options)
+        except _write_objects.ConversionError as err:
+            # an object no converter takes: the native writer's own verdict (its refusal
+            # names the path and the type), with the converters' as its cause
+            try:
+                return _write(path, tree, **options)
+            except Exception as native:
+                raise native from err
+    return _write(path, tree, **options)
