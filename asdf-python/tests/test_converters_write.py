@@ -367,3 +367,27 @@ def test_a_tree_asdf_rs_read_with_converters_is_written_back(scratch):
         assert len(uris) == len(set(uris)) and any("roman" in x for x in uris)
         src.close()
         again.close()
+
+
+def test_python_asdfs_schemas_refuse_an_invalid_tree_as_python_asdf_does(scratch):
+    """A Roman product with a value its schema refuses: python asdf refuses to write it, so
+    does asdf_rs.write (python asdf's schemas, the place named), unless validate=False."""
+    import roman_datamodels as rdm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = rdm.open(ROMAN / "image.asdf")
+    m._instance["meta"]["instrument"]["optical_element"] = "NOT_A_FILTER"
+    with pytest.raises(asdf.ValidationError):
+        asdf.AsdfFile({"roman": m._instance}).write_to(scratch / "py.asdf")
+    out = scratch / "bad.asdf"
+    with pytest.raises(
+        asdf_rs.ValidationError,
+        match=r"python asdf's schemas at /meta/instrument/optical_element: 'NOT_A_FILTER' is not one of",
+    ):
+        asdf_rs.write(out, {"roman": m._instance})
+    assert not out.exists()
+    asdf_rs.write(out, {"roman": m._instance}, validate=False)
+    with asdf.open(out, lazy_load=False) as af:
+        assert af["roman"].meta.instrument.optical_element == "NOT_A_FILTER"
+    m.close()

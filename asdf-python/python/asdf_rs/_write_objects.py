@@ -11,6 +11,10 @@ ASDF Standard version, as python asdf does). The extensions used are recorded in
 ``history.extensions`` as python asdf records them (``core/extension_metadata-1.0.0`` with
 ``extension_class``, ``extension_uri``, ``software`` and ``manifest_software``).
 
+With ``validate`` the converted tree is checked against python asdf's schemas (roman_datamodels',
+stdatamodels', asdf-astropy's, gwcs's: all the installed extensions'), as python asdf checks a
+tree it writes, before the native writer checks the ASDF Standard's.
+
 python asdf is imported only when the tree holds an object the native writer cannot take
 (:func:`needs_converters`); plain trees go straight to the native writer.
 """
@@ -317,6 +321,72 @@ class _Converter:
         return out
 
 
+    def validate(self, root: dict) -> None:
+        """python asdf's validation of the tree it would write (``AsdfFile._validate``): the
+        converted tree, as python asdf's tagged tree, against the schemas of every installed
+        extension (the native writer's own validation knows the ASDF Standard's schemas only;
+        roman_datamodels', stdatamodels', asdf-astropy's and gwcs's are python asdf's)."""
+        from asdf import schema, tagged
+        from asdf.tags.core.ndarray import numpy_dtype_to_asdf_datatype
+
+        ndarray_tag = self.manager.get_converter_for_type(np.ndarray).tags[0]
+        memo: dict[int, Any] = {}
+
+        def to_tagged(x):
+            typ = type(x)
+            if typ in (dict, list, Tagged, np.ndarray, np.ma.MaskedArray, NDArray):
+                if id(x) in memo:
+                    return memo[id(x)]
+            if typ is dict:
+                out = memo[id(x)] = {}
+                for k, v in x.items():
+                    out[k] = to_tagged(v)
+                return out
+            if typ is list or typ is tuple:
+                out = memo[id(x)] = []
+                out.extend(to_tagged(v) for v in x)
+                return out
+            if typ is Tagged:
+                v = to_tagged(x.value)
+                if isinstance(v, dict):
+                    out = tagged.TaggedDict(v, x.tag)
+                elif isinstance(v, list):
+                    out = tagged.TaggedList(v, x.tag)
+                elif isinstance(v, str):
+                    out = tagged.TaggedString(v)
+                    out._tag = x.tag
+                else:
+                    return v
+                memo[id(x)] = out
+                return out
+            if typ in (np.ndarray, np.ma.MaskedArray, NDArray):
+                datatype, byteorder = numpy_dtype_to_asdf_datatype(x.dtype)
+                node = {"source": 0, "datatype": datatype, "byteorder": byteorder,
+                        "shape": list(x.shape)}
+                if typ is np.ma.MaskedArray:
+                    node["mask"] = tagged.TaggedDict(dict(node, datatype="bool8"), ndarray_tag)
+                out = memo[id(x)] = tagged.TaggedDict(node, ndarray_tag)
+                return out
+            if typ is complex:
+                out = tagged.TaggedString(repr(x).strip("()"))
+                out._tag = "tag:stsci.edu:asdf/core/complex-1.0.0"
+                return out
+            if isinstance(x, np.generic):
+                return x.item()
+            return x
+
+        tree = to_tagged(root)
+        root_tag = self.manager.get_converter_for_type(self.asdf.tags.core.AsdfObject).tags[0]
+        try:
+            schema.validate(tagged.TaggedDict(tree, root_tag), self.ctx)
+        except self.asdf.ValidationError as e:
+            where = _pointer(list(e.absolute_path))
+            raise _asdf_rs.ValidationError(
+                f"the tree does not validate against python asdf's schemas at {where}: "
+                f"{e.message}"
+            ) from e
+
+
 def _plain_copy(x: Any) -> Any:
     """A copy of a ``history`` as python asdf's own code takes it: asdf_rs.Tagged values (a
     tree asdf_rs read) become their values, dicts and lists are copied."""
@@ -345,11 +415,19 @@ class _no_warnings_of:
         return self.catch.__exit__(*exc)
 
 
-def to_native_tree(tree: dict, standard: str | None = None) -> tuple[dict, str]:
+def _untagged_history(h: Any) -> Any:
+    return h.value if type(h) is Tagged and type(h.value) is dict else h
+
+
+def to_native_tree(
+    tree: dict, standard: str | None = None, validate: bool = False
+) -> tuple[dict, str]:
     """``tree`` with every object python asdf has a converter for turned into
     :class:`asdf_rs.Tagged` / dict / list / numpy array values, ``history.extensions``
     recording the extensions used, and the ASDF Standard version the tags were selected for
-    (python asdf's default when ``standard`` is None)."""
+    (python asdf's default when ``standard`` is None). ``validate``: the converted tree is
+    checked against python asdf's schemas too, as python asdf checks a tree it writes
+    (:class:`asdf_rs.ValidationError` naming the place)."""
     conv = _Converter(standard)
     out = {}
     path: list = []
@@ -363,6 +441,8 @@ def to_native_tree(tree: dict, standard: str | None = None) -> tuple[dict, str]:
             path.pop()
     conv.drain()
     history = conv.history(tree.get("history"))
+    if validate:
+        conv.validate({"history": _untagged_history(history), **out} if history else out)
     if history is not None:
         if isinstance(history, dict) and "extensions" in history:
             # The native writer drops a dict history's `extensions` (it records its own core
@@ -377,11 +457,22 @@ def to_native_tree(tree: dict, standard: str | None = None) -> tuple[dict, str]:
 
 def write(path, tree, **kwargs) -> None:
     """``asdf_rs.write`` for trees holding objects of python asdf's extensions: the tree
-    converted by :func:`to_native_tree`, then written by the native writer. A plain tree goes
-    to the native writer as it is (python asdf is not imported)."""
+    converted by :func:`to_native_tree` (with ``validate`` -- the default -- checked against
+    python asdf's schemas as well as the native writer's), then written by the native writer
+    with the same keyword arguments (``standard`` defaults to python asdf's default version,
+    for which the converters selected their tags). A plain tree goes to the native writer as
+    it is (python asdf is not imported).
+
+    Not as python asdf: an object met twice is written twice, its arrays once (the native
+    writer aliases mappings, not tagged nodes); a converter asking for a raw block of its own
+    (``find_available_block_index``) or a streamed array is refused; python asdf's per-array
+    storage settings (``set_array_storage``, ``set_array_compression``) are not seen:
+    ``compression`` and ``inline_threshold`` apply to every array."""
     if not isinstance(tree, dict) or not needs_converters(tree):
         return _asdf_rs.write(path, tree, **kwargs)
-    native, version = to_native_tree(tree, kwargs.get("standard"))
+    native, version = to_native_tree(
+        tree, kwargs.get("standard"), validate=kwargs.get("validate", True)
+    )
     if kwargs.get("standard") is None:
         kwargs["standard"] = version
     return _asdf_rs.write(path, native, **kwargs)
