@@ -46,6 +46,11 @@ OBJECTS = sorted((HERE / "data" / "converters").glob("*.asdf"))
 ALL = ROMAN + JWST + OBJECTS
 UNKNOWN = "tag:example.org:unknown/thing-1.0.0"
 TIME = "tag:stsci.edu:asdf/time/time-1.2.0"
+# what the tree holds before conversion
+RAW = (
+    asdf.tagged.TaggedDict, asdf.tagged.TaggedList, asdf.tagged.TaggedString,
+    dict, list, str, int, float, bool, conv.NDArray,
+)
 
 
 def ids(paths):
@@ -156,7 +161,8 @@ def test_the_tree_is_python_asdfs(path):
         assert af.version_string == theirs.version_string
 
 
-@pytest.mark.parametrize("path", ROMAN + JWST, ids=ids(ROMAN + JWST))
+@pytest.mark.filterwarnings("ignore::asdf.exceptions.AsdfConversionWarning")
+@pytest.mark.parametrize("path", ALL, ids=ids(ALL))
 def test_the_lazy_tree_is_python_asdfs(path):
     with python_asdf(path, lazy_tree=True) as theirs, ours(path, lazy_tree=True) as af:
         # nothing converted before it is asked for (but the history's extensions, which
@@ -165,7 +171,7 @@ def test_the_lazy_tree_is_python_asdfs(path):
         assert len(af._tagged_object_cache._cache) == len(theirs._tagged_object_cache._cache)
         raw = af.tree.data.data
         for key in raw.keys() - {"history"}:
-            assert type(raw[key]) in (asdf.tagged.TaggedDict, dict, list, str, conv.NDArray), key
+            assert type(raw[key]) in RAW, (key, type(raw[key]))
         same(af.tree, theirs.tree, lazy=True)
 
 
@@ -209,6 +215,13 @@ def test_arrays_stay_unread_and_are_asdf_rs_arrays():
         assert data._array is None
         np.testing.assert_array_equal(np.asarray(data), np.asarray(theirs["roman"].data))
         assert data._array is not None
+        # writable, as python asdf's (memmap=False)
+        data[0, 0] = 5
+        assert np.asarray(data)[0, 0] == 5
+    jwst_image = JWST[ids(JWST).index("jwst/image.asdf")]
+    with ours(jwst_image) as af, ours(jwst_image, memmap=True) as mapped:
+        assert np.asarray(af["data"]).flags.writeable
+        np.testing.assert_array_equal(np.asarray(af["data"]), np.asarray(mapped["data"]))
 
 
 def test_quantities_times_units_and_tables_are_astropys():

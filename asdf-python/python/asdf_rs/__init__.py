@@ -50,7 +50,7 @@ def open(
     mode: str = "r",
     validate: bool = False,
     verify_checksums: bool = False,
-    memmap: bool = True,
+    memmap: _Optional[bool] = None,
     storage_options: _Optional[dict] = None,
     converters: bool = False,
     **asdf_options: _Any,
@@ -59,8 +59,10 @@ def open(
 
     ``path`` is a local path or an ``s3://``, ``gs://``, ``az://``, ``http(s)://`` URL (read
     through asdf-store with range requests; ``storage_options`` are its store options, such
-    as ``{"region": "us-east-1"}``). ``memmap=True`` maps a local file, so uncompressed
-    native-endian arrays are numpy views of the map (no copy); ``verify_checksums=True``
+    as ``{"region": "us-east-1"}``). ``memmap=True`` (the default without ``converters``) maps
+    a local file, so uncompressed native-endian arrays are read-only numpy views of the map (no
+    copy); with ``converters=True`` the default is python asdf's, ``memmap=False``: arrays
+    are read into memory of their own, writable, when first used. ``verify_checksums=True``
     checks each block's MD5 as it is read; ``validate=True`` validates the tree against the
     schemas of its tags first.
 
@@ -71,6 +73,8 @@ def open(
     ``ignore_unrecognized_tag``, ``ignore_missing_extensions``, ``strict_extension_check``,
     ``custom_schema`` (see :mod:`asdf_rs.converters`).
     """
+    if memmap is None:
+        memmap = not converters
     options = dict(
         mode=mode,
         validate=validate,

@@ -41,7 +41,10 @@ stdatamodels validates them as arrays only when they are one of the two. It keep
 ``asdf_rs.NDArray``'s API: ``shape``/``dtype``/``ndim`` without reading, ``path``, ``read()``,
 ``region(key)`` and ``a[key]`` (before the array is read, only the part selected is read),
 ``to_dask()``; numpy takes it as an array (``np.asarray``), and it writes back through python
-asdf's ndarray converter like python asdf's own.
+asdf's ndarray converter like python asdf's own. As with ``asdf.open``, arrays are read into
+memory of their own, writable (``memmap=False``, the default here); ``memmap=True`` gives
+asdf-rs's read-only views of the mapped file where the block allows (python asdf's memory maps
+are read-only too).
 
 Lazy trees: ``lazy_tree=True`` (default: ``asdf.get_config().lazy_tree``, as ``asdf.open``;
 roman_datamodels opens its files with ``lazy_tree=True``) gives python asdf's lazy containers
@@ -473,6 +476,7 @@ def open(
     """Opens a file with asdf-rs (``options``: :func:`asdf_rs.open`'s ``mode``, ``validate``,
     ``verify_checksums``, ``memmap``, ``storage_options``) and converts its tree with python
     asdf's converters; the other arguments are ``asdf.open``'s."""
+    options.setdefault("memmap", False)
     rs = _asdf_rs.open(path, **options)
     try:
         return AsdfFile(
