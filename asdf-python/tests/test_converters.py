@@ -100,7 +100,9 @@ def same(a, b, path="", lazy=False):
         assert type(x) is type(y), (where, type(x), type(y))
         np.testing.assert_array_equal(x, y, err_msg=where)
         return
-    if lazy and isinstance(b, asdf.lazy_nodes.AsdfDictNode):
+    if lazy and isinstance(b, asdf.lazy_nodes.AsdfOrderedDictNode):
+        assert isinstance(a, conv._LazyOrderedDict), (where, type(a))
+    elif lazy and isinstance(b, asdf.lazy_nodes.AsdfDictNode):
         assert isinstance(a, conv._LazyDict), (where, type(a))
     elif lazy and isinstance(b, asdf.lazy_nodes.AsdfListNode):
         assert isinstance(a, conv._LazyList), (where, type(a))
@@ -370,3 +372,25 @@ def test_plain_open_imports_nothing_of_python_asdf():
 def test_converter_options_need_converters():
     with pytest.raises(TypeError, match="lazy_tree"):
         asdf_rs.open(OBJECTS[0], lazy_tree=True)
+
+
+YAML_TAGS = (
+    b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n"
+    b"--- !core/asdf-1.1.0\n"
+    b"a: !!str 5\nb: !!float 1\nc: !!binary aGVsbG8=\nd: !!timestamp 2001-12-14\n"
+    b"e: !!omap [{x: 1}, {y: 2}]\nf: !!set {p, q}\ng: !!pairs [{k: 1}, {k: 2}]\n"
+    b"h: !core/constant-1.0.0 3\n...\n"
+)
+
+
+@pytest.mark.parametrize("lazy_tree", [False, True])
+def test_yamls_own_tags_are_python_asdfs(tmp_path, lazy_tree):
+    path = tmp_path / "yaml.asdf"
+    path.write_bytes(YAML_TAGS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AsdfConversionWarning)
+        af = asdf_rs.open(path, converters=True, lazy_tree=lazy_tree)
+        with af, asdf.open(path, lazy_tree=lazy_tree) as theirs:
+            for key in "abcdefg":
+                same(af[key], theirs[key], f"/{key}", lazy=lazy_tree)
+            assert type(af["h"]) is type(theirs["h"]) and af["h"].value == theirs["h"].value == "3"

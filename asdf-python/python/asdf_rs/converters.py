@@ -65,11 +65,14 @@ asdf-rs's (``validate=True``), not ``asdf.get_config().validate_on_read``; conve
 blocks themselves through ``SerializationContext.get_block_data_callback`` (none of asdf-astropy,
 gwcs, roman_datamodels or stdatamodels' do; asdf-zarr's does) fail, with the path and tag named,
 since the blocks are asdf-rs's; a converter returning a generator (for recursive trees) is run
-to its end after the walk, but a recursive alias is left unconverted where it recurs.
+to its end after the walk, but a recursive alias is left unconverted where it recurs; a tagged
+scalar that asdf-rs parsed as a number is given to its converter as the text python writes for
+the number (the file's text for decimal integers, not always for floats).
 """
 
 from __future__ import annotations
 
+import collections
 import inspect
 import os
 import types
@@ -176,6 +179,46 @@ class NDArray(NDArrayType):
         return self.ndarray._repr_png_()
 
 
+_YAML = "tag:yaml.org,2002:"
+
+
+def _yaml_standard(data: Any, tag: str) -> Any:
+    """A node of YAML's own tags that asdf-rs keeps tagged, as python asdf's YAML loader
+    constructs it: ``!!omap`` an ``OrderedDict``, ``!!set`` a ``set``, ``!!pairs`` a list of
+    pairs (``!!map``, ``!!seq``, ``!!str`` their plain values)."""
+    name = tag[len(_YAML) :]
+    if name in ("omap", "pairs") and isinstance(data, list):
+        pairs = [(k, v) for item in data for k, v in dict(item).items()]
+        return collections.OrderedDict(pairs) if name == "omap" else pairs
+    if name == "set" and isinstance(data, dict):
+        return set(data)
+    if name == "map" and isinstance(data, dict):
+        return dict(data)
+    if name == "seq" and isinstance(data, list):
+        return list(data)
+    if name == "str" and isinstance(data, str):
+        return str(data)
+    return None
+
+
+def _as_text(node: _asdf_rs.Tagged) -> Any:
+    """A tagged scalar that asdf-rs parsed as a number, boolean or null, as python asdf's YAML
+    loader gives every tagged scalar: a ``TaggedString`` of its text (re-made from the parsed
+    value: exact for decimal integers; floats as python writes them)."""
+    v = node.value
+    if isinstance(v, bool):
+        text = "true" if v else "false"
+    elif v is None:
+        text = "null"
+    elif isinstance(v, (int, float)):
+        text = repr(v)
+    else:
+        return node
+    out = tagged.TaggedString(text)
+    out._tag = node.tag
+    return out
+
+
 def _escape(key: Any) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
 
@@ -213,6 +256,8 @@ class _Walk:
     def walk(self, node: Any, path: str) -> Any:
         if not isinstance(node, (tagged.Tagged, _asdf_rs.Tagged)) and type(node) not in (dict, list):
             return node
+        if isinstance(node, _asdf_rs.Tagged):
+            node = _as_text(node)
         key = id(node)
         if key in self.done:
             return self.done[key]
@@ -245,6 +290,11 @@ class _Walk:
         return out
 
     def convert(self, node: Any, tag: str, path: str) -> Any:
+        if tag.startswith(_YAML):
+            data = node.value if isinstance(node, _asdf_rs.Tagged) else node.data
+            std = _yaml_standard(data, tag)
+            if std is not None:
+                return std
         if not self.manager.handles_tag(tag):
             if not self.af._ignore_unrecognized_tag:
                 warnings.warn(
@@ -299,9 +349,11 @@ def _lazy(node: Any, af_ref, path: str) -> Any:
         return tagged.TaggedList(_lazy(node.data, af_ref, path), node._tag)
     if isinstance(node, tagged.TaggedDict):
         return tagged.TaggedDict(_lazy(node.data, af_ref, path), node._tag)
-    if isinstance(node, list):
+    if type(node) is list:
         return _LazyList(node, af_ref, path)
-    if isinstance(node, dict):
+    if type(node) is collections.OrderedDict:
+        return _LazyOrderedDict(node, af_ref, path)
+    if type(node) is dict:
         return _LazyDict(node, af_ref, path)
     return node
 
@@ -318,7 +370,11 @@ class _LazyNode:
             value.data, lazy_nodes._AsdfNode
         ):
             return value
-        if not isinstance(value, (tagged.Tagged, _asdf_rs.Tagged)) and type(value) not in (dict, list):
+        if not isinstance(value, (tagged.Tagged, _asdf_rs.Tagged)) and type(value) not in (
+            dict,
+            list,
+            collections.OrderedDict,
+        ):
             # converted already, or a scalar or array (a converted object may be a dict)
             return value
         af = lazy_nodes._resolve_af_ref(self._af_ref)
@@ -326,10 +382,17 @@ class _LazyNode:
             self[key] = obj
             return obj
         path = f"{self._path}/{_escape(key)}"
+        original = value
+        if isinstance(value, _asdf_rs.Tagged):
+            value = _as_text(value)
         if isinstance(value, (tagged.Tagged, _asdf_rs.Tagged)):
             tag = value.tag if isinstance(value, _asdf_rs.Tagged) else value._tag
             manager = af.extension_manager
-            if not manager.handles_tag(tag):
+            raw = value.value if isinstance(value, _asdf_rs.Tagged) else value.data
+            std = _yaml_standard(raw, tag) if tag.startswith(_YAML) else None
+            if std is not None:
+                obj = _lazy(std, self._af_ref, path)
+            elif not manager.handles_tag(tag):
                 if not af._ignore_unrecognized_tag:
                     warnings.warn(
                         f"{tag} is not recognized, converting to raw Python data structure "
@@ -346,7 +409,6 @@ class _LazyNode:
                 ):
                     obj = _Walk(af).run(value, path)
                 else:
-                    raw = value.value if isinstance(value, _asdf_rs.Tagged) else value.data
                     data = _lazy(raw, self._af_ref, path)
                     sctx = af._create_serialization_context(BlockAccess.READ)
                     generators: list = []
@@ -357,8 +419,8 @@ class _LazyNode:
                         for _ in g:
                             pass
         else:
-            obj = (_LazyList if isinstance(value, list) else _LazyDict)(value, self._af_ref, path)
-        af._tagged_object_cache.store(value, obj)
+            obj = _lazy(value, self._af_ref, path)
+        af._tagged_object_cache.store(original, obj)
         self[key] = obj
         return obj
 
@@ -370,6 +432,15 @@ class _LazyDict(_LazyNode, lazy_nodes.AsdfDictNode):
 
     def __copy__(self):
         return _LazyDict(self.data.copy(), self._af_ref, self._path)
+
+
+class _LazyOrderedDict(_LazyNode, lazy_nodes.AsdfOrderedDictNode):
+    def __init__(self, data=None, af_ref=None, path=""):
+        lazy_nodes.AsdfOrderedDictNode.__init__(self, data, af_ref)
+        self._path = path
+
+    def __copy__(self):
+        return _LazyOrderedDict(self.data.copy(), self._af_ref, self._path)
 
 
 class _LazyList(_LazyNode, lazy_nodes.AsdfListNode):
