@@ -353,11 +353,12 @@ def test_info_is_python_asdfs(capsys):
     assert "Quantity" in ours_out and "Time" in ours_out
 
 
-def test_plain_open_imports_nothing_of_python_asdf():
+def test_plain_open_and_write_import_nothing_of_python_asdf(tmp_path):
     code = (
-        "import sys, asdf_rs\n"
+        "import sys, asdf_rs, numpy as np\n"
         f"f = asdf_rs.open({str(OBJECTS[0])!r})\n"
         "t = f.tree\n"
+        f"asdf_rs.write({str(tmp_path / 'plain.asdf')!r}, {{'a': np.arange(3), 'b': {{'c': [1.5]}}}})\n"
         "assert isinstance(t['quantity'], asdf_rs.Tagged), t['quantity']\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('asdf', 'astropy', 'gwcs', 'yaml', 'roman_datamodels', 'stdatamodels'))\n"

@@ -59,8 +59,10 @@ A converter that fails gives python asdf's warning ("A node failed to convert wi
 leaves the tagged node, or, when ``asdf.get_config().warn_on_failed_conversion`` is False,
 raises :class:`ConversionError`; both name the node's tree path (a JSON pointer) and its tag.
 
-Not done as python asdf does: schema defaults are not filled into files of ASDF Standard
-1.5.0 and older (python asdf's ``legacy_fill_schema_defaults``); validation on open is
+Not done as python asdf does: in files of ASDF Standard 1.5.0 and older, the schema defaults
+filled in (python asdf's ``legacy_fill_schema_defaults``) are those of the ASDF Standard's own
+schemas, which asdf-rs fills (``docs/schema-defaults.md``), not those of the extensions'
+schemas, which python asdf fills too; validation on open is
 asdf-rs's (``validate=True``), not ``asdf.get_config().validate_on_read``; converters that read
 blocks themselves through ``SerializationContext.get_block_data_callback`` (none of asdf-astropy,
 gwcs, roman_datamodels or stdatamodels' do; asdf-zarr's does) fail, with the path and tag named,
