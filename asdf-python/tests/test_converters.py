@@ -395,3 +395,25 @@ def test_yamls_own_tags_are_python_asdfs(tmp_path, lazy_tree):
             for key in "abcdefg":
                 same(af[key], theirs[key], f"/{key}", lazy=lazy_tree)
             assert type(af["h"]) is type(theirs["h"]) and af["h"].value == theirs["h"].value == "3"
+
+
+def test_models_from_ours_save_as_python_asdfs(tmp_path):
+    """A model made from our file is saved by roman_datamodels / stdatamodels (python asdf's
+    writer, our arrays through its ndarray converter) and reads back with its values."""
+    path = ROMAN[ids(ROMAN).index("roman/image.asdf")]
+    with rdm.open(ours(path, lazy_tree=True)) as model, rdm.open(path) as theirs:
+        model.data[0, 0] = 42
+        model.save(tmp_path / "roman.asdf")
+        with rdm.open(tmp_path / "roman.asdf") as back:
+            assert type(back) is type(theirs) and back.data[0, 0] == 42
+            np.testing.assert_array_equal(back.data[1:], theirs.data[1:])
+            np.testing.assert_array_equal(back.dq, theirs.dq)
+            assert_node_equal(back.meta.exposure, theirs.meta.exposure)
+    path = JWST[ids(JWST).index("jwst/image.asdf")]
+    with jwst.ImageModel(ours(path)) as model, jwst.open(path) as theirs:
+        model.save(tmp_path / "jwst.asdf")
+        with jwst.open(tmp_path / "jwst.asdf") as back:
+            assert type(back) is jwst.ImageModel
+            np.testing.assert_array_equal(back.data, theirs.data)
+            np.testing.assert_array_equal(back.meta.wcs(*PIXELS), theirs.meta.wcs(*PIXELS))
+            assert back.meta.instrument.name == theirs.meta.instrument.name == "NIRCAM"
