@@ -297,6 +297,11 @@ def test_roman_datamodels_opens_ours(path):
         key = next(k for k, v in theirs._instance.items() if isinstance(v, NDArrayType))
         assert isinstance(getattr(model, key), conv.NDArray)
         np.testing.assert_array_equal(np.asarray(getattr(model, key)), np.asarray(getattr(theirs, key)))
+        # a copy is python asdf's: numpy arrays, a plain asdf.AsdfFile
+        copied, their_copy = model.copy(), theirs.copy()
+        assert type(copied._asdf) is type(their_copy._asdf) is asdf.AsdfFile
+        assert type(getattr(copied, key)) is type(getattr(their_copy, key)) is np.ndarray
+        assert_node_equal(copied._instance, their_copy._instance)
 
 
 @pytest.mark.parametrize("path", JWST, ids=ids(JWST))

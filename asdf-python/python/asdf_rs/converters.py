@@ -75,6 +75,7 @@ the number (the file's text for decimal integers, not always for floats).
 from __future__ import annotations
 
 import collections
+import copy
 import inspect
 import os
 import types
@@ -521,6 +522,16 @@ class AsdfFile(asdf.AsdfFile):
         manager = super().extension_manager
         _know_arrays(manager)
         return manager
+
+    def __deepcopy__(self, memo):
+        """A python ``asdf.AsdfFile`` holding a deep copy of the tree (arrays as numpy
+        copies), as python asdf's ``copy()`` of an opened file: not tied to this file."""
+        return asdf.AsdfFile(copy.deepcopy(self.tree, memo), self.uri, self._user_extensions)
+
+    def copy(self) -> asdf.AsdfFile:
+        return copy.deepcopy(self)
+
+    __copy__ = copy
 
     def close(self) -> None:
         """Closes the file: the tree is emptied, arrays already taken stay usable."""
