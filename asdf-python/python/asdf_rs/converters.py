@@ -41,7 +41,10 @@ stdatamodels validates them as arrays only when they are one of the two. It keep
 ``asdf_rs.NDArray``'s API: ``shape``/``dtype``/``ndim`` without reading, ``path``, ``read()``,
 ``region(key)`` and ``a[key]`` (before the array is read, only the part selected is read),
 ``to_dask()``; numpy takes it as an array (``np.asarray``), and it writes back through python
-asdf's ndarray converter like python asdf's own. As with ``asdf.open``, arrays are read into
+asdf's ndarray converter like python asdf's own. A converter that needs its values reads them
+when it converts, as with python asdf (asdf-astropy's quantity, table and time converters;
+gwcs's and asdf-astropy's transforms with lookup tables); datamodel nodes keep them unread.
+As with ``asdf.open``, arrays are read into
 memory of their own, writable (``memmap=False``, the default here); ``memmap=True`` gives
 asdf-rs's read-only views of the mapped file where the block allows (python asdf's memory maps
 are read-only too).
