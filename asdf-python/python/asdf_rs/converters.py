@@ -31,7 +31,7 @@ Its ``rs`` attribute is the underlying :class:`asdf_rs.AsdfFile` (asdf-rs's own 
 
 Arrays are :class:`NDArray` objects: a subclass of python asdf's lazy array type
 ``asdf.tags.core.ndarray.NDArrayType`` backed by an :class:`asdf_rs.NDArray` (its ``ndarray``
-attribute), read by asdf-rs on first use (memory-mapped views where the block allows). A
+attribute), read by asdf-rs on first use. A
 subclass of ``NDArrayType``, not the bare ``asdf_rs.NDArray``, because the converters and
 datamodels test for it: asdf-astropy's quantity, table, fits and spectral-coordinate
 converters read ``NDArrayType`` values with ``_make_array()``; gwcs's selector converter takes
@@ -40,14 +40,16 @@ leaves ``(np.ndarray, NDArrayType)`` values out of its flat dicts and compares t
 stdatamodels validates them as arrays only when they are one of the two. It keeps
 ``asdf_rs.NDArray``'s API: ``shape``/``dtype``/``ndim`` without reading, ``path``, ``read()``,
 ``region(key)`` and ``a[key]`` (before the array is read, only the part selected is read),
-``to_dask()``; numpy takes it as an array (``np.asarray``), and it writes back through python
-asdf's ndarray converter like python asdf's own. A converter that needs its values reads them
+``to_dask()``; numpy takes it as an array (``np.asarray``), and python asdf writes and
+validates it with its own ndarray converter, as its own arrays (python asdf finds converters by
+exact type: opening a file here adds ``NDArray`` to the converters by type of the extension
+manager python asdf keeps for that set of extensions, the one every ``asdf.AsdfFile`` with
+those extensions shares, so that ``model.save`` and ``validate`` take it). A converter that needs its values reads them
 when it converts, as with python asdf (asdf-astropy's quantity, table and time converters;
 gwcs's and asdf-astropy's transforms with lookup tables); datamodel nodes keep them unread.
-As with ``asdf.open``, arrays are read into
-memory of their own, writable (``memmap=False``, the default here); ``memmap=True`` gives
-asdf-rs's read-only views of the mapped file where the block allows (python asdf's memory maps
-are read-only too).
+As with ``asdf.open``, arrays are read into memory of their own, writable
+(``memmap=False``, the default here); ``memmap=True`` gives asdf-rs's read-only views of the
+mapped file where the block allows (python asdf's memory maps are read-only too).
 
 Lazy trees: ``lazy_tree=True`` (default: ``asdf.get_config().lazy_tree``, as ``asdf.open``;
 roman_datamodels opens its files with ``lazy_tree=True``) gives python asdf's lazy containers
@@ -65,11 +67,11 @@ raises :class:`ConversionError`; both name the node's tree path (a JSON pointer)
 Not done as python asdf does: in files of ASDF Standard 1.5.0 and older, the schema defaults
 filled in (python asdf's ``legacy_fill_schema_defaults``) are those of the ASDF Standard's own
 schemas, which asdf-rs fills (``docs/schema-defaults.md``), not those of the extensions'
-schemas, which python asdf fills too; validation on open is
-asdf-rs's (``validate=True``), not ``asdf.get_config().validate_on_read``; converters that read
-blocks themselves through ``SerializationContext.get_block_data_callback`` (none of asdf-astropy,
-gwcs, roman_datamodels or stdatamodels' do; asdf-zarr's does) fail, with the path and tag named,
-since the blocks are asdf-rs's; a converter returning a generator (for recursive trees) is run
+schemas, which python asdf fills too; validation on open is asdf-rs's (``validate=True``), not
+``asdf.get_config().validate_on_read``; a converter that reads blocks itself through
+``SerializationContext.get_block_data_callback`` (none of asdf-astropy's, gwcs's,
+roman_datamodels' or stdatamodels' does) fails, with the path and tag named, since the blocks
+are asdf-rs's; a converter returning a generator (for recursive trees) is run
 to its end after the walk, but a recursive alias is left unconverted where it recurs; a tagged
 scalar that asdf-rs parsed as a number is given to its converter as the text python writes for
 the number (the file's text for decimal integers, not always for floats).
