@@ -215,19 +215,18 @@ impl<'py, 'a> ToPy<'py, 'a> {
             return self.ndarray(node);
         }
         let value = self.untagged(node)?;
-        let Some(classes) = &self.tagged else {
-            unreachable!("kept_tag is called with tag classes set")
-        };
-        if value.is_instance_of::<PyDict>() {
-            return classes.dict.call1((value, tag));
-        }
-        if value.is_instance_of::<PyList>() {
-            return classes.list.call1((value, tag));
-        }
-        if value.is_instance_of::<PyString>() {
-            let s = classes.string.call1((value,))?;
-            s.setattr("_tag", tag)?;
-            return Ok(s);
+        if let Some(classes) = &self.tagged {
+            if value.is_instance_of::<PyDict>() {
+                return classes.dict.call1((value, tag));
+            }
+            if value.is_instance_of::<PyList>() {
+                return classes.list.call1((value, tag));
+            }
+            if value.is_instance_of::<PyString>() {
+                let s = classes.string.call1((value,))?;
+                s.setattr("_tag", tag)?;
+                return Ok(s);
+            }
         }
         Ok(Bound::new(
             self.py,

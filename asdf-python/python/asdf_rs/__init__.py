@@ -131,7 +131,7 @@ def write(
     turned into YAML by python asdf's converters, as python asdf writes them
     (``asdf_rs._write_objects``); python asdf is imported only for such a tree, and when it
     is not installed, or has no converter for an object, the native writer refuses the
-    objects it cannot take.
+    objects it cannot take; a converter that fails raises its error, named by tree path.
     """
     from . import _write_objects
 
@@ -151,6 +151,9 @@ def write(
         try:
             return _write_objects.write(path, tree, **options)
         except _write_objects.ConversionError as err:
+            if err.__cause__ is not None:
+                # a converter failed: its error, named by path and type
+                raise
             # an object no converter takes: the native writer's own verdict (its refusal
             # names the path and the type), with the converters' as its cause
             try:
