@@ -2,10 +2,9 @@
 //! a larger one), a line plot of a 1-D array, a plot of two columns of a table, drawn by
 //! asdf-preview (docs/preview.md).
 
-use std::io::Write;
 use std::path::Path;
 
-use asdf_preview::{Colormap, Format, Interval, PreviewOptions, Stretch};
+use asdf_preview::{Colormap, Format, Interval, PreviewError, PreviewOptions, Stretch};
 
 use crate::tree::{parse_path, pointer};
 
@@ -111,14 +110,33 @@ pub fn run(access: &crate::Access, req: &Request) -> Result<String, String> {
         None => asdf_preview::default_array(&file)
             .ok_or_else(|| format!("{}: no array in the file to preview", req.input.display()))?,
     };
-    let bytes = asdf_preview::render_array(&file, &here, &opts, format)
+    // everything that can fail for the array first (nothing is written then), then the
+    // bytes straight into the output as they are encoded
+    let drawing = asdf_preview::draw(&file, &here, &opts, format)
         .map_err(|e| format!("{}: {e}", req.input.display()))?;
-    asdf_core::unstable::write_atomically(req.output, |f| f.write_all(&bytes))
-        .map_err(|e| format!("{}: cannot write: {e}", req.output.display()))?;
+    let mut written = 0u64;
+    let mut failed = None;
+    let result = asdf_core::unstable::write_atomically(req.output, |f| match drawing.write_to(f) {
+        Ok(n) => {
+            written = n;
+            Ok(())
+        }
+        Err(PreviewError::Write(e)) => Err(e),
+        Err(e) => {
+            let message = e.to_string();
+            failed = Some(e);
+            Err(std::io::Error::other(message))
+        }
+    });
+    if let Err(e) = result {
+        return Err(match failed {
+            Some(e) => format!("{}: {e}", req.input.display()),
+            None => format!("{}: cannot write: {e}", req.output.display()),
+        });
+    }
     Ok(format!(
-        "wrote {} ({} of {here}, {} bytes)\n",
+        "wrote {} ({} of {here}, {written} bytes)\n",
         req.output.display(),
         if format == Format::Png { "PNG" } else { "SVG" },
-        bytes.len()
     ))
 }

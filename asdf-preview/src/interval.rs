@@ -22,27 +22,36 @@ impl Interval {
                 Some((lo, hi))
             }
             Interval::Percent(p) => {
-                let p = p.clamp(0.0, 100.0);
-                let lower = (100.0 - p) * 0.5;
-                let mut sorted = values.to_vec();
-                sorted.sort_by(f64::total_cmp);
-                Some((
-                    percentile(&sorted, lower),
-                    percentile(&sorted, 100.0 - lower),
-                ))
+                let mut v = values.to_vec();
+                Some(percentiles(&mut v, *p))
             }
         }
     }
 }
 
-/// numpy's `percentile` (method `linear`) of sorted, non-empty values.
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    let n = sorted.len();
+/// The limits of astropy's `PercentileInterval(p)` of non-empty `values` (reordered):
+/// numpy's percentiles `(100 - p) / 2` and `100 - (100 - p) / 2`.
+pub(crate) fn percentiles(values: &mut [f64], p: f64) -> (f64, f64) {
+    let p = p.clamp(0.0, 100.0);
+    let lower = (100.0 - p) * 0.5;
+    (percentile(values, lower), percentile(values, 100.0 - lower))
+}
+
+/// numpy's `percentile` (method `linear`) of non-empty values (reordered: the two values
+/// it lies between are selected, not the whole sorted).
+fn percentile(values: &mut [f64], q: f64) -> f64 {
+    let n = values.len();
     let pos = q / 100.0 * (n - 1) as f64;
     let below = (pos.floor() as usize).min(n - 1);
     let above = (below + 1).min(n - 1);
     let frac = pos - below as f64;
-    let (a, b) = (sorted[below], sorted[above]);
+    let (_, a, rest) = values.select_nth_unstable_by(below, f64::total_cmp);
+    let a = *a;
+    let b = if above > below {
+        rest.iter().copied().min_by(f64::total_cmp).unwrap_or(a)
+    } else {
+        a
+    };
     // numpy's lerp: a + (b - a) * t, from the other end when t >= 0.5
     if frac >= 0.5 {
         b - (b - a) * (1.0 - frac)
@@ -58,17 +67,27 @@ impl ZScale {
     /// rejected set grown by a window of 1% of the samples); limits `median ∓` the slope
     /// over `contrast`, within the samples' range. `None` for no values.
     pub fn limits(&self, values: &[f64]) -> Option<(f64, f64)> {
-        if values.is_empty() {
-            return None;
-        }
-        let n_samples = self.n_samples.max(1);
-        let stride = ((values.len() as f64 / n_samples as f64).max(1.0)) as usize;
-        let mut samples: Vec<f64> = values
+        let stride = self.stride(values.len());
+        let samples: Vec<f64> = values
             .iter()
             .step_by(stride)
-            .take(n_samples)
+            .take(self.n_samples.max(1))
             .copied()
             .collect();
+        self.limits_of_samples(samples)
+    }
+
+    /// astropy's sampling stride for `n` finite values: `int(max(1, n / n_samples))`.
+    pub(crate) fn stride(&self, n: usize) -> usize {
+        ((n as f64 / self.n_samples.max(1) as f64).max(1.0)) as usize
+    }
+
+    /// The limits from the samples [`ZScale::limits`] takes (every `stride`-th finite
+    /// value, at most `n_samples`, in any order). `None` for no samples.
+    pub(crate) fn limits_of_samples(&self, mut samples: Vec<f64>) -> Option<(f64, f64)> {
+        if samples.is_empty() {
+            return None;
+        }
         samples.sort_by(f64::total_cmp);
         let npix = samples.len();
         let mut vmin = samples[0];
@@ -195,10 +214,13 @@ mod tests {
     #[test]
     fn percentile_is_numpys_linear_one() {
         // np.percentile([1, 2, 3, 4], [25, 50, 90]) == [1.75, 2.5, 3.7]
-        let s = [1.0, 2.0, 3.0, 4.0];
-        assert!((percentile(&s, 25.0) - 1.75).abs() < 1e-12);
-        assert!((percentile(&s, 50.0) - 2.5).abs() < 1e-12);
-        assert!((percentile(&s, 90.0) - 3.7).abs() < 1e-12);
+        // (in any order: the two values each lies between are selected)
+        let mut s = [3.0, 1.0, 4.0, 2.0];
+        assert!((percentile(&mut s, 25.0) - 1.75).abs() < 1e-12);
+        assert!((percentile(&mut s, 50.0) - 2.5).abs() < 1e-12);
+        assert!((percentile(&mut s, 90.0) - 3.7).abs() < 1e-12);
+        assert_eq!(percentile(&mut [5.0], 90.0), 5.0);
+        assert_eq!(percentiles(&mut [4.0, 1.0, 3.0, 2.0], 100.0), (1.0, 4.0));
     }
 
     #[test]

@@ -22,9 +22,10 @@ mod interval;
 mod options;
 mod plot;
 mod render;
+mod scan;
 
 pub use options::{Colormap, Format, Interval, PreviewOptions, Stretch, ZScale};
-pub use render::{default_array, image_limits, render_array};
+pub use render::{default_array, draw, image_limits, render_array, Drawing};
 
 /// Why an array cannot be drawn. Messages are one line, lowercase, naming the tree path.
 #[derive(Debug, thiserror::Error)]
@@ -72,4 +73,7 @@ pub enum PreviewError {
     /// Encoding the PNG failed.
     #[error("cannot encode the png: {0}")]
     Encode(String),
+    /// Writing the PNG or SVG failed ([`Drawing::write_to`]).
+    #[error("cannot write: {0}")]
+    Write(#[source] std::io::Error),
 }

@@ -6,6 +6,7 @@ use asdf_core::{AsdfFile, Node, SelItem, Selection, Value};
 
 use crate::image::Image;
 use crate::plot::{Plot, Series};
+use crate::scan::{numeric, read, Plane};
 use crate::{Format, PreviewError, PreviewOptions};
 
 /// The PNG or SVG bytes of the array at `path` (a JSON pointer such as `/sci` or
@@ -23,9 +24,59 @@ pub fn render_array(
     opts: &PreviewOptions,
     format: Format,
 ) -> Result<Vec<u8>, PreviewError> {
+    let mut out = Vec::new();
+    draw(file, path, opts, format)?.write_to(&mut out)?;
+    Ok(out)
+}
+
+/// A drawing of an array, read and measured, ready to be written: [`draw`] does all that can
+/// fail for the array (finding it, reading it, its limits), [`Drawing::write_to`] writes the
+/// PNG or SVG, an image's PNG encoded as it is written rather than held whole in memory.
+pub struct Drawing<'a> {
+    inner: Drawn<'a>,
+}
+
+enum Drawn<'a> {
+    Image(Box<Image<'a>>, PreviewOptions, Format),
+    Bytes(Vec<u8>),
+}
+
+impl Drawing<'_> {
+    /// Writes the PNG or SVG bytes to `out`; returns how many. Errors: [`PreviewError::Write`]
+    /// when `out` fails, and those of reading the plane again for an image at full size.
+    pub fn write_to(&self, out: &mut dyn std::io::Write) -> Result<u64, PreviewError> {
+        match &self.inner {
+            Drawn::Image(image, opts, format) => image.write_to(opts, *format, out),
+            Drawn::Bytes(b) => {
+                out.write_all(b).map_err(PreviewError::Write)?;
+                Ok(b.len() as u64)
+            }
+        }
+    }
+}
+
+/// The drawing of the array at `path`, as [`render_array`] draws it, to be written with
+/// [`Drawing::write_to`]; errors as [`render_array`]'s.
+pub fn draw<'a>(
+    file: &'a AsdfFile,
+    path: &str,
+    opts: &PreviewOptions,
+    format: Format,
+) -> Result<Drawing<'a>, PreviewError> {
+    let bytes = |b: Result<Vec<u8>, PreviewError>| {
+        b.map(|b| Drawing {
+            inner: Drawn::Bytes(b),
+        })
+    };
     let found = locate(file, path)?;
     if found.record {
-        return table(file, &found.target, found.shape.as_deref(), opts, format);
+        return bytes(table(
+            file,
+            &found.target,
+            found.shape.as_deref(),
+            opts,
+            format,
+        ));
     }
     let (target, shape, ndim) = (found.target, found.shape, found.ndim);
     match ndim {
@@ -58,15 +109,32 @@ pub fn render_array(
                 series: Series { x, y },
                 size: opts.plot_size,
             };
-            plot.render(format)
+            bytes(plot.render(format))
         }
-        _ => plane(file, &target, shape.as_deref(), ndim, opts)?.render(opts, format),
+        _ => {
+            let lead = lead_items(&target, shape.as_deref(), ndim, opts)?;
+            let step = stride_step(&target, shape.as_deref(), ndim, opts);
+            let plane = Plane::open(
+                file,
+                &target.node,
+                &target.path,
+                lead,
+                step,
+                shape.as_deref(),
+            )?;
+            let image = Image::new(plane, opts)?;
+            Ok(Drawing {
+                inner: Drawn::Image(Box::new(image), opts.clone(), format),
+            })
+        }
     }
 }
 
-/// The limits `(vmin, vmax)` an image of the array at `path` is drawn with (the interval of
-/// `opts` over the finite, unmasked values of the plane drawn, after any reduction to
-/// `opts.max_size`); `None` when the plane has no such value. Errors as [`render_array`]'s,
+/// The limits `(vmin, vmax)` an image of the array at `path` is drawn with: the interval of
+/// `opts` over the finite, unmasked values of the plane drawn, in C order as astropy's
+/// intervals take them from the whole image (before block averaging to `opts.max_size`; of
+/// every n-th row and column when a plane over `opts.stride_above_bytes` is read strided);
+/// `None` when the plane has no such value. Errors as [`render_array`]'s,
 /// and an array of fewer than 2 dimensions is [`PreviewError::NotDrawable`].
 pub fn image_limits(
     file: &AsdfFile,
@@ -90,7 +158,17 @@ pub fn image_limits(
             what,
         });
     }
-    Ok(plane(file, &target, shape.as_deref(), ndim, opts)?.limits(opts))
+    let lead = lead_items(&target, shape.as_deref(), ndim, opts)?;
+    let step = stride_step(&target, shape.as_deref(), ndim, opts);
+    let plane = Plane::open(
+        file,
+        &target.node,
+        &target.path,
+        lead,
+        step,
+        shape.as_deref(),
+    )?;
+    Ok(Image::new(plane, opts)?.limits)
 }
 
 /// An array found at a path.
@@ -228,19 +306,6 @@ fn no_slice(path: &str, opts: &PreviewOptions, ndim: usize) -> Result<(), Previe
     })
 }
 
-fn read(
-    file: &AsdfFile,
-    node: &Node,
-    path: &str,
-    sel: &Selection,
-) -> Result<DynArray, PreviewError> {
-    file.dyn_region_of(node, path, sel)
-        .map_err(|source| PreviewError::Read {
-            path: path.into(),
-            source: Box::new(source),
-        })
-}
-
 /// Which of `n` selected elements are masked: the array's `mask` (an array: nonzero is
 /// masked; a number: elements equal to it) read with the same selection.
 fn read_mask(
@@ -286,28 +351,6 @@ fn value_label(dtype: &DType, unit: Option<&str>) -> String {
     match unit {
         Some(u) => format!("{} ({u})", dtype.name()),
         None => dtype.name(),
-    }
-}
-
-/// The scalar type of a datatype that can be drawn as numbers.
-fn numeric(dtype: &DType) -> Option<(ScalarType, ByteOrder)> {
-    match dtype {
-        DType::Scalar { ty, byteorder } => match ty {
-            ScalarType::Int8
-            | ScalarType::Int16
-            | ScalarType::Int32
-            | ScalarType::Int64
-            | ScalarType::UInt8
-            | ScalarType::UInt16
-            | ScalarType::UInt32
-            | ScalarType::UInt64
-            | ScalarType::Float16
-            | ScalarType::Float32
-            | ScalarType::Float64
-            | ScalarType::Bool8 => Some((*ty, *byteorder)),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -366,14 +409,13 @@ fn to_f64(arr: &DynArray, path: &str) -> Result<Vec<f64>, PreviewError> {
         .collect())
 }
 
-/// The 2-D array, or one plane of a larger one, as an image (reduced to `opts.max_size`).
-fn plane(
-    file: &AsdfFile,
+/// The selection items of the leading axes of the plane `opts.slice` chooses.
+fn lead_items(
     target: &Target,
     shape: Option<&[usize]>,
     ndim: usize,
     opts: &PreviewOptions,
-) -> Result<Image, PreviewError> {
+) -> Result<Vec<SelItem>, PreviewError> {
     let lead = ndim - 2;
     if opts.slice.len() > lead {
         return Err(PreviewError::BadOption {
@@ -406,49 +448,30 @@ fn plane(
         })?;
         items.push(SelItem::index(i));
     }
-    // strided reads where the plane is large: only every n-th row and column read
-    let max_size = opts.max_size.max(1);
-    let mut step = 1usize;
-    if let Some(s) = shape {
-        let (h, w) = (s[ndim - 2], s[ndim - 1]);
-        let item = meta_itemsize(&target.node).unwrap_or(8) as u64;
-        let bytes = (h as u64).saturating_mul(w as u64).saturating_mul(item);
-        let factor = h.max(w).div_ceil(max_size);
-        if factor > 1 && bytes > opts.stride_above_bytes {
-            step = factor;
-        }
-    }
-    let axis_item = if step > 1 {
-        SelItem::slice(None, None, Some(step as i64))
-    } else {
-        SelItem::slice(None, None, None)
+    Ok(items)
+}
+
+/// Every how many rows and columns the plane is read: 1, or the reduction factor when the
+/// plane is larger than `opts.stride_above_bytes` and must be reduced (region reads: an
+/// uncompressed block is read only there).
+fn stride_step(
+    target: &Target,
+    shape: Option<&[usize]>,
+    ndim: usize,
+    opts: &PreviewOptions,
+) -> usize {
+    let Some(s) = shape else {
+        return 1;
     };
-    items.push(axis_item);
-    items.push(axis_item);
-    let sel = Selection::new(items);
-    let arr = read(file, &target.node, &target.path, &sel)?;
-    if arr.shape.len() != 2 {
-        return Err(PreviewError::NotDrawable {
-            path: target.path.clone(),
-            what: format!("a selection of shape {:?}", arr.shape),
-        });
+    let (h, w) = (s[ndim - 2], s[ndim - 1]);
+    let item = meta_itemsize(&target.node).unwrap_or(8) as u64;
+    let bytes = (h as u64).saturating_mul(w as u64).saturating_mul(item);
+    let factor = h.max(w).div_ceil(opts.max_size.max(1));
+    if factor > 1 && bytes > opts.stride_above_bytes {
+        factor
+    } else {
+        1
     }
-    let (h, w) = (arr.shape[0], arr.shape[1]);
-    if h == 0 || w == 0 {
-        return Err(PreviewError::NotDrawable {
-            path: target.path.clone(),
-            what: format!("an empty array (shape {:?})", arr.shape),
-        });
-    }
-    let mut values = to_f64(&arr, &target.path)?;
-    let mask = read_mask(file, target, &sel, values.len())?;
-    let by_value = mask_value(&target.node);
-    for (v, m) in values.iter_mut().zip(&mask) {
-        if *m || by_value == Some(*v) {
-            *v = f64::NAN;
-        }
-    }
-    Ok(Image::new(values, w, h).reduced(max_size))
 }
 
 /// The item size of an ndarray node's datatype, when it states one.

@@ -37,15 +37,40 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-6)
 }
 
-/// Decoded PNG: (width, height, RGB rows top first).
+/// Decoded PNG: (width, height, RGB rows top first); a paletted image's indices expanded to
+/// their colours.
 fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    let dec = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut dec = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    dec.set_transformations(png::Transformations::EXPAND);
     let mut reader = dec.read_info().expect("a PNG header");
     let mut buf = vec![0; reader.output_buffer_size().expect("a size")];
     let info = reader.next_frame(&mut buf).expect("a PNG frame");
     assert_eq!(info.color_type, png::ColorType::Rgb);
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
     buf.truncate(info.buffer_size());
     (info.width, info.height, buf)
+}
+
+/// A paletted PNG as it is stored: (width, height, palette, indices top row first).
+fn indexed(png_bytes: &[u8]) -> (u32, u32, Vec<[u8; 3]>, Vec<u8>) {
+    let mut dec = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    dec.set_transformations(png::Transformations::IDENTITY);
+    let mut reader = dec.read_info().expect("a PNG header");
+    let palette: Vec<[u8; 3]> = reader
+        .info()
+        .palette
+        .as_ref()
+        .expect("a palette")
+        .chunks_exact(3)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    let mut buf = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut buf).expect("a PNG frame");
+    assert_eq!(info.color_type, png::ColorType::Indexed);
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    buf.truncate(info.buffer_size());
+    assert_eq!(buf.len(), (info.width * info.height) as usize);
+    (info.width, info.height, palette, buf)
 }
 
 fn pixel(img: &(u32, u32, Vec<u8>), x: u32, y_from_top: u32) -> [u8; 3] {
@@ -367,4 +392,212 @@ fn planes_over_the_stride_threshold_are_read_strided() {
     o.stride_above_bytes = PreviewOptions::default().stride_above_bytes;
     o.interval = Interval::MinMax;
     assert_ne!(image_limits(&file, "/sources", &o).unwrap(), Some((lo, hi)));
+}
+
+#[test]
+fn images_are_paletted_pngs_with_the_bad_colour_only_when_needed() {
+    let file = images();
+    // no bad pixel: 256 grey levels, index k is grey k, and no red
+    let png = render_array(&file, "/sources", &PreviewOptions::default(), Format::Png).unwrap();
+    let (w, h, palette, idx) = indexed(&png);
+    assert_eq!((w, h), (200, 300));
+    assert_eq!(palette.len(), 256);
+    for (k, c) in palette.iter().enumerate() {
+        assert_eq!(*c, [k as u8; 3]);
+    }
+    let mut used = idx.clone();
+    used.sort_unstable();
+    used.dedup();
+    assert!(used.len() > 100, "{} levels used", used.len());
+    // the expanded image is the palette looked up
+    let rgb = decode(&png);
+    for (i, k) in idx.iter().enumerate() {
+        assert_eq!(&rgb.2[i * 3..i * 3 + 3], &palette[*k as usize]);
+    }
+    // NaN and infinities: 255 levels and the bad colour last, exactly where they are
+    let png = render_array(&file, "/nans", &PreviewOptions::default(), Format::Png).unwrap();
+    let (w, h, palette, idx) = indexed(&png);
+    assert_eq!((w, h), (170, 150));
+    assert_eq!(palette.len(), 256);
+    assert_eq!(palette[255], Colormap::Grey.bad());
+    assert_eq!(palette[254], [255, 255, 255]);
+    assert!(palette[..255].iter().all(|c| *c != Colormap::Grey.bad()));
+    let bad = |row: usize, col: usize| {
+        (10..14).contains(&row)
+            || ((80..100).contains(&row) && (30..60).contains(&col))
+            || (row, col) == (5, 5)
+            || (row, col) == (140, 160)
+    };
+    for (i, k) in idx.iter().enumerate() {
+        // image row y is array row 149 - y
+        let (row, col) = (149 - i / 170, i % 170);
+        assert_eq!(*k == 255, bad(row, col), "row {row} col {col}: index {k}");
+    }
+    // other colour maps: their own bad colour last
+    let mut o = PreviewOptions::default();
+    o.colormap = Colormap::Inferno;
+    let (_, _, palette, idx) = indexed(&render_array(&file, "/nans", &o, Format::Png).unwrap());
+    assert_eq!(palette[255], Colormap::Inferno.bad());
+    assert_eq!(palette[0], Colormap::Inferno.color(0.0));
+    assert_eq!(idx[(149 - 12) * 170], 255);
+}
+
+#[test]
+fn the_limits_of_a_reduced_image_are_those_of_the_whole_plane() {
+    // astropy takes the limits of the whole image; a preview reduced by block averaging
+    // draws with the same ones
+    let file = images();
+    let exp = expected();
+    for (key, interval) in [
+        ("zscale", Interval::default()),
+        ("minmax", Interval::MinMax),
+        ("percent99.5", Interval::Percent(99.5)),
+    ] {
+        for name in ["sources", "nans", "masked"] {
+            let mut o = opts(interval);
+            o.max_size = 30;
+            let got = image_limits(&file, &format!("/{name}"), &o)
+                .unwrap()
+                .unwrap();
+            let want = &exp["images"][name][key];
+            let want = (want[0].as_f64().unwrap(), want[1].as_f64().unwrap());
+            assert!(
+                close(got.0, want.0) && close(got.1, want.1),
+                "{name} {key} at 30 px: ours {got:?}, astropy's {want:?}"
+            );
+        }
+    }
+}
+
+/// A file in memory holding `sci`: `rows` x `cols` float32 values in big-endian order,
+/// compressed with zlib when asked.
+fn big_file(values: &[f32], rows: usize, cols: usize, zlib: bool) -> AsdfFile {
+    use asdf_core::array::{
+        ArrayOptions, ByteOrder, CompressionChoice, DType, ScalarType, WriteArray,
+    };
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+    let dtype = DType::Scalar {
+        ty: ScalarType::Float32,
+        byteorder: ByteOrder::Big,
+    };
+    let arr = WriteArray::from_bytes(dtype, vec![rows, cols], bytes.into()).unwrap();
+    let mut w = asdf_core::Writer::new(asdf_core::WriteOptions::default());
+    let mut opts = ArrayOptions::default();
+    if zlib {
+        opts.compression = Some(CompressionChoice::Codec(
+            asdf_core::array::Compression::Zlib,
+        ));
+    }
+    let root = asdf_core::tree!({"sci": w.add_array_with(arr, opts)});
+    let bytes = w.write_to_vec(&root).unwrap();
+    AsdfFile::options().open_bytes(bytes, ".").unwrap()
+}
+
+#[test]
+fn a_large_plane_read_in_bands_by_threads_gives_the_whole_planes_limits_and_pixels() {
+    // 1210 x 1100 (over a million pixels: read in bands, by several threads where the
+    // machine has them), big-endian; NaNs, infinities and an 11 x 11 block of NaN
+    let (rows, cols) = (1210usize, 1100usize);
+    let mut state = 12345u64;
+    let mut values: Vec<f32> = (0..rows * cols)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            100.0 + ((state >> 40) as f32 / (1u64 << 24) as f32) * 20.0
+        })
+        .collect();
+    values[7 * cols + 3] = f32::NAN;
+    values[600 * cols + 1099] = f32::INFINITY;
+    values[1209 * cols] = f32::NEG_INFINITY;
+    for r in 220..231 {
+        for c in 550..561 {
+            values[r * cols + c] = f32::NAN;
+        }
+    }
+    values[1000 * cols + 10] = 5000.0; // a star
+    let good: Vec<f64> = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .map(|v| f64::from(*v))
+        .collect();
+    for zlib in [false, true] {
+        let file = big_file(&values, rows, cols, zlib);
+        for interval in [
+            Interval::default(),
+            Interval::MinMax,
+            Interval::Percent(99.0),
+        ] {
+            let mut o = opts(interval);
+            o.max_size = 100;
+            assert_eq!(
+                image_limits(&file, "/sci", &o).unwrap(),
+                interval.limits(&good),
+                "{interval:?} zlib {zlib}"
+            );
+        }
+        // reduced by 11: 100 x 110, the NaN block is one bad pixel (block row 20, col 50)
+        let mut o = PreviewOptions::default();
+        o.max_size = 110;
+        let (w, h, palette, idx) = indexed(&render_array(&file, "/sci", &o, Format::Png).unwrap());
+        assert_eq!((w, h), (100, 110));
+        assert_eq!(palette[255], Colormap::Grey.bad());
+        let bad: Vec<usize> = (0..idx.len()).filter(|i| idx[*i] == 255).collect();
+        assert_eq!(bad, vec![(109 - 20) * 100 + 50]);
+        // at full size: every NaN and infinity in the bad colour, nothing else
+        o.max_size = 2000;
+        let png = render_array(&file, "/sci", &o, Format::Png).unwrap();
+        let (w, h, _, idx) = indexed(&png);
+        assert_eq!((w as usize, h as usize), (cols, rows));
+        for (i, k) in idx.iter().enumerate() {
+            let (row, col) = (rows - 1 - i / cols, i % cols);
+            assert_eq!(
+                *k == 255,
+                !values[row * cols + col].is_finite(),
+                "row {row} col {col}"
+            );
+        }
+        // the star is white, the noise grey
+        let (lo, hi) = image_limits(&file, "/sci", &o).unwrap().unwrap();
+        assert!(lo > 99.0 && hi < 121.0, "{lo} {hi}");
+        assert_eq!(idx[(rows - 1 - 1000) * cols + 10], 254);
+        let decoded = decode(&png);
+        assert_eq!(
+            pixel(&decoded, 10, (rows - 1 - 1000) as u32),
+            [255, 255, 255]
+        );
+    }
+}
+
+#[test]
+fn an_inline_array_is_drawn_from_memory() {
+    use asdf_core::array::{ArrayOptions, ByteOrder, DType, ScalarType, Storage, WriteArray};
+    // [[1, 2, 3], [4, NaN, 6]] as nested lists in the tree
+    let values = [1.0f64, 2.0, 3.0, 4.0, f64::NAN, 6.0];
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let dtype = DType::Scalar {
+        ty: ScalarType::Float64,
+        byteorder: ByteOrder::Little,
+    };
+    let arr = WriteArray::from_bytes(dtype, vec![2, 3], bytes.into()).unwrap();
+    let mut w = asdf_core::Writer::new(asdf_core::WriteOptions::default());
+    let ao = ArrayOptions {
+        storage: Some(Storage::Inline),
+        ..ArrayOptions::default()
+    };
+    let root = asdf_core::tree!({"small": w.add_array_with(arr, ao)});
+    let bytes = w.write_to_vec(&root).unwrap();
+    assert!(
+        String::from_utf8_lossy(&bytes).contains("data:"),
+        "stored inline"
+    );
+    let file = AsdfFile::options().open_bytes(bytes, ".").unwrap();
+    let o = opts(Interval::MinMax);
+    assert_eq!(image_limits(&file, "/small", &o).unwrap(), Some((1.0, 6.0)));
+    let img = decode(&render_array(&file, "/small", &o, Format::Png).unwrap());
+    assert_eq!((img.0, img.1), (3, 2));
+    // row 1 on top: 4, NaN, 6; row 0 below: 1 (black), 2, 3
+    assert_eq!(pixel(&img, 1, 0), Colormap::Grey.bad());
+    assert_eq!(pixel(&img, 0, 1), [0, 0, 0]);
+    assert_eq!(pixel(&img, 2, 0), [255, 255, 255]);
 }
