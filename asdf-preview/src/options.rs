@@ -84,7 +84,8 @@ pub enum Colormap {
 /// The output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// A PNG image (8-bit RGB).
+    /// A PNG image: 8-bit paletted for an image (256 levels of the colour map, or 255 and the
+    /// bad colour when it has bad pixels), 8-bit RGB for a plot.
     Png,
     /// An SVG document (plots as vectors; images as an embedded PNG).
     Svg,
