@@ -117,7 +117,7 @@ def described(a) -> dict:
 def same_values(a, b) -> bool:
     """The same shape, datatype up to byte order, and values (NaN and bool bytes normalised;
     complex numbers to the 12 significant digits python 2 printed in the legacy twins, as
-    asdf-core/tests/legacy.rs compares them)."""
+    asdf-core/tests/it/legacy.rs compares them)."""
     if a.shape != b.shape or canonical.little_packed(a.dtype) != canonical.little_packed(b.dtype):
         return False
     if a.dtype.kind == "c":

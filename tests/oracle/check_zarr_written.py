@@ -5,7 +5,7 @@ Usage:
     ASDF_WRITE_OUT=DIR cargo test -p asdfrs-core --test asdf_zarr
     .venv-oracle/bin/python tests/oracle/check_zarr_written.py DIR/asdf-zarr
 
-`asdf-core/tests/asdf_zarr.rs` leaves each file it wrote with `Writer::add_zarr_array` as
+`asdf-core/tests/it/asdf_zarr.rs` leaves each file it wrote with `Writer::add_zarr_array` as
 `NAME.asdf` beside `NAME.zarr.json`, the values it was given (datatype, shape and C-order bytes
 in hex, whole and for a few regions in numpy's slice syntax; the form of the sidecars of
 tests/data/asdf-zarr). Each file is opened with python asdf 6.0.0 and asdf-zarr 0.0.4 (pinned in

@@ -1,5 +1,5 @@
 """The masks python asdf 6.0.0 gives the masked arrays of the masked fixtures, for the Rust
-test of `asdf_core::convert::Masked` (asdf-core/tests/convert.rs).
+test of `asdf_core::convert::Masked` (asdf-core/tests/it/convert.rs).
 
     .venv-oracle/bin/python tests/oracle/masks.py           # writes tests/data/fixtures/masks.python.json
     .venv-oracle/bin/python tests/oracle/masks.py --check   # exit 1 if the committed file differs

@@ -3,7 +3,7 @@
 
     .venv-oracle/bin/python tests/oracle/other_labels.py "$ASDF_WRITE_OUT/other-labels"
 
-`asdf-core/tests/other_labels.rs` (run with ASDF_WRITE_OUT set) leaves `NAME.asdf` there with
+`asdf-core/tests/it/other_labels.rs` (run with ASDF_WRITE_OUT set) leaves `NAME.asdf` there with
 `NAME.values.json`, the arrays it wrote. This opens each file in python asdf with the `xz`
 Compressor of tests/data/other-labels/asdfjl_codecs.py (the one the fixtures' generator uses:
 python's liblzma, as ASDF.jl's CodecXz), validation and checksum verification on and warnings

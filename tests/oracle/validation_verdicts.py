@@ -18,7 +18,7 @@ here), python asdf opens it as
 - "unreadable": it raises anything else (the Rust test skips those).
 
 The verdicts go to `tests/oracle/validation-verdicts.json` (keys: paths relative to the test
-data root); `asdf-core/tests/schema_validate.rs` requires `OpenOptions::validate(true)` to give
+data root); `asdf-core/tests/it/schema_validate.rs` requires `OpenOptions::validate(true)` to give
 the same verdict for every file python reads, and `.ci/run` runs `--check`.
 """
 

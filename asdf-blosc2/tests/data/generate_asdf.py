@@ -4,7 +4,7 @@
 
     .venv-oracle/bin/python asdf-blosc2/tests/data/generate_asdf.py
 
-asdf-core/tests/blosc2_blocks.rs reads each and compares its arrays with the twin's.
+asdf-core/tests/it/blosc2_blocks.rs reads each and compares its arrays with the twin's.
 """
 import os
 import sys

@@ -17,7 +17,7 @@ regions (numpy's slice syntax, the same text `asdf_core::Selection` parses); for
 compressor or filter asdf-rs does not read, the name the error must give. The values come from
 zarr reading the file back through asdf-zarr, never from asdf-rs.
 
-asdf-core/tests/asdf_zarr.rs reads every file and compares with its sidecar. The output is
+asdf-core/tests/it/asdf_zarr.rs reads every file and compares with its sidecar. The output is
 deterministic (fixed values; the script re-executes itself with PYTHONHASHSEED=0 because python
 asdf lists the extensions in `history` in set order).
 """

@@ -20,7 +20,7 @@ resources/unstable/manifests/asdf-format.org/core/core-1.7.0.yaml) is 1.6.0's wi
   not checked (python warns that the tag is unknown).
 
 Their verdicts are in tests/oracle/validation-verdicts.json (tests/oracle/validation_verdicts.py,
-which sets the same variable), checked against asdf-rs by asdf-core/tests/schema_validate.rs;
+which sets the same variable), checked against asdf-rs by asdf-core/tests/it/schema_validate.rs;
 asdf-cli/tests/validate_blocks.rs patches the block headers of `arrays.asdf`.
 
 The output is deterministic (fixed values, no timestamps), so re-running reproduces the files.

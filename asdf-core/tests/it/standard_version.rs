@@ -1,6 +1,6 @@
 //! One type for the ASDF Standard version a file states and the one a writer writes.
 
-mod common;
+use crate::common;
 
 use asdf_core::write::{update_with, UpdateMode, WriteError, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, StandardVersion};

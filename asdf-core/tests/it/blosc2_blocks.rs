@@ -3,7 +3,7 @@
 //! we write them and read them back, and with `ASDF_WRITE_OUT` python asdf reads ours.
 #![cfg(feature = "blosc2")]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -6,7 +6,7 @@
 //! canonical reading beside it as `NAME.rust.json`, for `tests/oracle/check_written.py`
 //! (python asdf opens each with checksums verified and warnings as errors).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! `String` read `ascii` and `ucs4` arrays and write `ucs4`. With `ASDF_WRITE_OUT`, python asdf
 //! opens what we wrote (`tests/oracle/check_written.py`).
 
-mod common;
+use crate::common;
 
 use asdf_core::convert::{MaskValue, Masked};
 use asdf_core::write::{WriteOptions, Writer};

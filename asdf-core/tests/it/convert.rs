@@ -2,7 +2,7 @@
 //! round trips through nodes and through written files, python-written values, and errors
 //! naming tree paths.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! written files), tags and tag patterns, unknown keys kept, enums, newtype and tuple
 //! structs, generics, and errors naming the tree path.
 
-mod common;
+use crate::common;
 
 use asdf_core::array::{ArrayOptions, CompressionChoice, Storage};
 use asdf_core::convert::{

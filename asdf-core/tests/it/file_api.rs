@@ -2,7 +2,7 @@
 //! errors, checksums, external files and `$ref`s. Expected values come from how the
 //! generators (`tests/data/generate.py`, `make_layouts.py`) built each array.
 
-mod common;
+use crate::common;
 
 use asdf_core::array::ArrayError;
 use asdf_core::{AsdfFile, Error};

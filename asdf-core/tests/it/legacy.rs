@@ -3,7 +3,7 @@
 //! in `tests/data/legacy-0.1.0/` (each file against its `.yaml` twin, where every array is
 //! inline), and upgraded to the current standard by the writer.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! the generator wrote, a cut file is an error and never a partial read, and the format is
 //! read-only: an update is refused, a rewrite makes a plain ASDF file.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

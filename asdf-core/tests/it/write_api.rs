@@ -1,7 +1,7 @@
 //! The writer's API: layout of the bytes written, options, storage modes, streaming,
 //! in-place update.
 
-mod common;
+use crate::common;
 
 use std::borrow::Cow;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! tags, history, the standard version); failures leave the file as it was. With
 //! `ASDF_WRITE_OUT`, python asdf opens the updated files (`tests/oracle/check_written.py`).
 
-mod common;
+use crate::common;
 
 use asdf_core::write::Compression;
 use asdf_core::write::{

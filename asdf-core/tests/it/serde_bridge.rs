@@ -4,7 +4,7 @@
 //! With `ASDF_WRITE_OUT=DIR` the written files and our canonical reading of them are saved
 //! there for `tests/oracle/check_written.py` (python asdf 6.0.0, warnings as errors).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -486,7 +486,7 @@ proptest! {
 }
 
 /// Timing of the bridge against `serde_json::Value` on the same records (developer tool:
-/// `cargo test -p asdfrs-core --release --features dev-tools --test serde_bridge perf -- --nocapture`).
+/// `cargo test -p asdfrs-core --release --features dev-tools --test it serde_bridge::perf -- --nocapture`).
 #[cfg(feature = "dev-tools")]
 #[test]
 fn perf_records() {

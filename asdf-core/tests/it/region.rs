@@ -10,7 +10,7 @@
 //! (`dyn_array`, `array::<T>`), numpy's indexing rules are written out below
 //! ([`numpy_plan`]: the positions of each axis) and applied with ndarray's `select`.
 
-mod common;
+use crate::common;
 
 use asdf_core::array::{ByteOrder, DType, DynArray, Field, ScalarType, SelectionError, Storage};
 use asdf_core::convert::Masked;

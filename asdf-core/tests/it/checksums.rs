@@ -6,7 +6,7 @@
 //! large zstd and bzip2 blocks, compressed on every core, read back here and are left for
 //! python asdf (`ASDF_WRITE_OUT`, `tests/oracle/check_written.py`).
 
-mod common;
+use crate::common;
 
 use asdf_core::unstable::checksum::Md5;
 use asdf_core::write::Compression;
@@ -234,7 +234,7 @@ fn verifying_a_large_block_keeps_memory_small() {
     std::fs::write(&path, &bytes).unwrap();
     drop(bytes);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "verify_child", "--nocapture", "--test-threads=1"])
+        .args(["--exact", "checksums::verify_child", "--nocapture", "--test-threads=1"])
         .env(CHILD, &path)
         .output()
         .unwrap();

@@ -4,7 +4,7 @@
 //! path the block takes (uncompressed, lz4 and zstd pipelines, compressed whole, kept
 //! stored bytes copied from the source file).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -9,7 +9,7 @@
 //! * The data-driven cases in `tests/schema/*.yaml` (`{schema, valid: [...], invalid: [...]}`),
 //!   when present, hold for every bundled schema they name.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -12,9 +12,9 @@
 //! Each test collects every failure, prints each with its JSON path, and fails once at the end.
 //! `ASDF_CONFORMANCE_ONLY=<substring>` restricts the run to files whose path contains it
 //! (the count checks are then skipped), e.g.
-//! `ASDF_CONFORMANCE_ONLY=codec_lz4 cargo test -p asdfrs-core --test conformance -- --nocapture`.
+//! `ASDF_CONFORMANCE_ONLY=codec_lz4 cargo test -p asdfrs-core --test it conformance:: -- --nocapture`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

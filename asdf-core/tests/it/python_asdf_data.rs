@@ -3,7 +3,7 @@
 //! defaults python fills in for files before 1.6.0: its `wcs/icrs_coord-1.1.0` gives `ra` and
 //! `dec` no `unit`, and both read as `unit: deg`.
 
-mod common;
+use crate::common;
 
 use asdf_core::AsdfFile;
 

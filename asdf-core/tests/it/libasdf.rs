@@ -3,7 +3,7 @@
 //! header as python reads them without those lines (asdf-rs reads them on purpose), and the
 //! five that python refuses are refused here too, with a typed error.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

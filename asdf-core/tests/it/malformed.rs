@@ -6,7 +6,7 @@
 //! it earns (the variant, and the byte offset or tree path where the error carries one); a
 //! panic fails the test.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
