@@ -234,7 +234,12 @@ fn verifying_a_large_block_keeps_memory_small() {
     std::fs::write(&path, &bytes).unwrap();
     drop(bytes);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "checksums::verify_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "checksums::verify_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD, &path)
         .output()
         .unwrap();

@@ -6,12 +6,12 @@
 //! region::`. Not here: `memory` and `dyn_direct` (their own harness, measuring peak memory
 //! in child processes) and `ui` (the derive's compile-fail cases).
 
-#[path = "../common/mod.rs"]
-mod common;
 mod asdf_in_fits;
 mod asdf_zarr;
 mod blosc2_blocks;
 mod checksums;
+#[path = "../common/mod.rs"]
+mod common;
 mod concurrency;
 mod confinement;
 mod conformance;
