@@ -23,26 +23,31 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def png_rows(data: bytes) -> list[bytes]:
-    """The RGB rows of an 8-bit RGB PNG, top first (filters undone)."""
+    """The RGB rows of an 8-bit RGB or paletted PNG, top first (filters undone, palette
+    indices looked up)."""
     width, height = png_size(data)
-    assert data[24:26] == b"\x08\x02", "8-bit RGB"
-    pos, idat = 8, b""
+    depth, colour = data[24], data[25]
+    assert depth == 8 and colour in (2, 3), "8-bit RGB or paletted"
+    bpp = 3 if colour == 2 else 1
+    pos, idat, palette = 8, b"", b""
     while pos < len(data):
         (n,) = struct.unpack(">I", data[pos : pos + 4])
         kind = data[pos + 4 : pos + 8]
         if kind == b"IDAT":
             idat += data[pos + 8 : pos + 8 + n]
+        elif kind == b"PLTE":
+            palette = data[pos + 8 : pos + 8 + n]
         pos += 12 + n
     raw = zlib.decompress(idat)
-    stride = width * 3
+    stride = width * bpp
     rows, prev = [], bytes(stride)
     for r in range(height):
         f = raw[r * (stride + 1)]
         line = bytearray(raw[r * (stride + 1) + 1 : (r + 1) * (stride + 1)])
         for i in range(stride):
-            a = line[i - 3] if i >= 3 else 0
+            a = line[i - bpp] if i >= bpp else 0
             b = prev[i]
-            c = prev[i - 3] if i >= 3 else 0
+            c = prev[i - bpp] if i >= bpp else 0
             if f == 1:
                 line[i] = (line[i] + a) & 0xFF
             elif f == 2:
@@ -56,6 +61,9 @@ def png_rows(data: bytes) -> list[bytes]:
                 line[i] = (line[i] + pred) & 0xFF
         rows.append(bytes(line))
         prev = bytes(line)
+    if colour == 3:
+        assert palette, "a PLTE chunk"
+        rows = [b"".join(palette[3 * k : 3 * k + 3] for k in row) for row in rows]
     return rows
 
 
