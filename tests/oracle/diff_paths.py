@@ -12,7 +12,7 @@ reported, as JSON pointers:
   with the kinds (python also compares the other keys of the two descriptors, ``offset``,
   ``strides``, ..., as a mapping, so those paths appear too).
 
-``asdf-cli/tests/diff.rs`` checks that ``asdftool diff`` reports the same set of paths.
+``asdf-cli/tests/it/diff.rs`` checks that ``asdftool diff`` reports the same set of paths.
 
     .venv-oracle/bin/python tests/oracle/diff_paths.py            # compare with the committed file
     .venv-oracle/bin/python tests/oracle/diff_paths.py --write    # rewrite it

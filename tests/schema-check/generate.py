@@ -6,7 +6,7 @@
 
 Run from anywhere with the oracle's python (asdf 6.0.0, pinned in tests/oracle-requirements.txt).
 `expected.json` is what the Rust tests compare `check_schemas` with
-(`asdf-core/tests/it/testing_helpers.rs`, `asdf-cli/tests/check_schemas.rs`); `--check` (run by
+(`asdf-core/tests/it/testing_helpers.rs`, `asdf-cli/tests/it/check_schemas.rs`); `--check` (run by
 `.ci/run`) fails when a fresh derivation differs from the committed file.
 
 Every corpus file's schema is registered in python asdf's resource manager under its `id`

@@ -13,7 +13,7 @@ resources/unstable/manifests/asdf-format.org/core/core-1.7.0.yaml) is 1.6.0's wi
 
 - `arrays.asdf`, `inline.asdf`: written by python asdf (`version="1.7.0"`), valid.
 - `NAME.expect.json`: the canonical sidecar (tests/oracle/canonical.py) of each file python
-  reads; asdf-cli/tests/validate_blocks.rs compares `asdftool canonical` with them.
+  reads; asdf-cli/tests/it/validate_blocks.rs compares `asdftool canonical` with them.
 - `invalid_*.asdf`: hand-written YAML (no blocks) that python asdf, with the variable set,
   opens and rejects with a ValidationError; `old_ndarray_tag.asdf` is hand-written too and
   valid: under 1.7.0 no schema is bound to `core/ndarray-1.1.0`, so its bad datatype is
@@ -21,7 +21,7 @@ resources/unstable/manifests/asdf-format.org/core/core-1.7.0.yaml) is 1.6.0's wi
 
 Their verdicts are in tests/oracle/validation-verdicts.json (tests/oracle/validation_verdicts.py,
 which sets the same variable), checked against asdf-rs by asdf-core/tests/it/schema_validate.rs;
-asdf-cli/tests/validate_blocks.rs patches the block headers of `arrays.asdf`.
+asdf-cli/tests/it/validate_blocks.rs patches the block headers of `arrays.asdf`.
 
 The output is deterministic (fixed values, no timestamps), so re-running reproduces the files.
 """

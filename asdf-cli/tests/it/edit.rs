@@ -1,9 +1,7 @@
 //! `asdftool edit` with `$EDITOR` set to small shell scripts: a good edit is written back
 //! (arrays kept), a bad one reopens with its error, quitting leaves the file untouched.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

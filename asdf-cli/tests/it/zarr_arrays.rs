@@ -3,9 +3,8 @@
 //! (`tests/data/asdf-zarr`; fsspec + zarr reading the references against asdf-zarr is
 //! `tests/oracle/zarr_references.py`).
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use std::path::PathBuf;
 

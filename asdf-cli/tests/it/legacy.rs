@@ -1,9 +1,8 @@
 //! `asdftool` on ASDF 0.1.0 files (tests/data/legacy-0.1.0): `info` and `canonical` read
 //! them, `defragment` and `to-yaml` write them in the current standard.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use tool::{asdftool, ok};
 

@@ -1,8 +1,7 @@
 //! `asdftool` end to end: the binary on the shipped example and on broken input.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use tool::{asdftool, ok, stderr, stdout};
 

@@ -2,9 +2,8 @@
 //! `asdftool diff` (tests/data/python-asdf/diff-paths.json, made by
 //! tests/oracle/diff_paths.py), plus exit codes, tolerances and tags.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use tool::asdftool;
 

@@ -1,8 +1,7 @@
 //! Shell completions, manual pages, the exit statuses in `--help`, and `--quiet`.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use tool::{asdftool, ok};
 

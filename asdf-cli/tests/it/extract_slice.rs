@@ -6,12 +6,10 @@
 //! each selection translated to ndarray's slicing by hand below; and python (numpy and
 //! python asdf 6.0.0 from the oracle venv) reading each `.npy` against its own `a[SEL]`.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
-#[path = "../../asdf-store/tests/support/mod.rs"]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

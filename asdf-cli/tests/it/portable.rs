@@ -3,9 +3,8 @@
 //! line, exit status 2 and no output file; without the flag the write succeeds and says so
 //! once per codec on standard error.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

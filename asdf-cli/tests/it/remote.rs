@@ -8,12 +8,10 @@
 //! (`asdf-store/tests/support/mod.rs`) and `moto_server` from the oracle venv
 //! (`support/moto.rs`; `bash .ci/run` installs it, `ASDF_MOTO_SERVER` names another).
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
-#[path = "../../asdf-store/tests/support/mod.rs"]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,9 +3,8 @@
 //! reference set's layout; `--stack` refusing files that disagree. (Reading the references
 //! with fsspec + zarr is `tests/oracle/zarr_references.py`, run by `.ci/run`.)
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,8 @@
 //! with the options passed through; PNG sizes read back from the file; what cannot be drawn
 //! refused in one line with exit status 2.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,8 @@
 //! `asdftool search`, `extract`, `info --json`, `tags` and `schema` on real files: their
 //! output and exit codes.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use tool::{asdftool, ok, stderr};
 

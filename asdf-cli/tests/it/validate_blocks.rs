@@ -3,9 +3,8 @@
 //! so that the block no longer holds the array the tree describes. Python asdf 6.0.0 opens
 //! such a file and fails only when the array is read; asdftool calls it invalid.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
-mod tool;
+use crate::common;
+use crate::tool;
 
 use std::path::PathBuf;
 

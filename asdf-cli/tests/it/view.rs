@@ -2,8 +2,7 @@
 //! its answers checked against the files' own content (the oracle's sidecars) and first
 //! principles, and every way out of the served folder refused.
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
