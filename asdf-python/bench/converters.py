@@ -115,6 +115,59 @@ def open_asdf_rs(path, validate: bool, python_validation: bool = False) -> int:
         f.close()
 
 
+def python_schemas_on_read_tree(f) -> None:
+    """python asdf's validate_on_read over the tree asdf-rs read (before conversion): its
+    Tagged values as python asdf's tagged nodes, its arrays as ndarray nodes, checked by
+    asdf.schema.validate(reading=True) against every installed schema. What python asdf's
+    validation costs without its YAML parsing."""
+    import asdf
+    import numpy as np
+    from asdf import schema, tagged
+    from asdf.tags.core.ndarray import numpy_dtype_to_asdf_datatype
+
+    import asdf_rs
+
+    ctx = asdf.AsdfFile()
+    nd_tag = ctx.extension_manager.get_converter_for_type(np.ndarray).tags[0]
+
+    def conv(x):
+        if isinstance(x, asdf_rs.Tagged):
+            v = conv(x.value)
+            if isinstance(v, dict):
+                return tagged.TaggedDict(v, x.tag)
+            if isinstance(v, list):
+                return tagged.TaggedList(v, x.tag)
+            t = tagged.TaggedString(str(v))
+            t._tag = x.tag
+            return t
+        if isinstance(x, dict):
+            return {k: conv(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [conv(v) for v in x]
+        if isinstance(x, asdf_rs.NDArray):
+            datatype, byteorder = numpy_dtype_to_asdf_datatype(x.dtype)
+            return tagged.TaggedDict(
+                {"source": 0, "datatype": datatype, "byteorder": byteorder, "shape": list(x.shape)},
+                nd_tag,
+            )
+        return x
+
+    root = conv(f.rs.tree)
+    schema.validate(tagged.TaggedDict(root, "tag:stsci.edu:asdf/core/asdf-1.1.0"), ctx, reading=True)
+
+
+def open_asdf_rs_python_schemas(path, validate: bool) -> int:
+    import asdf_rs
+
+    f = asdf_rs.open(path, converters=True, validate=validate)
+    try:
+        if validate:
+            python_schemas_on_read_tree(f)
+        return walk(f.tree)
+    finally:
+        f.close()
+
+
 # (name, function(path, validate), runs with validation on, runs with validation off)
 CASES = [
     ("python asdf lazy_tree=False", lambda p, v: open_python_asdf(p, v, False), True, True),
@@ -126,6 +179,7 @@ CASES = [
         True,
         False,
     ),
+    ("asdf_rs + python schemas on read tree", open_asdf_rs_python_schemas, True, False),
 ]
 
 
@@ -136,7 +190,7 @@ def in_process(path, fn, validate, runs):
         t = time.perf_counter()
         fn(path, validate)
         times.append(time.perf_counter() - t)
-    return statistics.median(times), times[0]
+    return statistics.median(times), times
 
 
 def whole_process(path, case: int, validate: bool, runs: int) -> float:
@@ -151,7 +205,7 @@ def whole_process(path, case: int, validate: bool, runs: int) -> float:
     return statistics.median(times)
 
 
-def run(d: Path, runs: int, whole_runs: int) -> None:
+def run(d: Path, runs: int, whole_runs: int, only=None, files=FILES, validations=(True, False)) -> None:
     import warnings
 
     import asdf  # noqa: F401  (imports outside the timings)
@@ -159,23 +213,24 @@ def run(d: Path, runs: int, whole_runs: int) -> None:
 
     warnings.simplefilter("ignore")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; median of {runs} runs in "
-          f"process (first run in brackets), of {whole_runs} whole processes")
-    for f in FILES:
+          f"process (each run in brackets), of {whole_runs} whole processes")
+    for f in files:
         path = d / f
-        for validate in (True, False):
+        for validate in validations:
             rows = []
             for i, (name, fn, on, off) in enumerate(CASES):
-                if not (on if validate else off):
+                if not (on if validate else off) or (only and i not in only):
                     continue
                 med, first = in_process(path, fn, validate, runs)
                 whole = whole_process(path, i, validate, whole_runs) if whole_runs else float("nan")
                 rows.append((name, med, first, whole))
             print(f"\n{f}, validation {'on' if validate else 'off'}")
             for name, med, first, whole in rows:
-                print(f"  {name:34} {med * 1e3:9.1f} ms ({first * 1e3:.1f})   "
+                runs_ms = ", ".join(f"{t * 1e3:.1f}" for t in first)
+                print(f"  {name:34} {med * 1e3:9.1f} ms ({runs_ms})   "
                       f"whole process {whole * 1e3:8.1f} ms")
-            for ours in rows[2:]:
-                for theirs in rows[:2]:
+            for ours in rows[2:] if only is None else [r for r in rows if r[0].startswith("asdf_rs")]:
+                for theirs in [r for r in rows if not r[0].startswith("asdf_rs")]:
                     print(f"    {theirs[0]} / {ours[0]}: {theirs[1] / ours[1]:.2f}x in process, "
                           f"{theirs[3] / ours[3]:.2f}x whole process")
 
@@ -249,11 +304,17 @@ def main():
     ap.add_argument("--blocks", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--whole-runs", type=int, default=5)
+    ap.add_argument("--cases", help="comma-separated case numbers (0-4) to run, default all")
+    ap.add_argument("--files", help="comma-separated file names, default both")
+    ap.add_argument("--validation", choices=["on", "off", "both"], default="both")
     a = ap.parse_args()
     if a.what == "make":
         make(a.dir, a.shape, a.blocks)
     elif a.what == "run":
-        run(a.dir, a.runs, a.whole_runs)
+        only = {int(c) for c in a.cases.split(",")} if a.cases else None
+        files = a.files.split(",") if a.files else FILES
+        validations = {"on": (True,), "off": (False,), "both": (True, False)}[a.validation]
+        run(a.dir, a.runs, a.whole_runs, only, files, validations)
     else:
         profile(a.dir)
 
