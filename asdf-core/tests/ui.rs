@@ -37,7 +37,7 @@ fn derive_misuse_is_a_compile_error() {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(cargo)
         .current_dir(&scratch)
-        .args(["check", "--bins", "--keep-going", "--offline"])
+        .args(["check", "--bins", "--keep-going"])
         .arg("--message-format=json")
         .env("CARGO_TARGET_DIR", &target_dir)
         .env_remove("RUSTFLAGS")
