@@ -22,6 +22,7 @@ mod errors;
 mod file;
 mod preview;
 mod scalar;
+mod schema;
 mod tasks;
 mod tree;
 mod write;
@@ -39,6 +40,8 @@ fn _asdf_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::write, m)?)?;
     m.add_function(wrap_pyfunction!(write::convert, m)?)?;
     m.add_function(wrap_pyfunction!(preview::preview, m)?)?;
+    m.add_function(wrap_pyfunction!(schema::register_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(schema::register_tag, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::decode, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::strided, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::inline, m)?)?;

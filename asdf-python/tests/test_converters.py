@@ -422,3 +422,38 @@ def test_models_from_ours_save_as_python_asdfs(tmp_path):
             np.testing.assert_array_equal(back.data, theirs.data)
             np.testing.assert_array_equal(back.meta.wcs(*PIXELS), theirs.meta.wcs(*PIXELS))
             assert back.meta.instrument.name == theirs.meta.instrument.name == "NIRCAM"
+
+
+@pytest.mark.filterwarnings("ignore::asdf.exceptions.AsdfConversionWarning")
+@pytest.mark.parametrize("path", ALL, ids=ids(ALL))
+def test_validation_takes_the_extensions_schemas_and_passes_valid_files(path):
+    # validate=True registers the installed extensions' schemas with asdf-rs first
+    with asdf_rs.open(path, converters=True, validate=True) as af:
+        assert af.tree is not None
+    assert any(u.startswith("asdf://stsci.edu/datamodels/roman/schemas/") for u in conv._registered_schemas)
+
+
+@pytest.mark.parametrize(
+    "edit, where",
+    [
+        # an enum of rad's (not a schema of the ASDF Standard's)
+        ((b"optical_element: F062", b"optical_element: XXXX"), "/roman/meta/instrument/optical_element"),
+        # a required property of rad's exposure schema
+        ((b"effective_exposure_time: ", b"effective_exposure_tixx: "), "/roman/meta/exposure"),
+    ],
+)
+def test_validation_refuses_what_rads_schemas_refuse(tmp_path, edit, where):
+    src = next(p for p in ROMAN if p.name == "image.asdf")
+    data = src.read_bytes()
+    assert edit[0] in data and len(edit[0]) == len(edit[1])
+    bad = tmp_path / "bad.asdf"
+    bad.write_bytes(data.replace(edit[0], edit[1], 1))
+    # python asdf refuses it too
+    with asdf.config_context() as cfg:
+        cfg.validate_on_read = True
+        with pytest.raises(asdf.exceptions.ValidationError):
+            asdf.open(bad).close()
+    with pytest.raises(asdf_rs.ValidationError, match=where):
+        asdf_rs.open(bad, converters=True, validate=True)
+    # without validation it opens
+    asdf_rs.open(bad, converters=True, validate=False).close()

@@ -119,6 +119,13 @@ def open(
 ) -> AsdfFile:
     """Opens an ASDF file (header, tree and block headers; arrays are read when used)."""
 
+def register_schema(uri: str, yaml: str) -> None:
+    """Registers a YAML schema under ``uri`` (and its ``id``), process-wide; its top-level
+    ``tag``, if any, is bound to it."""
+
+def register_tag(tag_pattern: str, schema_uri: str) -> None:
+    """Nodes whose tag matches ``tag_pattern`` validate against ``schema_uri`` too."""
+
 def preview(
     source: Union[AsdfFile, _Path],
     path: Optional[str] = None,

@@ -67,8 +67,10 @@ raises :class:`ConversionError`; both name the node's tree path (a JSON pointer)
 Not done as python asdf does: in files of ASDF Standard 1.5.0 and older, the schema defaults
 filled in (python asdf's ``legacy_fill_schema_defaults``) are those of the ASDF Standard's own
 schemas, which asdf-rs fills (``docs/schema-defaults.md``), not those of the extensions'
-schemas, which python asdf fills too; validation on open is asdf-rs's (``validate=True``), not
-``asdf.get_config().validate_on_read``; a converter that reads blocks itself through
+schemas, which python asdf fills too; validation on open is asdf-rs's (``validate=True``, not
+``asdf.get_config().validate_on_read``), over the ASDF Standard's schemas and, registered
+first by :func:`register_extension_schemas`, those of the installed extensions' tags (rad,
+asdf-astropy, transforms, WCS, stdatamodels), as python asdf validates; a converter that reads blocks itself through
 ``SerializationContext.get_block_data_callback`` (none of asdf-astropy's, gwcs's,
 roman_datamodels' or stdatamodels' does) fails, with the path and tag named, since the blocks
 are asdf-rs's; a converter returning a generator (for recursive trees) is run
@@ -551,6 +553,62 @@ class AsdfFile(asdf.AsdfFile):
         return f"<asdf_rs.converters.AsdfFile {self.rs.source or ''}>"
 
 
+# Schema URIs asdf-rs carries itself (the ASDF Standard's, asdf-core/schemas): never replaced by
+# the copies python asdf's asdf-standard package serves. The transform schemas under the same
+# prefix come from asdf-transform-schemas in versions asdf-rs does not carry, so they are taken.
+_OWN_SCHEMA_PREFIXES = (
+    "asdf://asdf-format.org/core/",
+    "http://stsci.edu/schemas/yaml-schema/",
+    "http://json-schema.org/",
+)
+_registered_schemas: set[str] = set()
+_registered_tags: set[tuple[str, str]] = set()
+
+
+def _is_own_schema(uri: str) -> bool:
+    if uri.startswith("http://stsci.edu/schemas/asdf/"):
+        return "/transform/" not in uri
+    return uri.startswith(_OWN_SCHEMA_PREFIXES)
+
+
+def _register_schema(resources: Any, uri: str) -> None:
+    """Registers ``uri`` (from python asdf's resource manager) with asdf-rs, and the schemas it
+    refers to by absolute URI, once per process."""
+    import re
+
+    pending = [uri]
+    while pending:
+        u = pending.pop().split("#")[0]
+        if not u or u in _registered_schemas or _is_own_schema(u):
+            continue
+        _registered_schemas.add(u)
+        try:
+            text = resources[u]
+        except KeyError:
+            continue  # reported by the validator as an unknown schema when a node needs it
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        _asdf_rs.register_schema(u, text)
+        pending.extend(r for r in re.findall(r"\$ref:\s*[\"']?([^\"'\s#]+)", text) if "://" in r)
+
+
+def register_extension_schemas() -> None:
+    """Makes asdf-rs's validation (``validate=True``) check the tags of every installed python
+    asdf extension against their schemas, as python asdf's ``validate_on_read`` does: the
+    schemas of rad, asdf-astropy, the transform and WCS schemas, stdatamodels and the rest,
+    from python asdf's resource manager, with the schemas they refer to. Process-wide and
+    idempotent; :func:`open` calls it when ``validate=True``."""
+    config = get_config()
+    resources = config.resource_manager
+    for ext in config.extensions:
+        for tag in ext.tags:
+            for uri in tag.schema_uris:
+                _register_schema(resources, uri)
+                if (tag.tag_uri, uri) not in _registered_tags and not _is_own_schema(uri):
+                    _registered_tags.add((tag.tag_uri, uri))
+                    _asdf_rs.register_tag(tag.tag_uri, uri)
+
+
 def open(
     path: str | os.PathLike[str],
     *,
@@ -566,6 +624,8 @@ def open(
     ``verify_checksums``, ``memmap``, ``storage_options``) and converts its tree with python
     asdf's converters; the other arguments are ``asdf.open``'s."""
     options.setdefault("memmap", False)
+    if options.get("validate"):
+        register_extension_schemas()
     rs = _asdf_rs.open(path, **options)
     try:
         return AsdfFile(
