@@ -2,7 +2,7 @@
 """Python asdf + asdf-zarr read the asdf-zarr arrays asdf-rs wrote, equal to what was written.
 
 Usage:
-    ASDF_WRITE_OUT=DIR cargo test -p asdfrs-core --test asdf_zarr
+    ASDF_WRITE_OUT=DIR cargo test -p asdfrs-core --test it asdf_zarr::
     .venv-oracle/bin/python tests/oracle/check_zarr_written.py DIR/asdf-zarr
 
 `asdf-core/tests/it/asdf_zarr.rs` leaves each file it wrote with `Writer::add_zarr_array` as
