@@ -42,6 +42,7 @@ fn _asdf_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preview::preview, m)?)?;
     m.add_function(wrap_pyfunction!(schema::register_schema, m)?)?;
     m.add_function(wrap_pyfunction!(schema::register_tag, m)?)?;
+    m.add_function(wrap_pyfunction!(schema::set_schema_source, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::decode, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::strided, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::inline, m)?)?;

@@ -1,4 +1,4 @@
-//! Schemas beyond the ASDF Standard's: `register_schema` and `register_tag`, process-wide, for
+//! Schemas beyond the ASDF Standard's: `register_schema`, `register_tag` and `set_schema_source`,
 //! `asdf_rs.converters` to validate the tags of python asdf's installed extensions (rad,
 //! asdf-astropy, the transform and WCS schemas, stdatamodels) natively.
 
@@ -19,4 +19,43 @@ pub fn register_schema(py: Python<'_>, uri: &str, yaml: &str) -> PyResult<()> {
 #[pyfunction]
 pub fn register_tag(tag_pattern: &str, schema_uri: &str) {
     asdf_core::schema::register_tag(tag_pattern, schema_uri)
+}
+
+/// Sets (or, with `None`, removes) the process-wide schema source: `source(uri)` gives the YAML
+/// text (str or bytes) of a schema asdf-rs neither bundles nor has registered, or `None`; it is
+/// asked once per URI, when a validation first needs that schema. An exception in it is
+/// reported as unraisable and counts as `None`.
+#[pyfunction]
+pub fn set_schema_source(source: Option<Py<PyAny>>) {
+    let Some(source) = source else {
+        asdf_core::schema::clear_schema_source();
+        return;
+    };
+    asdf_core::schema::set_schema_source(move |uri: &str| {
+        Python::attach(|py| {
+            let text = match source.call1(py, (uri,)) {
+                Ok(text) => text.into_bound(py),
+                Err(e) => {
+                    e.write_unraisable(py, Some(source.bind(py)));
+                    return None;
+                }
+            };
+            if text.is_none() {
+                return None;
+            }
+            if let Ok(s) = text.extract::<String>() {
+                return Some(s);
+            }
+            match text.extract::<Vec<u8>>().map(String::from_utf8) {
+                Ok(Ok(s)) => Some(s),
+                _ => {
+                    let e = pyo3::exceptions::PyTypeError::new_err(format!(
+                        "the schema source gave neither str nor UTF-8 bytes for {uri}"
+                    ));
+                    e.write_unraisable(py, Some(source.bind(py)));
+                    None
+                }
+            }
+        })
+    })
 }

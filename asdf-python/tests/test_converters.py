@@ -12,6 +12,7 @@ byte by its generate.py --check in CI.
 from __future__ import annotations
 
 import subprocess
+import re
 import sys
 import warnings
 from collections.abc import Mapping
@@ -252,20 +253,28 @@ def test_a_tag_without_converter_stays_tagged_with_python_asdfs_warning():
 
 @pytest.fixture
 def broken(tmp_path):
-    """A time no astropy Time is, at /meta/broken/1."""
+    """A time no astropy Time is, at /meta/broken/1 (and at /meta/a~1b~0c/0, a key that
+    JSON pointers escape)."""
     path = tmp_path / "broken.asdf"
     time = asdf_rs.Tagged(TIME, "not a time at all")
-    asdf_rs.write(path, {"meta": {"broken": [1, time]}}, validate=False)
+    other = asdf_rs.Tagged(TIME, "not a time either")
+    asdf_rs.write(path, {"meta": {"broken": [1, time], "a/b~c": [other]}}, validate=False)
     return path
 
 
 def test_a_failing_converter_is_named_by_path_and_tag(broken):
     # python asdf's default: its warning, the node left tagged
-    with pytest.warns(AsdfConversionWarning, match=f"(?s)A node failed to convert with: .*at /meta/broken/1, tag {TIME}"):
+    with pytest.warns(AsdfConversionWarning) as caught:
         af = asdf_rs.open(broken, converters=True)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2
+    for where in ("/meta/broken/1", "/meta/a~1b~0c/0"):
+        pattern = f"(?s)A node failed to convert with: .*at {where}, tag {TIME}"
+        assert any(re.match(pattern, m) for m in messages), messages
     with af, python_asdf(broken) as theirs:
         assert isinstance(af["meta"]["broken"][1], asdf.tagged.TaggedString)
         assert af["meta"]["broken"][1] == theirs["meta"]["broken"][1]
+        assert af["meta"]["a/b~c"][0] == theirs["meta"]["a/b~c"][0]
     with asdf.config_context() as cfg:
         cfg.warn_on_failed_conversion = False
         with pytest.raises(conv.ConversionError) as err:
@@ -277,6 +286,9 @@ def test_a_failing_converter_is_named_by_path_and_tag(broken):
         af = asdf_rs.open(broken, converters=True, lazy_tree=True)
         with pytest.raises(conv.ConversionError, match="/meta/broken/1"):
             af["meta"]["broken"][1]
+        with pytest.raises(conv.ConversionError) as err:
+            af["meta"]["a/b~c"][0]
+        assert err.value.path == "/meta/a~1b~0c/0"
 
 
 @pytest.mark.parametrize("path", ROMAN, ids=ids(ROMAN))
@@ -430,7 +442,7 @@ def test_validation_takes_the_extensions_schemas_and_passes_valid_files(path):
     # validate=True registers the installed extensions' schemas with asdf-rs first
     with asdf_rs.open(path, converters=True, validate=True) as af:
         assert af.tree is not None
-    assert any(u.startswith("asdf://stsci.edu/datamodels/roman/schemas/") for u in conv._registered_schemas)
+    assert any(s.startswith("asdf://stsci.edu/datamodels/roman/schemas/") for _, s in conv._registered_tags)
 
 
 @pytest.mark.parametrize(
@@ -457,3 +469,34 @@ def test_validation_refuses_what_rads_schemas_refuse(tmp_path, edit, where):
         asdf_rs.open(bad, converters=True, validate=True)
     # without validation it opens
     asdf_rs.open(bad, converters=True, validate=False).close()
+
+
+def test_each_unit_string_is_parsed_once_per_file(tmp_path, monkeypatch):
+    """A file of many Quantities repeats a few unit strings: each is converted once per file
+    (astropy units are immutable), and every Quantity equals python asdf's."""
+    from asdf_astropy.converters.unit.unit import UnitConverter
+
+    path = tmp_path / "quantities.asdf"
+    units = [u.km / u.s, u.erg / u.cm**2, u.km / u.s, u.AA, u.km / u.s, u.erg / u.cm**2]
+    with asdf.AsdfFile({"q": [np.arange(3.0) * unit for unit in units]}) as af:
+        af.write_to(path)
+    calls = []
+    real = UnitConverter.from_yaml_tree
+
+    def counted(self, node, tag, ctx):
+        calls.append(node)
+        return real(self, node, tag, ctx)
+
+    monkeypatch.setattr(UnitConverter, "from_yaml_tree", counted)
+    with python_asdf(path) as theirs:
+        expected = [(q.unit, q.value) for q in theirs["q"]]
+    assert len(calls) == len(units)  # python asdf converts every node
+    for lazy in (False, True):
+        calls.clear()
+        with ours(path, lazy_tree=lazy) as af:
+            got = [(q.unit, q.value) for q in af["q"]]
+            assert all(type(q) is u.Quantity for q in af["q"])
+        assert sorted(map(str, calls)) == ["Angstrom", "erg.cm**-2", "km.s**-1"], calls
+        assert [g[0] for g in got] == [e[0] for e in expected]
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g[1], e[1])

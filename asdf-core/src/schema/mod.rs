@@ -207,10 +207,52 @@ impl<'a> IntoIterator for &'a ValidationErrors {
 /// A schema whose top level has a `tag` (a tag, or a pattern ending in `*`) is also bound
 /// to it, as [`register_tag`] binds: every node with that tag is validated against it.
 pub fn register_schema(uri: &str, yaml: &str) -> Result<(), SchemaError> {
-    let json = registry::schema_json(uri, yaml)?;
-    registry::register(uri, yaml)?;
+    let json = registry::register(uri, yaml)?;
     bind_own_tag(&json, uri);
     Ok(())
+}
+
+/// Sets the process-wide schema source: a function asked for the YAML text of a schema URI
+/// (without fragment) that is neither registered nor bundled, when a `$ref` or a
+/// [`register_tag`] binding first needs it. It answers `None` when it does not have it (asked
+/// once per URI). What it gives is parsed and kept as a registered schema would be; its
+/// top-level `tag`, unlike [`register_schema`]'s, binds nothing (bind with [`register_tag`]).
+/// It replaces an earlier source; already compiled schemas are dropped.
+///
+/// So a large schema set (python asdf's installed extensions, a directory of schemas) costs
+/// only what a validation uses. The function runs without any registry lock held, on the
+/// thread validating, and may be called from several threads at once; a panic in it counts
+/// as `None`.
+///
+/// ```
+/// use asdf_core::schema::{register_tag, set_schema_source, validate_tree};
+/// # use asdf_core::schema::clear_schema_source;
+/// use asdf_core::Node;
+///
+/// set_schema_source(|uri: &str| {
+///     (uri == "asdf://example.org/schemas/dog-1.0.0")
+///         .then(|| "type: object\nrequired: [name]\n".to_string())
+/// });
+/// register_tag("asdf://example.org/tags/dog-1.0.0", "asdf://example.org/schemas/dog-1.0.0");
+/// let age = Node::map([("age", Node::int(3))]);
+/// let dog = Node::map([(
+///     "dog",
+///     Node::tagged("asdf://example.org/tags/dog-1.0.0", age.value().clone()),
+/// )]);
+/// let errors = validate_tree(&dog, "1.6.0").unwrap_err();
+/// assert!(errors.to_string().contains("name"), "{errors}");
+/// # clear_schema_source();
+/// ```
+pub fn set_schema_source<F>(source: F)
+where
+    F: Fn(&str) -> Option<String> + Send + Sync + 'static,
+{
+    registry::set_source(Some(std::sync::Arc::new(source)))
+}
+
+/// Removes the schema source set by [`set_schema_source`] (what it gave stays registered).
+pub fn clear_schema_source() {
+    registry::set_source(None)
 }
 
 /// Binds the schema's top-level `tag` to it (by its `id` when it has one, as a
@@ -239,7 +281,7 @@ pub fn register_schema_file(path: impl AsRef<Path>) -> Result<String, SchemaErro
         .or_else(|| json.get("$id"))
         .and_then(JsonValue::as_str)
         .map_or(file_uri, str::to_string);
-    registry::register(&uri, &text)?;
+    let json = registry::register(&uri, &text)?;
     bind_own_tag(&json, &uri);
     Ok(uri)
 }

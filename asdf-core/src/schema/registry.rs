@@ -1,7 +1,7 @@
 //! Where schemas come from (bundled, registered by the user) and the compiled validators,
 //! cached per schema URI for the life of the process.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use jsonschema::{Draft, Validator};
@@ -14,12 +14,22 @@ use crate::yaml::{parse, YamlLimits};
 /// A compiled schema, or why it could not be compiled (kept so it is not retried).
 pub(crate) type Compiled = Result<Arc<Validator<AsdfJson>>, SchemaError>;
 
+/// Where schemas that are neither registered nor bundled come from (see
+/// [`set_schema_source`](super::set_schema_source)).
+pub(crate) type Source = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     /// User schemas by URI (and by their `id` when it differs).
     user: HashMap<String, Arc<JsonValue>>,
     /// User tag patterns and the schema URI nodes with matching tags validate against.
     tags: Vec<(String, String)>,
+    /// The same pairs, to keep each once without a scan.
+    tag_set: HashSet<(String, String)>,
+    /// The schema source, asked for URIs found nowhere else.
+    source: Option<Source>,
+    /// URIs the source did not have (not asked again until the source changes).
+    source_missed: HashSet<String>,
     /// Parsed bundled schemas by id.
     bundled: HashMap<String, Arc<JsonValue>>,
     /// Compiled validators by schema URI.
@@ -81,45 +91,97 @@ pub(crate) fn lookup(uri: &str) -> Result<Arc<JsonValue>, SchemaError> {
             return Ok(s.clone());
         }
     }
-    let Some(text) = bundled::schema_text(key) else {
-        return Err(SchemaError::NotFound {
-            uri: key.to_string(),
-        });
+    if let Some(text) = bundled::schema_text(key) {
+        let json = Arc::new(schema_json(key, text)?);
+        write().bundled.insert(key.to_string(), json.clone());
+        return Ok(json);
+    }
+    from_source(key)
+}
+
+/// Asks the schema source for `key` (no lock is held while it runs: it may take long, and
+/// may look schemas up itself); what it gives is kept as a user schema.
+fn from_source(key: &str) -> Result<Arc<JsonValue>, SchemaError> {
+    let not_found = || SchemaError::NotFound {
+        uri: key.to_string(),
     };
-    let json = Arc::new(schema_json(key, text)?);
-    write().bundled.insert(key.to_string(), json.clone());
+    let source = {
+        let st = read();
+        if st.source_missed.contains(key) {
+            return Err(not_found());
+        }
+        st.source.clone()
+    };
+    let Some(source) = source else {
+        return Err(not_found());
+    };
+    let text = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| source(key)))
+        .ok()
+        .flatten();
+    let Some(text) = text else {
+        let mut st = write();
+        // only if the source asked is still the one set
+        if st.source.as_ref().is_some_and(|s| Arc::ptr_eq(s, &source)) {
+            st.source_missed.insert(key.to_string());
+        }
+        return Err(not_found());
+    };
+    let json = with_id(key, schema_json(key, &text)?);
+    insert_user(&mut write(), key, &json);
     Ok(json)
 }
 
-/// Registers a user schema under `uri` (and its `id`, when it has one that differs).
-pub(crate) fn register(uri: &str, yaml: &str) -> Result<(), SchemaError> {
-    let mut json = schema_json(uri, yaml)?;
-    let id = json
-        .get("id")
-        .or_else(|| json.get("$id"))
-        .and_then(JsonValue::as_str)
-        .map(str::to_string);
-    if id.is_none() {
+/// The schema with an `id` (its `uri` when it declares none), ready to be shared.
+fn with_id(uri: &str, mut json: JsonValue) -> Arc<JsonValue> {
+    if id_of(&json).is_none() {
         if let JsonValue::Object(map) = &mut json {
             map.insert("id".into(), JsonValue::String(uri.to_string()));
         }
     }
-    let json = Arc::new(json);
-    let mut st = write();
+    Arc::new(json)
+}
+
+fn id_of(json: &JsonValue) -> Option<&str> {
+    json.get("id")
+        .or_else(|| json.get("$id"))
+        .and_then(JsonValue::as_str)
+}
+
+/// Keeps a user schema under `uri` and its `id`.
+fn insert_user(st: &mut State, uri: &str, json: &Arc<JsonValue>) {
     st.user.insert(base(uri).to_string(), json.clone());
-    if let Some(id) = id {
-        st.user.insert(base(&id).to_string(), json);
+    if let Some(id) = id_of(json) {
+        if base(id) != base(uri) {
+            st.user.insert(base(id).to_string(), json.clone());
+        }
     }
+}
+
+/// Registers a user schema under `uri` (and its `id`, when it has one that differs); returns
+/// the schema as kept.
+pub(crate) fn register(uri: &str, yaml: &str) -> Result<Arc<JsonValue>, SchemaError> {
+    let json = with_id(uri, schema_json(uri, yaml)?);
+    let mut st = write();
+    insert_user(&mut st, uri, &json);
     // A compiled schema may have pulled in an earlier version through `$ref`.
     st.compiled.clear();
-    Ok(())
+    Ok(json)
+}
+
+/// Sets (or, with `None`, removes) the schema source. Compiled schemas are dropped: one that
+/// failed for want of a schema may compile now.
+pub(crate) fn set_source(source: Option<Source>) {
+    let mut st = write();
+    st.source = source;
+    st.source_missed.clear();
+    st.compiled.clear();
 }
 
 /// Adds a user tag pattern → schema URI association.
 pub(crate) fn register_tag(pattern: &str, uri: &str) {
     let mut st = write();
     let entry = (pattern.to_string(), uri.to_string());
-    if !st.tags.contains(&entry) {
+    if st.tag_set.insert(entry.clone()) {
         st.tags.push(entry);
     }
 }

@@ -481,3 +481,67 @@ fn messages_keep_the_order_of_mappings() {
         "{e:?}"
     );
 }
+
+#[test]
+fn schema_source_is_asked_once_per_uri_and_only_for_what_is_used() {
+    use std::sync::{Arc, Mutex};
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = asked.clone();
+    set_schema_source(move |uri: &str| {
+        log.lock().unwrap().push(uri.to_string());
+        match uri {
+            "asdf://example.org/source/box-1.0.0" => Some(
+                "id: asdf://example.org/source/box-1.0.0\n\
+                 type: object\nproperties:\n  side: {$ref: 'length-1.0.0'}\nrequired: [side]"
+                    .to_string(),
+            ),
+            "asdf://example.org/source/length-1.0.0" => {
+                Some("type: number\nminimum: 0".to_string())
+            }
+            "asdf://example.org/source/boom-1.0.0" => panic!("a broken source"),
+            _ => None,
+        }
+    });
+    register_tag(
+        "asdf://example.org/source-tags/box-1.0.0",
+        "asdf://example.org/source/box-1.0.0",
+    );
+    register_tag(
+        "asdf://example.org/source-tags/ghost-1.0.0",
+        "asdf://example.org/source/ghost-1.0.0",
+    );
+    let t = tree(
+        "a: !<asdf://example.org/source-tags/box-1.0.0> {side: -2}\n\
+         b: !<asdf://example.org/source-tags/box-1.0.0> {side: 3}",
+    );
+    let e = validate_tree(&t, DEFAULT_STANDARD).unwrap_err();
+    assert_eq!(
+        e.lines(),
+        vec!["/a/side: minimum: expected at least 0, found -2".to_string()]
+    );
+    // a tag bound to a schema the source does not have: reported, asked once
+    let g = tree("g: !<asdf://example.org/source-tags/ghost-1.0.0> {}");
+    for _ in 0..2 {
+        let e = validate_tree(&g, DEFAULT_STANDARD).unwrap_err();
+        assert!(e.to_string().contains("ghost-1.0.0"), "{e}");
+    }
+    // a source that panics counts as not having the schema
+    for _ in 0..2 {
+        let e = validate_against("asdf://example.org/source/boom-1.0.0", &Node::int(1));
+        assert!(e.is_err());
+    }
+    let asked = asked.lock().unwrap().clone();
+    clear_schema_source();
+    assert_eq!(
+        asked,
+        vec![
+            "asdf://example.org/source/box-1.0.0".to_string(),
+            "asdf://example.org/source/length-1.0.0".to_string(),
+            "asdf://example.org/source/ghost-1.0.0".to_string(),
+            "asdf://example.org/source/boom-1.0.0".to_string(),
+        ],
+        "each URI once, and only the ones a validation used"
+    );
+    // what the source gave stays registered
+    assert!(validate_against("asdf://example.org/source/length-1.0.0", &Node::int(4)).is_ok());
+}

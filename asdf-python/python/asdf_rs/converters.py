@@ -68,7 +68,7 @@ Not done as python asdf does: in files of ASDF Standard 1.5.0 and older, the sch
 filled in (python asdf's ``legacy_fill_schema_defaults``) are those of the ASDF Standard's own
 schemas, which asdf-rs fills (``docs/schema-defaults.md``), not those of the extensions'
 schemas, which python asdf fills too; validation on open is asdf-rs's (``validate=True``, not
-``asdf.get_config().validate_on_read``), over the ASDF Standard's schemas and, registered
+``asdf.get_config().validate_on_read``), over the ASDF Standard's schemas and, bound
 first by :func:`register_extension_schemas`, those of the installed extensions' tags (rad,
 asdf-astropy, transforms, WCS, stdatamodels), as python asdf validates; a converter that reads blocks itself through
 ``SerializationContext.get_block_data_callback`` (none of asdf-astropy's, gwcs's,
@@ -85,6 +85,7 @@ import collections
 import copy
 import inspect
 import os
+import sys
 import types
 import warnings
 import weakref
@@ -233,8 +234,29 @@ def _escape(key: Any) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
 
 
-def _where(path: str) -> str:
-    return path or "/"
+def _where(path: Any) -> str:
+    """The JSON pointer of a path: a string, or a ``(parent, key)`` pair of the walk, which
+    builds pointers only for the nodes that need one (a warning, an error, a lazy node)."""
+    keys = []
+    while isinstance(path, tuple):
+        path, key = path
+        keys.append(_escape(key))
+    prefix = path or ""
+    if keys:
+        keys.reverse()
+        prefix = f"{prefix}/{'/'.join(keys)}"
+    return prefix or "/"
+
+
+# Tags whose converters turn a string into an immutable object (astropy units): converted once
+# per string and file (a file of many Quantities repeats a few unit strings thousands of times,
+# and each parse goes through astropy's unit grammar).
+_UNIT_TAGS = ("tag:stsci.edu:asdf/unit/unit-", "tag:astropy.org:astropy/units/unit-")
+
+
+def _immutable(obj: Any) -> bool:
+    units = sys.modules.get("astropy.units")
+    return units is not None and isinstance(obj, units.UnitBase)
 
 
 def _name(converter) -> str:
@@ -256,14 +278,14 @@ class _Walk:
         self.active: set[int] = set()
         self.generators: list[types.GeneratorType] = []
 
-    def run(self, node: Any, path: str) -> Any:
+    def run(self, node: Any, path: Any) -> Any:
         out = self.walk(node, path)
         while self.generators:
             for _ in self.generators.pop(0):
                 pass
         return out
 
-    def walk(self, node: Any, path: str) -> Any:
+    def walk(self, node: Any, path: Any) -> Any:
         if not isinstance(node, (tagged.Tagged, _asdf_rs.Tagged)) and type(node) not in (dict, list):
             return node
         if isinstance(node, _asdf_rs.Tagged):
@@ -279,13 +301,13 @@ class _Walk:
             if isinstance(node, dict):
                 items = node.data if isinstance(node, tagged.TaggedDict) else node
                 for k, v in items.items():
-                    new = self.walk(v, f"{path}/{_escape(k)}")
+                    new = self.walk(v, (path, k))
                     if new is not v:
                         items[k] = new
             elif isinstance(node, list):
                 items = node.data if isinstance(node, tagged.TaggedList) else node
                 for i, v in enumerate(items):
-                    new = self.walk(v, f"{path}/{i}")
+                    new = self.walk(v, (path, i))
                     if new is not v:
                         items[i] = new
             out = node
@@ -299,7 +321,7 @@ class _Walk:
         self.done[key] = out
         return out
 
-    def convert(self, node: Any, tag: str, path: str) -> Any:
+    def convert(self, node: Any, tag: str, path: Any) -> Any:
         if tag.startswith(_YAML):
             data = node.value if isinstance(node, _asdf_rs.Tagged) else node.data
             std = _yaml_standard(data, tag)
@@ -316,6 +338,15 @@ class _Walk:
             return node
         converter = self.manager.get_converter_for_tag(tag)
         data = node.value if isinstance(node, _asdf_rs.Tagged) else node.data
+        if isinstance(data, str) and tag.startswith(_UNIT_TAGS):
+            cache = self.af._scalar_objects
+            key = (tag, data)
+            obj = cache.get(key)
+            if obj is None:
+                obj = _call(self.af, converter, data, node, tag, path, self.sctx, self.generators)
+                if _immutable(obj):
+                    cache[key] = obj
+            return obj
         return _call(self.af, converter, data, node, tag, path, self.sctx, self.generators)
 
 
@@ -353,7 +384,7 @@ def _call(af, converter, data, node, tag, path, sctx, generators) -> Any:
     return obj
 
 
-def _lazy(node: Any, af_ref, path: str) -> Any:
+def _lazy(node: Any, af_ref, path: Any) -> Any:
     """python asdf's ``lazy_nodes._to_lazy_node``, with paths."""
     if isinstance(node, tagged.TaggedList):
         return tagged.TaggedList(_lazy(node.data, af_ref, path), node._tag)
@@ -391,7 +422,7 @@ class _LazyNode:
         if (obj := af._tagged_object_cache.retrieve(value)) is not None:
             self[key] = obj
             return obj
-        path = f"{self._path}/{_escape(key)}"
+        path = (self._path, key)
         original = value
         if isinstance(value, _asdf_rs.Tagged):
             value = _as_text(value)
@@ -506,6 +537,7 @@ class AsdfFile(asdf.AsdfFile):
             custom_schema=custom_schema,
         )
         self.rs = rs
+        self._scalar_objects: dict[tuple[str, str], Any] = {}
         self._mode = "r"
         self._blocks._uri = _uri(rs.source)
         self.version = rs.version
@@ -546,6 +578,7 @@ class AsdfFile(asdf.AsdfFile):
             self._closed = True
             self._tree = AsdfObject()
             self._tagged_object_cache.clear()
+            self._scalar_objects.clear()
             self.rs.close()
         super().close()
 
@@ -553,16 +586,17 @@ class AsdfFile(asdf.AsdfFile):
         return f"<asdf_rs.converters.AsdfFile {self.rs.source or ''}>"
 
 
-# Schema URIs asdf-rs carries itself (the ASDF Standard's, asdf-core/schemas): never replaced by
-# the copies python asdf's asdf-standard package serves. The transform schemas under the same
-# prefix come from asdf-transform-schemas in versions asdf-rs does not carry, so they are taken.
+# Schema URIs of the ASDF Standard (asdf-core/schemas): the tags of the standard are bound to
+# them by asdf-rs per standard version, so python asdf's bindings of those tags are not taken.
+# The transform schemas under the same prefix come from asdf-transform-schemas (asdf-rs carries
+# few of them), so their tags are bound.
 _OWN_SCHEMA_PREFIXES = (
     "asdf://asdf-format.org/core/",
     "http://stsci.edu/schemas/yaml-schema/",
     "http://json-schema.org/",
 )
-_registered_schemas: set[str] = set()
 _registered_tags: set[tuple[str, str]] = set()
+_source_set = False
 
 
 def _is_own_schema(uri: str) -> bool:
@@ -571,42 +605,36 @@ def _is_own_schema(uri: str) -> bool:
     return uri.startswith(_OWN_SCHEMA_PREFIXES)
 
 
-def _register_schema(resources: Any, uri: str) -> None:
-    """Registers ``uri`` (from python asdf's resource manager) with asdf-rs, and the schemas it
-    refers to by absolute URI, once per process."""
-    import re
-
-    pending = [uri]
-    while pending:
-        u = pending.pop().split("#")[0]
-        if not u or u in _registered_schemas or _is_own_schema(u):
-            continue
-        _registered_schemas.add(u)
-        try:
-            text = resources[u]
-        except KeyError:
-            continue  # reported by the validator as an unknown schema when a node needs it
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
-        _asdf_rs.register_schema(u, text)
-        pending.extend(r for r in re.findall(r"\$ref:\s*[\"']?([^\"'\s#]+)", text) if "://" in r)
+def _schema_text(uri: str) -> Optional[bytes]:
+    """asdf-rs's schema source: the schema python asdf's resource manager serves for ``uri``
+    (asked by asdf-rs only for schemas it neither carries nor has been given)."""
+    try:
+        return get_config().resource_manager[uri]
+    except KeyError:
+        return None
 
 
 def register_extension_schemas() -> None:
     """Makes asdf-rs's validation (``validate=True``) check the tags of every installed python
-    asdf extension against their schemas, as python asdf's ``validate_on_read`` does: the
-    schemas of rad, asdf-astropy, the transform and WCS schemas, stdatamodels and the rest,
-    from python asdf's resource manager, with the schemas they refer to. Process-wide and
-    idempotent; :func:`open` calls it when ``validate=True``."""
-    config = get_config()
-    resources = config.resource_manager
-    for ext in config.extensions:
+    asdf extension against their schemas, as python asdf's ``validate_on_read`` does (rad,
+    asdf-astropy, the transform and WCS schemas, stdatamodels and the rest): binds each tag to
+    its schemas, and makes python asdf's resource manager asdf-rs's schema source, so that a
+    schema is read and compiled only when a file first needs it (the first validation of a
+    Roman product reads about 40 of the 1,234 schemas the extensions can reach). The ASDF
+    Standard's own tags keep asdf-rs's schemas. Process-wide; :func:`open` calls it when
+    ``validate=True`` (extensions added since the last call are bound then)."""
+    global _source_set
+    if not _source_set:
+        _asdf_rs.set_schema_source(_schema_text)
+        _source_set = True
+    for ext in get_config().extensions:
         for tag in ext.tags:
             for uri in tag.schema_uris:
-                _register_schema(resources, uri)
-                if (tag.tag_uri, uri) not in _registered_tags and not _is_own_schema(uri):
-                    _registered_tags.add((tag.tag_uri, uri))
-                    _asdf_rs.register_tag(tag.tag_uri, uri)
+                key = (tag.tag_uri, uri)
+                if key not in _registered_tags:
+                    _registered_tags.add(key)
+                    if not _is_own_schema(uri):
+                        _asdf_rs.register_tag(tag.tag_uri, uri)
 
 
 def open(
