@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Any, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -125,6 +125,11 @@ def register_schema(uri: str, yaml: str) -> None:
 
 def register_tag(tag_pattern: str, schema_uri: str) -> None:
     """Nodes whose tag matches ``tag_pattern`` validate against ``schema_uri`` too."""
+
+def set_schema_source(source: Optional[Callable[[str], Union[str, bytes, None]]]) -> None:
+    """Sets (``None``: removes) the process-wide source of schemas asdf-rs neither bundles nor
+    has registered: ``source(uri)`` gives the YAML text or ``None``; asked once per URI, when a
+    validation first needs it."""
 
 def preview(
     source: Union[AsdfFile, _Path],
