@@ -529,49 +529,67 @@ impl Collector {
     }
 
     /// Validates every tagged node (except those in `skip`) against its tag's schemas.
+    ///
+    /// Two passes: the distinct tags and their schema URIs first, whose validators are then
+    /// compiled (those not compiled yet in the process, in parallel: compiling is most of a
+    /// first validation, about 0.2 ms a schema), then the nodes are validated in tree order.
     fn tagged(&mut self, root: &Node, standard: &str, skip: &NodeIds) {
         let user_tags = registry::has_user_tags();
-        // Per call: tag → indices of schema URIs, and each URI's compiled validator (the
-        // registry lookups take a lock and hash strings; a tree has few distinct tags).
+        // tag → indices of schema URIs (the registry lookups take a lock and hash strings; a
+        // tree has few distinct tags)
         let mut uris: Vec<String> = Vec::new();
-        let mut compiled: Vec<Option<registry::Compiled>> = Vec::new();
-        let mut by_tag: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut seen: HashSet<(usize, usize)> = HashSet::new();
-        root.walk_lazy(&mut |path, node| {
-            let Some(tag) = node.tag() else { return };
-            if node.get("$ref").is_some() || (!skip.is_empty() && skip.contains(&node.id())) {
+        let mut by_tag: HashMap<&str, Vec<usize>> = HashMap::new();
+        let wanted = |node: &Node| {
+            node.tag().is_some()
+                && node.get("$ref").is_none()
+                && (skip.is_empty() || !skip.contains(&node.id()))
+        };
+        root.walk_lazy(&mut |_, node| {
+            let Some(tag) = node.tag().filter(|_| wanted(node)) else {
+                return;
+            };
+            if by_tag.contains_key(tag) {
                 return;
             }
-            if !by_tag.contains_key(tag) {
-                let mut found = Vec::new();
-                if let Some(u) = bundled::schema_for_tag(standard, tag) {
-                    found.push(u.to_string());
-                }
-                if user_tags {
-                    found.extend(registry::user_schemas_for_tag(tag));
-                }
-                let idx = found
-                    .into_iter()
-                    .map(|u| match uris.iter().position(|x| *x == u) {
-                        Some(k) => k,
-                        None => {
-                            uris.push(u);
-                            compiled.push(None);
-                            uris.len() - 1
-                        }
-                    })
-                    .collect();
-                by_tag.insert(tag.to_string(), idx);
+            let mut found = Vec::new();
+            if let Some(u) = bundled::schema_for_tag(standard, tag) {
+                found.push(u.to_string());
             }
+            if user_tags {
+                found.extend(registry::user_schemas_for_tag(tag));
+            }
+            let idx = found
+                .into_iter()
+                .map(|u| match uris.iter().position(|x| *x == u) {
+                    Some(k) => k,
+                    None => {
+                        uris.push(u);
+                        uris.len() - 1
+                    }
+                })
+                .collect();
+            by_tag.insert(tag, idx);
+        });
+        let fresh = uris.iter().filter(|u| !registry::is_compiled(u)).count();
+        let compiled: Vec<registry::Compiled> = if fresh > 1 {
+            use rayon::prelude::*;
+            uris.par_iter().map(|u| registry::validator(u)).collect()
+        } else {
+            uris.iter().map(|u| registry::validator(u)).collect()
+        };
+        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        root.walk_lazy(&mut |path, node| {
+            let Some(tag) = node.tag().filter(|_| wanted(node)) else {
+                return;
+            };
             let Some(idx) = by_tag.get(tag) else { return };
             for &k in idx {
                 if !seen.insert((node.id(), k)) {
                     continue;
                 }
-                let (Some(uri), Some(slot)) = (uris.get(k), compiled.get_mut(k)) else {
+                let (Some(uri), Some(validator)) = (uris.get(k), compiled.get(k)) else {
                     continue;
                 };
-                let validator = slot.get_or_insert_with(|| registry::validator(uri));
                 self.run(validator, uri, node, &|| path.pointer());
             }
         });

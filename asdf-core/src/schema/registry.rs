@@ -22,9 +22,12 @@ pub(crate) type Source = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 struct State {
     /// User schemas by URI (and by their `id` when it differs).
     user: HashMap<String, Arc<JsonValue>>,
-    /// User tag patterns and the schema URI nodes with matching tags validate against.
-    tags: Vec<(String, String)>,
-    /// The same pairs, to keep each once without a scan.
+    /// User tags without wildcards and the schema URIs nodes with that tag validate against,
+    /// in the order they were bound.
+    exact_tags: HashMap<String, Vec<String>>,
+    /// User tag patterns with wildcards and their schema URIs, in the order they were bound.
+    tag_patterns: Vec<(String, String)>,
+    /// Every (pattern, URI) pair bound, to keep each once.
     tag_set: HashSet<(String, String)>,
     /// The schema source, asked for URIs found nowhere else.
     source: Option<Source>,
@@ -180,25 +183,37 @@ pub(crate) fn set_source(source: Option<Source>) {
 /// Adds a user tag pattern → schema URI association.
 pub(crate) fn register_tag(pattern: &str, uri: &str) {
     let mut st = write();
-    let entry = (pattern.to_string(), uri.to_string());
-    if st.tag_set.insert(entry.clone()) {
-        st.tags.push(entry);
+    if !st.tag_set.insert((pattern.to_string(), uri.to_string())) {
+        return;
+    }
+    if pattern.contains('*') {
+        st.tag_patterns.push((pattern.to_string(), uri.to_string()));
+    } else {
+        st.exact_tags
+            .entry(pattern.to_string())
+            .or_default()
+            .push(uri.to_string());
     }
 }
 
-/// The user schema URIs whose tag pattern matches `tag`.
+/// The user schema URIs whose tag pattern matches `tag`: those bound to the tag itself, then
+/// those of matching wildcard patterns (a file's few distinct tags are looked up once per
+/// validation, against thousands of bindings when python asdf's extensions are bound).
 pub(crate) fn user_schemas_for_tag(tag: &str) -> Vec<String> {
-    read()
-        .tags
-        .iter()
-        .filter(|(p, _)| keywords::tag_matches(p, tag))
-        .map(|(_, u)| u.clone())
-        .collect()
+    let st = read();
+    let mut out = st.exact_tags.get(tag).cloned().unwrap_or_default();
+    out.extend(
+        st.tag_patterns
+            .iter()
+            .filter(|(p, _)| keywords::tag_matches(p, tag))
+            .map(|(_, u)| u.clone()),
+    );
+    out
 }
 
 /// Whether any user tag pattern is registered.
 pub(crate) fn has_user_tags() -> bool {
-    !read().tags.is_empty()
+    !read().tag_set.is_empty()
 }
 
 /// Resolves `$ref`s: only schemas already known (bundled or registered); no network, no files.
@@ -251,6 +266,11 @@ fn compile(uri: &str) -> Compiled {
         message: e.to_string(),
     })?;
     Ok(Arc::new(validator))
+}
+
+/// Whether the schema with this URI has been compiled (or has failed to compile) already.
+pub(crate) fn is_compiled(uri: &str) -> bool {
+    read().compiled.contains_key(uri)
 }
 
 /// The compiled validator of the schema with this URI (compiled once, then cached).
