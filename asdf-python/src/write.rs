@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use asdf_core::array::DType;
 use asdf_core::write::Compression;
 use asdf_core::write::{CompressionChoice, StandardVersion, Storage, WriteArray};
-use asdf_core::yaml::{Integer, TimeOfDay, Timestamp};
+use asdf_core::yaml::{CollectionStyle, Integer, NodeData, Style, TimeOfDay, Timestamp};
 use asdf_core::{AsdfFile, Node, Value, WriteOptions, Writer};
 use numpy::{PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -84,8 +84,19 @@ fn unknown_codec(label: &str) -> PyErr {
 /// checks the tree against the schemas first; `standard` picks the ASDF Standard version.
 /// `asdf_library` and `history["extensions"]` of the tree (a tree read from a file has
 /// them) are not copied: the file gets this library's own.
+///
+/// `extensions`: a list of the extension-metadata entries (python asdf's
+/// `history.extensions` entries: mappings with `extension_class`, `extension_uri`,
+/// `software`, `manifest_software`, as dicts or `Tagged` `core/extension_metadata-1.0.0`
+/// values) that `history.extensions` records, before the writer's own core entry. A dict
+/// entry is tagged `core/extension_metadata-1.0.0`, its `software` and `manifest_software`
+/// dicts `core/software-1.0.0`, as python asdf writes them. An extension URI is recorded
+/// once: a later entry with the same `extension_uri` replaces an earlier one in its place
+/// (as python asdf updates an entry), and an entry for the core extension of the version
+/// written gives way to the writer's own. Standards before 1.2.0 have no extension history:
+/// the entries are not written there.
 #[pyfunction]
-#[pyo3(signature = (path, tree, *, compression = None, compression_level = None, validate = true, checksums = true, standard = None, inline_threshold = None))]
+#[pyo3(signature = (path, tree, *, compression = None, compression_level = None, validate = true, checksums = true, standard = None, inline_threshold = None, extensions = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write(
     py: Python<'_>,
@@ -97,6 +108,7 @@ pub fn write(
     checksums: bool,
     standard: Option<&str>,
     inline_threshold: Option<usize>,
+    extensions: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let opts = options(
         compression,
@@ -113,9 +125,17 @@ pub fn write(
             tree.get_type().name()?
         )));
     }
-    let tree = own_metadata_dropped(tree)?;
+    let entries = extensions.map(extension_entries).transpose()?;
+    let mut tree = own_metadata_dropped(tree)?;
+    let record = entries.is_some() && *opts.standard_version() >= StandardVersion::V1_2_0;
+    if let Some(entries) = entries.filter(|_| record) {
+        tree = with_extensions(&tree, entries)?;
+    }
     let mut conv = FromPy::new(py)?;
-    let root = conv.node(&tree).map_err(|e| e.into_py())?;
+    let mut root = conv.node(&tree).map_err(|e| e.into_py())?;
+    if record {
+        root = extensions_styled(&root);
+    }
     // every array's bytes, borrowed from numpy for the time of the write
     let mut held = Vec::with_capacity(conv.arrays.len());
     for a in &conv.arrays {
@@ -171,6 +191,225 @@ fn own_metadata_dropped<'py>(tree: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Py
         }
     }
     Ok(copy.into_any())
+}
+
+const EXTENSION_METADATA_TAG: &str = "tag:stsci.edu:asdf/core/extension_metadata-1.0.0";
+const SOFTWARE_TAG: &str = "tag:stsci.edu:asdf/core/software-1.0.0";
+
+/// The entries of `write`'s `extensions` checked, tagged as python asdf tags them, and with
+/// each extension URI once (a later entry replaces an earlier one in its place).
+fn extension_entries<'py>(list: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    let py = list.py();
+    if !(list.is_instance_of::<PyList>() || list.is_instance_of::<PyTuple>()) {
+        return Err(PyTypeError::new_err(format!(
+            "extensions must be a list of extension metadata mappings, not {}",
+            list.get_type().name()?
+        )));
+    }
+    let mut out: Vec<Bound<'py, PyAny>> = Vec::new();
+    let mut by_uri: HashMap<String, usize> = HashMap::new();
+    for (i, entry) in list.try_iter()?.enumerate() {
+        let entry = entry?;
+        let (map, tagged) = match entry.cast::<Tagged>() {
+            Ok(t) => {
+                let t = t.get();
+                if !t
+                    .tag
+                    .starts_with("tag:stsci.edu:asdf/core/extension_metadata-")
+                {
+                    return Err(PyValueError::new_err(format!(
+                        "extensions[{i}]: a value tagged {}, not core/extension_metadata",
+                        t.tag
+                    )));
+                }
+                let value = t.value.bind(py);
+                let Ok(map) = value.cast::<PyDict>() else {
+                    return Err(PyTypeError::new_err(format!(
+                        "extensions[{i}]: a core/extension_metadata value that is a {}, not a \
+                         mapping",
+                        value.get_type().name()?
+                    )));
+                };
+                (map.clone(), true)
+            }
+            Err(_) => match entry.cast::<PyDict>() {
+                Ok(d) => (d.clone(), false),
+                Err(_) => {
+                    return Err(PyTypeError::new_err(format!(
+                        "extensions[{i}]: {} is not an extension metadata mapping",
+                        entry.get_type().name()?
+                    )))
+                }
+            },
+        };
+        let uri = match map.get_item("extension_uri")? {
+            Some(u) => match u.cast::<PyString>() {
+                Ok(s) => Some(s.to_str()?.to_string()),
+                Err(_) => {
+                    return Err(PyTypeError::new_err(format!(
+                        "extensions[{i}]: extension_uri must be a str, not {}",
+                        u.get_type().name()?
+                    )))
+                }
+            },
+            None => None,
+        };
+        if uri.is_none() {
+            // python asdf's schema requires extension_class only: an entry of an extension
+            // without a URI (the legacy extensions of python asdf before 3.0) names its class
+            let class = map.get_item("extension_class")?;
+            if !class.is_some_and(|c| c.is_instance_of::<PyString>()) {
+                return Err(PyValueError::new_err(format!(
+                    "extensions[{i}]: an extension metadata mapping needs a str extension_uri \
+                     (or, for a legacy extension, a str extension_class)"
+                )));
+            }
+        }
+        let entry = if tagged {
+            entry
+        } else {
+            let copy = PyDict::new(py);
+            for (k, v) in map.iter() {
+                let software = k
+                    .cast::<PyString>()
+                    .is_ok_and(|k| matches!(k.to_str(), Ok("software" | "manifest_software")));
+                if software && v.is_instance_of::<PyDict>() {
+                    let plain = PyDict::new(py);
+                    plain.update(v.cast::<PyDict>()?.as_mapping())?;
+                    let t = Tagged {
+                        tag: SOFTWARE_TAG.to_string(),
+                        value: plain.into_any().unbind(),
+                    };
+                    copy.set_item(k, Bound::new(py, t)?)?;
+                } else {
+                    copy.set_item(k, v)?;
+                }
+            }
+            let t = Tagged {
+                tag: EXTENSION_METADATA_TAG.to_string(),
+                value: copy.into_any().unbind(),
+            };
+            Bound::new(py, t)?.into_any()
+        };
+        match uri.and_then(|u| match by_uri.get(&u) {
+            Some(&at) => Some(at),
+            None => {
+                by_uri.insert(u, out.len());
+                None
+            }
+        }) {
+            Some(at) => out[at] = entry,
+            None => out.push(entry),
+        }
+    }
+    PyList::new(py, out)
+}
+
+/// The tree (a dict) with `history.extensions` set to `entries`: a new root dict and
+/// `history` dict, the caller's are not changed. A list `history` (the form before ASDF
+/// Standard 1.2.0) becomes the mapping's `entries`.
+fn with_extensions<'py>(
+    tree: &Bound<'py, PyAny>,
+    entries: Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = tree.py();
+    let root = tree.cast::<PyDict>()?.copy()?;
+    let old = root.get_item("history")?;
+    let history = match &old {
+        None => PyDict::new(py),
+        Some(h) => {
+            let h = match h.cast::<Tagged>() {
+                Ok(t) => t.get().value.bind(py).clone(),
+                Err(_) => h.clone(),
+            };
+            if let Ok(d) = h.cast::<PyDict>() {
+                d.copy()?
+            } else if h.is_instance_of::<PyList>() || h.is_instance_of::<PyTuple>() {
+                let d = PyDict::new(py);
+                d.set_item("entries", h)?;
+                d
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "/history: a {}, not a mapping (nor a list of entries): the extensions \
+                     cannot be recorded in it",
+                    h.get_type().name()?
+                )));
+            }
+        }
+    };
+    history.set_item("extensions", entries)?;
+    root.set_item("history", history)?;
+    Ok(root.into_any())
+}
+
+/// The root with its `history.extensions` entries styled as python asdf (PyYAML) writes
+/// them: the keys of each mapping sorted, a collection of scalars in flow style
+/// (`software: !core/software-1.0.0 {name: asdf-astropy, version: 0.11.0}`).
+fn extensions_styled(root: &Node) -> Node {
+    let with_entry = |node: &Node, key: &str, f: &dyn Fn(&Node) -> Node| -> Node {
+        match node.value() {
+            Value::Map(entries) => {
+                let new = entries
+                    .iter()
+                    .map(
+                        |(k, v)| match k.as_str() == Some(key) && k.tag().is_none() {
+                            true => (k.clone(), f(v)),
+                            false => (k.clone(), v.clone()),
+                        },
+                    )
+                    .collect();
+                restyled(node, Value::Map(new), node.style())
+            }
+            _ => node.clone(),
+        }
+    };
+    with_entry(root, "history", &|h| {
+        with_entry(h, "extensions", &|e| match e.value() {
+            Value::Seq(items) => {
+                let items = items.iter().map(python_styled).collect();
+                restyled(e, Value::Seq(items), e.style())
+            }
+            _ => e.clone(),
+        })
+    })
+}
+
+/// PyYAML's style of a node python asdf writes: mapping keys sorted, flow style for a
+/// collection whose items are all scalars.
+fn python_styled(node: &Node) -> Node {
+    let value = match node.value() {
+        Value::Map(entries) => {
+            let mut new: Vec<(Node, Node)> = entries
+                .iter()
+                .map(|(k, v)| (k.clone(), python_styled(v)))
+                .collect();
+            new.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
+            Value::Map(new)
+        }
+        Value::Seq(items) => Value::Seq(items.iter().map(python_styled).collect()),
+        _ => return node.clone(),
+    };
+    let scalar = |n: &Node| !matches!(n.value(), Value::Map(_) | Value::Seq(_));
+    let leaf = match &value {
+        Value::Map(entries) => entries.iter().all(|(k, v)| scalar(k) && scalar(v)),
+        Value::Seq(items) => items.iter().all(scalar),
+        _ => false,
+    };
+    let style = Style::Collection(if leaf {
+        CollectionStyle::Flow
+    } else {
+        CollectionStyle::Block
+    });
+    restyled(node, value, style)
+}
+
+fn restyled(old: &Node, value: Value, style: Style) -> Node {
+    Node::from(NodeData {
+        tag: old.data().tag.clone(),
+        value,
+        style,
+        anchor: None,
+    })
 }
 
 fn write_array<'a>(
@@ -294,7 +533,8 @@ struct FromPy<'py> {
     nomask: Bound<'py, PyAny>,
     uint8: Bound<'py, PyAny>,
     arrays: Vec<ArrayIn<'py>>,
-    /// Collections already converted, by python identity: written once, then aliased.
+    /// Collections (and `Tagged` collections) already converted, by python identity: written
+    /// once, then aliased.
     memo: HashMap<usize, Node>,
     /// Collections being converted: one met again is a cycle.
     active: HashSet<usize>,
@@ -372,7 +612,20 @@ impl<'py> FromPy<'py> {
         }
         if let Ok(t) = obj.cast::<Tagged>() {
             let t = t.get();
-            let inner = self.node(t.value.bind(self.py))?;
+            let value = t.value.bind(self.py);
+            if value.is_instance_of::<PyDict>()
+                || value.is_instance_of::<PyList>()
+                || value.is_instance_of::<PyTuple>()
+            {
+                // a tagged mapping or sequence met twice is one node (an anchor and an
+                // alias), as a dict or list is; tagged scalars are written at each place, as
+                // PyYAML writes strings
+                return self.collection(obj, |s| {
+                    let inner = s.node(value)?;
+                    Ok(Node::tagged(t.tag.as_str(), inner.value().clone()))
+                });
+            }
+            let inner = self.node(value)?;
             return Ok(Node::tagged(t.tag.as_str(), inner.value().clone()));
         }
         if obj.is_instance(&self.np_generic)? {

@@ -334,3 +334,121 @@ def test_asdf_zarr_arrays_are_ndarrays_of_the_tree():
                     np.asarray(_at(af.tree, path))
     # the fixtures hold 13 asdf-zarr arrays (mixed two; unsupported's two, refused)
     assert zarr_arrays == 13
+
+
+def test_a_tagged_mapping_met_twice_is_written_once(scratch):
+    """The same asdf_rs.Tagged mapping (or sequence) at two places is one node, anchored and
+    aliased, as the same dict is; python asdf reads both places as one object. A tagged
+    string is written at each place (PyYAML does not alias strings)."""
+    import warnings
+
+    thing = asdf_rs.Tagged("tag:example.org/thing-1.0.0", {"a": 1, "b": [1, 2]})
+    seq = asdf_rs.Tagged("tag:example.org/seq-1.0.0", [1, 2, 3])
+    name = asdf_rs.Tagged("tag:example.org/name-1.0.0", "n")
+    tree = {"x": thing, "y": [thing, seq], "z": {"t": seq}, "n1": name, "n2": name,
+            "other": asdf_rs.Tagged("tag:example.org/thing-1.0.0", {"a": 1, "b": [1, 2]})}
+    out = scratch / "alias.asdf"
+    asdf_rs.write(out, tree, validate=False)
+    text = out.read_bytes().split(b"\n...\n")[0].decode()
+    assert "\nx: &id001 !<tag:example.org/thing-1.0.0>\n" in text, text
+    assert "\n- *id001\n" in text and "\n- &id002 !<tag:example.org/seq-1.0.0> [1, 2, 3]\n" in text
+    assert "\n  t: *id002\n" in text
+    assert text.count("&") == 2 and text.count("!<tag:example.org/name-1.0.0> n") == 2
+    with asdf_rs.open(out) as f:
+        assert f.tree["x"] == thing and f.tree["y"][0] == thing and f.tree["other"] == thing
+        assert f.tree["z"]["t"] == seq and f.tree["n2"] == name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", asdf.exceptions.AsdfConversionWarning)
+        with asdf.open(out) as af:
+            assert af["x"] is af["y"][0] and af["y"][1] is af["z"]["t"]
+            assert af["other"] is not af["x"] and af["other"] == af["x"]
+
+
+def _extension_entries(path):
+    """The YAML text of each history.extensions entry, in order."""
+    lines = path.read_bytes().split(b"\n...\n")[0].decode().splitlines()
+    entries = []
+    for line in lines[lines.index("  extensions:") + 1:]:
+        if line.startswith("  - "):
+            entries.append([line])
+        elif line.startswith("    ") and entries:
+            entries[-1].append(line)
+        else:
+            break
+    return ["\n".join(e) for e in entries]
+
+
+def test_write_records_the_extensions_given(scratch):
+    """write(..., extensions=[...]): the entries in history.extensions before the writer's
+    core entry, tagged and styled as python asdf writes them; a URI once (a later entry in
+    the first one's place); an entry for the core extension gives way to the writer's; the
+    tree's own history.extensions are replaced, its entries kept; python asdf reads it."""
+    import warnings
+
+    x = {"extension_uri": "asdf://example.com/x/extensions/x-1.0.0",
+         "extension_class": "x.Old", "software": {"version": "1", "name": "x"}}
+    y = asdf_rs.Tagged("tag:stsci.edu:asdf/core/extension_metadata-1.0.0", {
+        "extension_uri": "asdf://example.com/y/extensions/y-1.0.0", "extension_class": "y.Y"})
+    legacy = {"extension_class": "legacy.Extension"}
+    x2 = dict(x, extension_class="x.New", supported_compression=["zstd"])
+    core = {"extension_uri": "asdf://asdf-format.org/core/extensions/core-1.6.0",
+            "extension_class": "not.the.Writer"}
+    tree = {"a": 1, "history": {"entries": [{"description": "made"}],
+                                "extensions": [{"extension_uri": "asdf://old/e-1.0.0",
+                                                "extension_class": "Old"}]}}
+    out = scratch / "ext.asdf"
+    asdf_rs.write(out, tree, extensions=[x, y, legacy, x2, core])
+    assert tree["history"]["extensions"][0]["extension_class"] == "Old"  # not changed
+    entries = _extension_entries(out)
+    assert entries[:3] == [
+        "  - !core/extension_metadata-1.0.0\n"
+        "    extension_class: x.New\n"
+        "    extension_uri: asdf://example.com/x/extensions/x-1.0.0\n"
+        "    software: !core/software-1.0.0 {name: x, version: '1'}\n"
+        "    supported_compression: [zstd]",
+        "  - !core/extension_metadata-1.0.0 {extension_class: y.Y, extension_uri: "
+        "'asdf://example.com/y/extensions/y-1.0.0'}",
+        "  - !core/extension_metadata-1.0.0 {extension_class: legacy.Extension}",
+    ]
+    # the text python asdf writes for these entries
+    from asdf.tags.core import ExtensionMetadata, Software
+
+    theirs = scratch / "ext-py.asdf"
+    asdf.AsdfFile({"history": {"extensions": [
+        ExtensionMetadata(x2, software=Software(x2["software"])), ExtensionMetadata(y.value),
+        ExtensionMetadata(legacy)]}}).write_to(theirs)
+    assert _extension_entries(theirs)[:3] == entries[:3]
+    assert len(entries) == 4 and "name: asdf-rs" in entries[3]
+    assert "extension_uri: asdf://asdf-format.org/core/extensions/core-1.6.0" in entries[3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", asdf.exceptions.AsdfWarning)  # x, y not installed
+        with asdf.open(out) as af:
+            exts = af["history"]["extensions"]
+            assert [e.extension_class for e in exts][:3] == ["x.New", "y.Y", "legacy.Extension"]
+            assert af["history"]["entries"][0]["description"] == "made"
+    # an empty list: the writer's core entry only; a list history becomes its entries
+    asdf_rs.write(out, {"history": [{"description": "d"}]}, extensions=[])
+    with asdf_rs.open(out) as f:
+        assert len(f.tree["history"]["extensions"]) == 1
+        assert f.tree["history"]["entries"][0]["description"] == "d"
+    # ASDF Standard 1.1.0 has no extension history (as python asdf writes it)
+    asdf_rs.write(out, {"a": 1}, extensions=[x], standard="1.1.0")
+    assert b"extension" not in out.read_bytes()
+
+
+def test_write_checks_the_extensions_given(scratch):
+    x = {"extension_uri": "asdf://example.com/x-1.0.0", "extension_class": "X"}
+    out = scratch / "bad.asdf"
+    for bad, err, message in [
+        ({"a": x}, TypeError, "extensions must be a list of extension metadata mappings, not dict$"),
+        ([x, "x"], TypeError, r"extensions\[1\]: str is not an extension metadata mapping$"),
+        ([x, {"extension_uri": None}], TypeError, r"extensions\[1\]: extension_uri must be a str, not NoneType$"),
+        ([{"extension_class": 3}], ValueError, r"extensions\[0\]: an extension metadata mapping needs a str extension_uri"),
+        ([asdf_rs.Tagged("tag:stsci.edu:asdf/core/software-1.0.0", {})], ValueError,
+         r"extensions\[0\]: a value tagged tag:stsci.edu:asdf/core/software-1.0.0, not core/extension_metadata"),
+        ([asdf_rs.Tagged("tag:stsci.edu:asdf/core/extension_metadata-1.0.0", [1])], TypeError,
+         r"extensions\[0\]: a core/extension_metadata value that is a list, not a mapping"),
+    ]:
+        with pytest.raises(err, match=f"^{message}"):
+            asdf_rs.write(out, {"a": 1}, extensions=bad)
+    assert not out.exists()

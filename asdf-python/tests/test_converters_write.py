@@ -13,6 +13,7 @@ Runs in the FITS oracle venv (tests/oracle-fits-requirements.txt + tests/roman-r
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import warnings
@@ -98,6 +99,53 @@ def extension_uris(tree):
     return {untag(e)["extension_uri"] for e in exts}
 
 
+CORE_EXTENSION = "asdf://asdf-format.org/core/extensions/core-"
+
+
+def yaml_text(path):
+    return open(path, "rb").read().split(b"\n...\n")[0].decode()
+
+
+def extension_entries_yaml(path):
+    """The YAML text of each ``history.extensions`` entry of the file, by extension URI (by
+    class for a legacy entry)."""
+    lines = yaml_text(path).splitlines()
+    entries = []
+    for line in lines[lines.index("  extensions:") + 1 :]:
+        if line.startswith("  - "):
+            entries.append([line])
+        elif line.startswith("    ") and entries:
+            entries[-1].append(line)
+        else:
+            break
+    out = {}
+    for e in entries:
+        text = "\n".join(e)
+        # a legacy entry (no extension_uri) by its class
+        uri = (re.search(r"extension_uri: (\S+)", text)
+               or re.search(r"extension_class: (\S+)", text)).group(1)
+        assert uri not in out, f"{uri} recorded twice"
+        out[uri] = text
+    return out
+
+
+def assert_same_extension_history(ours_path, theirs_path):
+    """The files' ``history.extensions`` entries are the same YAML text, but for the software
+    of the core extension's (the writer: asdf-rs, against python asdf); python asdf orders
+    the entries by its set of extensions used, which changes from one process to the next,
+    so the order is not compared."""
+    ours, theirs = extension_entries_yaml(ours_path), extension_entries_yaml(theirs_path)
+    assert sorted(ours) == sorted(theirs)
+    for uri, text in theirs.items():
+        if uri.startswith(CORE_EXTENSION):
+            cut = text.index("    software:")
+            assert ours[uri][:cut] == text[:cut], (ours[uri], text)
+            assert "name: asdf-rs" in ours[uri][cut:]
+        else:
+            assert ours[uri] == text, f"ours:\n{ours[uri]}\npython asdf's:\n{text}"
+    return ours
+
+
 def compare_with_python_asdf(tree, scratch, name="t"):
     """Writes ``tree`` with asdf_rs and with python asdf, and compares the YAML trees."""
     ours_path = scratch / f"{name}-rs.asdf"
@@ -106,6 +154,7 @@ def compare_with_python_asdf(tree, scratch, name="t"):
     python_asdf_bytes(tree, theirs_path)
     ours, theirs = raw_tree(ours_path), raw_tree(theirs_path)
     assert extension_uris(ours) == extension_uris(theirs)
+    assert_same_extension_history(ours_path, theirs_path)
     for t in (ours, theirs):
         del t["asdf_library"], t["history"]
     assert_same_yaml(ours, theirs)
@@ -181,18 +230,70 @@ def test_gwcs_wcs_evaluates_equal(scratch):
     np.testing.assert_allclose(back.invert(*w(x, y)), (x, y), atol=1e-7)
 
 
-def test_shared_objects_are_written_once(scratch):
+def anchors_and_aliases(path):
+    """Where the file's YAML puts an anchor (the line, up to the tag) and its aliases (the
+    lines)."""
+    text = yaml_text(path)
+    anchored = re.findall(r"^ *[\w-]+: &id\d+ \S+|^ *- &id\d+ \S+", text, re.M)
+    aliases = re.findall(r"^.*\*id\d+$", text, re.M)
+    return anchored, aliases
+
+
+def test_an_object_met_twice_is_written_once_as_python_asdf_writes_it(scratch):
+    """The same Quantity at three places: one node, anchored, and two aliases, as python asdf
+    writes it (its tree walk converts an object once); python asdf reads the three places as
+    one object. Equal Quantities that are not the same object, and the units the Quantities
+    share (tagged strings), are written at each place, as python asdf writes them."""
     q = np.arange(4.0) * u.m
-    tree = {"a": q, "b": q, "c": {"same": q}}
-    path = scratch / "shared.asdf"
-    asdf_rs.write(path, tree)
-    text = open(path, "rb").read().split(b"\n...\n")[0].decode()
-    # the array is written once (one block, aliased)
-    assert text.count("source:") == 1 and text.count("*id001") == 2
-    back = read_back(path)
-    for k in (back["a"], back["b"], back["c"]["same"]):
-        assert isinstance(k, u.Quantity) and k.unit == u.m
-        np.testing.assert_array_equal(k, q)
+    tree = {"a": q, "b": q, "c": {"same": q}, "other": np.arange(4.0) * u.m, "s": 2 * u.m}
+    ours = compare_with_python_asdf(tree, scratch, "shared")
+    theirs = scratch / "shared-py.asdf"
+    assert anchors_and_aliases(ours) == anchors_and_aliases(theirs) == (
+        ["a: &id001 !unit/quantity-1.3.0"],
+        ["b: *id001", "  same: *id001"],
+    )
+    text = yaml_text(ours)
+    # one block for q, one for other
+    assert text.count("source:") == 2 and text.count("!unit/unit-1.0.0 m") == 3
+    for path in (ours, theirs):
+        back = read_back(path)
+        assert back["a"] is back["b"] is back["c"]["same"], path
+        assert back["other"] is not back["a"]
+        assert isinstance(back["a"], u.Quantity) and back["a"].unit == u.m
+        np.testing.assert_array_equal(back["a"], q)
+
+
+def test_a_shared_wcs_and_roman_node_are_aliased_as_python_asdf_does(scratch):
+    """A roman_datamodels product and a gwcs WCS met twice (the WCS also inside the
+    product): anchors and aliases at the same places as in python asdf's file; python asdf
+    and roman_datamodels read each as one object."""
+    import roman_datamodels as rdm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        src = rdm.open(ROMAN / "image.asdf")
+    inst = src._instance
+    w = simple_wcs()
+    tree = {"a": inst, "b": inst, "roman_wcs": inst["meta"]["wcs"], "w1": w, "w2": [w]}
+    ours, theirs = scratch / "alias-rs.asdf", scratch / "alias-py.asdf"
+    asdf_rs.write(ours, tree)
+    python_asdf_bytes(tree, theirs)
+    assert_same_extension_history(ours, theirs)
+    anchored, aliases = anchors_and_aliases(ours)
+    assert sorted(anchored) == sorted(anchors_and_aliases(theirs)[0])
+    assert len(anchored) == 3 and any("wfi_image" in a for a in anchored), anchored
+    assert len(aliases) == len(anchors_and_aliases(theirs)[1]) == 3
+    # the product's arrays once: as many blocks as python asdf's file
+    assert yaml_text(ours).count("source:") == yaml_text(theirs).count("source:")
+    for path in (ours, theirs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with asdf.open(path, lazy_load=False, memmap=False) as af:
+                assert type(af["a"]) is type(inst) and af["a"] is af["b"], path
+                assert af["roman_wcs"] is af["a"]["meta"]["wcs"], path
+                assert isinstance(af["w1"], gwcs_wcs.WCS) and af["w1"] is af["w2"][0], path
+                np.testing.assert_array_equal(af["w1"](3.0, 4.0), w(3.0, 4.0))
+    src.close()
 
 
 def test_history_records_the_extensions_used_as_python_asdf_does(scratch):
@@ -210,11 +311,100 @@ def test_history_records_the_extensions_used_as_python_asdf_does(scratch):
     assert units["extension_class"] == "asdf.extension._manifest.ManifestExtension"
     assert untag(units["software"]) == {"name": "asdf-astropy", "version": "0.11.0"}
     assert untag(hist["entries"][0])["description"] == "made"
-    # tagged as python asdf tags them
+    # tagged as python asdf tags them, the same YAML as python asdf's
     text = open(path, "rb").read().split(b"\n...\n")[0].decode()
     assert text.count("!core/extension_metadata-1.0.0") == 3
+    theirs = python_asdf_bytes(
+        {"q": 1 * u.m, "history": {"entries": [{"description": "made"}]}}, scratch / "h-py.asdf"
+    )
+    entries = assert_same_extension_history(path, theirs)
+    assert entries["asdf://astropy.org/astropy/extensions/units-1.3.0"] == (
+        "  - !core/extension_metadata-1.0.0\n"
+        "    extension_class: asdf.extension._manifest.ManifestExtension\n"
+        "    extension_uri: asdf://astropy.org/astropy/extensions/units-1.3.0\n"
+        "    software: !core/software-1.0.0 {name: asdf-astropy, version: 0.11.0}"
+    )
     # python asdf reads it without the "extension not installed" warning
     read_back(path)
+
+
+def test_a_file_written_again_updates_its_extension_history_as_python_asdf_does(scratch):
+    """A file python asdf wrote, read by python asdf, its history's units entry made older
+    and a legacy entry (no extension_uri) and another tool's added, then written by both:
+    the same entries (the used ones updated in place, the others kept, each URI once)."""
+    first = python_asdf_bytes({"q": np.arange(3.0) * u.km}, scratch / "first.asdf")
+    with asdf.open(first, lazy_load=False, memmap=False) as af:
+        exts = af.tree["history"]["extensions"]
+        units = next(e for e in exts if e["extension_uri"].endswith("units-1.3.0"))
+        units["software"]["version"] = "0.0.1"
+        exts.append(asdf.tags.core.ExtensionMetadata(
+            extension_class="some.legacy.Extension",
+            software=asdf.tags.core.Software(name="legacy", version="1.0"),
+        ))
+        exts.append(asdf.tags.core.ExtensionMetadata(
+            extension_class="other.Extension",
+            extension_uri="asdf://example.com/other/extensions/other-1.0.0",
+            software=asdf.tags.core.Software(name="other", version="2.0"),
+        ))
+        af.tree["t"] = Time(60000.0, format="mjd")
+        ours, theirs = scratch / "again-rs.asdf", scratch / "again-py.asdf"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", asdf.exceptions.AsdfWarning)
+            asdf_rs.write(ours, af.tree)
+            af.write_to(theirs)
+    entries = assert_same_extension_history(ours, theirs)
+    assert "version: 0.0.1" not in entries["asdf://astropy.org/astropy/extensions/units-1.3.0"]
+    assert sorted(entries) == [
+        "asdf://asdf-format.org/astronomy/extensions/astronomy-1.2.0",
+        "asdf://asdf-format.org/core/extensions/core-1.6.0",
+        "asdf://astropy.org/astropy/extensions/units-1.3.0",
+        "asdf://example.com/other/extensions/other-1.0.0",
+        "some.legacy.Extension",
+    ]
+    for path in (ours, theirs):
+        assert yaml_text(path).count("extension_class: some.legacy.Extension") == 1
+
+
+def test_the_callers_extensions_are_recorded_with_the_used_ones(scratch):
+    """asdf_rs.write(..., extensions=[...]) on a tree with converted objects: the caller's
+    entries are recorded with the extensions used, each URI once (the one used, newer, in
+    the place of the caller's)."""
+    path = scratch / "x.asdf"
+    mine = {
+        "extension_class": "mine.Extension",
+        "extension_uri": "asdf://example.com/mine/extensions/mine-1.0.0",
+        "software": {"name": "mine", "version": "3.1"},
+    }
+    stale = {
+        "extension_class": "asdf.extension._manifest.ManifestExtension",
+        "extension_uri": "asdf://astropy.org/astropy/extensions/units-1.3.0",
+        "software": {"name": "asdf-astropy", "version": "0.0.1"},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", asdf.exceptions.AsdfWarning)
+        asdf_rs.write(path, {"q": 1 * u.m}, extensions=[stale, mine])
+    entries = extension_entries_yaml(path)
+    assert list(entries)[:2] == [stale["extension_uri"], mine["extension_uri"]]
+    assert "version: 0.11.0" in entries[stale["extension_uri"]]
+    assert entries[mine["extension_uri"]] == (
+        "  - !core/extension_metadata-1.0.0\n"
+        "    extension_class: mine.Extension\n"
+        "    extension_uri: asdf://example.com/mine/extensions/mine-1.0.0\n"
+        "    software: !core/software-1.0.0 {name: mine, version: '3.1'}"
+    )
+    assert len(entries) == 4  # with astronomy-1.2.0 and the core extension
+    # the keyword is checked before python asdf sees it, as the native writer checks it
+    for bad, err, message in [
+        ("asdf://x", TypeError, r"^extensions must be a list of extension metadata mappings"),
+        ([mine, 3], TypeError, r"^extensions\[1\]: int is not an extension metadata mapping$"),
+        ([{"extension_uri": 7}], TypeError, r"^extensions\[0\]: extension_uri must be a str, not int$"),
+        ([mine, {"software": {}}], ValueError, r"^extensions\[1\]: an extension metadata mapping"),
+    ]:
+        with pytest.raises(err, match=message):
+            asdf_rs.write(scratch / "bad.asdf", {"q": 1 * u.m}, extensions=bad)
+        with pytest.raises(err, match=message):
+            asdf_rs.write(scratch / "bad.asdf", {"n": 1}, extensions=bad)
+    assert not (scratch / "bad.asdf").exists()
 
 
 def test_errors_name_the_tree_path_and_type(scratch):
@@ -311,6 +501,7 @@ def test_a_roman_product_round_trips_through_asdf_rs(scratch):
     asdf.AsdfFile({"roman": src._instance}).write_to(theirs)
     ours_t, theirs_t = raw_tree(out), raw_tree(theirs)
     assert extension_uris(ours_t) == extension_uris(theirs_t)
+    assert_same_extension_history(out, theirs)
     assert_same_yaml(ours_t["roman"], theirs_t["roman"], "/roman/")
     src.close()
     again.close()
@@ -339,6 +530,7 @@ def test_a_jwst_model_round_trips_through_asdf_rs(scratch):
     asdf.AsdfFile(m._instance).write_to(theirs)
     ours_t, theirs_t = raw_tree(out), raw_tree(theirs)
     assert extension_uris(ours_t) == extension_uris(theirs_t)
+    assert_same_extension_history(out, theirs)
     for t in (ours_t, theirs_t):
         del t["asdf_library"], t["history"]
     assert_same_yaml(ours_t, theirs_t)

@@ -123,8 +123,16 @@ def write(
     checksums: bool = True,
     standard: _Optional[str] = None,
     inline_threshold: _Optional[int] = None,
+    extensions: _Optional[list] = None,
 ) -> None:
     """Writes a tree of dicts, lists, scalars and numpy arrays as an ASDF file, atomically.
+
+    ``extensions``: extension-metadata entries (python asdf's ``history.extensions``
+    entries, mappings with ``extension_class``, ``extension_uri``, ``software``...) that the
+    file's ``history.extensions`` records, each extension URI once (the tree's own
+    ``history.extensions`` are not copied). A value met twice in the tree (the same dict,
+    list, ``Tagged`` mapping or converted object) is written once, with an anchor and
+    aliases.
 
     A tree that also holds objects of python asdf's extensions (astropy ``Quantity``,
     ``Time``, units, ``gwcs.WCS``, roman_datamodels and stdatamodels nodes, ...) has them
@@ -142,6 +150,7 @@ def write(
         checksums=checksums,
         standard=standard,
         inline_threshold=inline_threshold,
+        extensions=extensions,
     )
     if isinstance(tree, dict) and _write_objects.needs_converters(tree):
         try:

@@ -160,8 +160,11 @@ def write(
     checksums: bool = True,
     standard: Optional[str] = None,
     inline_threshold: Optional[int] = None,
+    extensions: Optional[list[Any]] = None,
 ) -> None:
-    """Writes a tree of dicts, lists, scalars and numpy arrays as an ASDF file, atomically."""
+    """Writes a tree of dicts, lists, scalars and numpy arrays as an ASDF file, atomically;
+    ``extensions``: the extension-metadata entries ``history.extensions`` records (each
+    extension URI once, the last entry for it in the first one's place)."""
 
 def convert(
     input: _Path,

@@ -307,19 +307,34 @@ class _Converter:
                 pass
         self.generators = []
 
-    def history(self, old: Any) -> Any:
-        """The tree's ``history`` with the extensions this write used recorded as python asdf
-        records them (``AsdfFile._update_extension_history``), converted."""
+    def history(self, old: Any, extensions: Any = None) -> tuple[Any, list]:
+        """The tree's ``history`` without its ``extensions``, and the ``history.extensions``
+        entries python asdf records for this write (``AsdfFile._update_extension_history``:
+        the old history's entries, then ``extensions`` -- the caller's --, updated in place
+        or followed by the extensions this write used), both converted. The history is None
+        when the tree has none (the native writer makes one for the extensions)."""
         hist = _plain_copy(old) if old is not None else None
+        if extensions is not None:
+            if hist is None:
+                hist = {}
+            elif isinstance(hist, list):
+                hist = {"entries": hist}
+            if isinstance(hist, dict):
+                hist["extensions"] = list(hist.get("extensions") or []) + _plain_copy(
+                    list(extensions)
+                )
         meta = {} if hist is None else {"history": hist}
         with _no_warnings_of(self.asdf):
             self.ctx._update_extension_history(meta, self.sctx)
         if "history" not in meta:
-            return old
-        out = self.node(meta["history"], ["history"])
+            # a standard before 1.2.0: no extension history
+            return old, []
+        new = meta["history"]
+        exts = new.pop("extensions", []) if isinstance(new, dict) else []
+        out_exts = self.node(list(exts), ["history", "extensions"])
+        out = None if old is None else self.node(new, ["history"])
         self.drain()
-        return out
-
+        return out, out_exts
 
     def validate(self, root: dict) -> None:
         """python asdf's validation of the tree it would write (``AsdfFile._validate``): the
@@ -415,19 +430,51 @@ class _no_warnings_of:
         return self.catch.__exit__(*exc)
 
 
-def _untagged_history(h: Any) -> Any:
-    return h.value if type(h) is Tagged and type(h.value) is dict else h
+def _check_extensions(extensions: Any) -> None:
+    """The native writer's check of its ``extensions`` (the same errors), before python asdf
+    takes them as history entries."""
+    if not isinstance(extensions, (list, tuple)):
+        raise TypeError(
+            "extensions must be a list of extension metadata mappings, not "
+            f"{type(extensions).__name__}"
+        )
+    for i, e in enumerate(extensions):
+        if type(e) is Tagged:
+            if not e.tag.startswith("tag:stsci.edu:asdf/core/extension_metadata-"):
+                raise ValueError(
+                    f"extensions[{i}]: a value tagged {e.tag}, not core/extension_metadata"
+                )
+            e = e.value
+        if not isinstance(e, dict):
+            raise TypeError(
+                f"extensions[{i}]: {type(e).__name__} is not an extension metadata mapping"
+            )
+        uri = e.get("extension_uri")
+        if "extension_uri" in e and not isinstance(uri, str):
+            raise TypeError(
+                f"extensions[{i}]: extension_uri must be a str, not {type(uri).__name__}"
+            )
+        if uri is None and not isinstance(e.get("extension_class"), str):
+            raise ValueError(
+                f"extensions[{i}]: an extension metadata mapping needs a str extension_uri "
+                "(or, for a legacy extension, a str extension_class)"
+            )
 
 
 def to_native_tree(
-    tree: dict, standard: str | None = None, validate: bool = False
-) -> tuple[dict, str]:
+    tree: dict, standard: str | None = None, validate: bool = False, extensions: Any = None
+) -> tuple[dict, list, str]:
     """``tree`` with every object python asdf has a converter for turned into
-    :class:`asdf_rs.Tagged` / dict / list / numpy array values, ``history.extensions``
-    recording the extensions used, and the ASDF Standard version the tags were selected for
+    :class:`asdf_rs.Tagged` / dict / list / numpy array values (an object met twice becomes
+    the same value, which the native writer writes once and aliases, as python asdf does),
+    the ``history.extensions`` entries recording the extensions used (the tree's own and
+    ``extensions`` -- the caller's -- first, updated as python asdf updates them; the native
+    writer's ``extensions``), and the ASDF Standard version the tags were selected for
     (python asdf's default when ``standard`` is None). ``validate``: the converted tree is
     checked against python asdf's schemas too, as python asdf checks a tree it writes
     (:class:`asdf_rs.ValidationError` naming the place)."""
+    if extensions is not None:
+        _check_extensions(extensions)
     conv = _Converter(standard)
     out = {}
     path: list = []
@@ -440,19 +487,15 @@ def to_native_tree(
         finally:
             path.pop()
     conv.drain()
-    history = conv.history(tree.get("history"))
+    history, exts = conv.history(tree.get("history"), extensions)
     if validate:
-        conv.validate({"history": _untagged_history(history), **out} if history else out)
+        hist = history.value if type(history) is Tagged else history
+        if isinstance(hist, dict) or (hist is None and exts):
+            hist = {**(hist or {}), "extensions": exts}
+        conv.validate({"history": hist, **out} if hist is not None else out)
     if history is not None:
-        if isinstance(history, dict) and "extensions" in history:
-            # The native writer drops a dict history's `extensions` (it records its own core
-            # extension, and a tree read from a file has the old writer's); the history of a
-            # conversion carries the extensions this write used, so it goes in as a Tagged
-            # value, whose tag the writer does not keep: the history it writes is a plain
-            # mapping with these extensions and its own core one.
-            history = Tagged("tag:stsci.edu:asdf/core/history-1.0.0", history)
         out = {"history": history, **out}
-    return out, conv.ctx.version_string
+    return out, exts, conv.ctx.version_string
 
 
 def write(path, tree, **kwargs) -> None:
@@ -460,19 +503,24 @@ def write(path, tree, **kwargs) -> None:
     converted by :func:`to_native_tree` (with ``validate`` -- the default -- checked against
     python asdf's schemas as well as the native writer's), then written by the native writer
     with the same keyword arguments (``standard`` defaults to python asdf's default version,
-    for which the converters selected their tags). A plain tree goes to the native writer as
-    it is (python asdf is not imported).
+    for which the converters selected their tags; ``extensions`` are the entries python asdf
+    would record in ``history.extensions``). A plain tree goes to the native writer as it is
+    (python asdf is not imported).
 
-    Not as python asdf: an object met twice is written twice, its arrays once (the native
-    writer aliases mappings, not tagged nodes); a converter asking for a raw block of its own
+    An object met twice is written once, with an anchor and aliases, as python asdf writes
+    it. Not as python asdf: a converter asking for a raw block of its own
     (``find_available_block_index``) or a streamed array is refused; python asdf's per-array
     storage settings (``set_array_storage``, ``set_array_compression``) are not seen:
     ``compression`` and ``inline_threshold`` apply to every array."""
     if not isinstance(tree, dict) or not needs_converters(tree):
         return _asdf_rs.write(path, tree, **kwargs)
-    native, version = to_native_tree(
-        tree, kwargs.get("standard"), validate=kwargs.get("validate", True)
+    native, exts, version = to_native_tree(
+        tree,
+        kwargs.get("standard"),
+        validate=kwargs.get("validate", True),
+        extensions=kwargs.get("extensions"),
     )
     if kwargs.get("standard") is None:
         kwargs["standard"] = version
+    kwargs["extensions"] = exts
     return _asdf_rs.write(path, native, **kwargs)
