@@ -597,6 +597,7 @@ _OWN_SCHEMA_PREFIXES = (
 )
 _registered_tags: set[tuple[str, str]] = set()
 _source_set = False
+_bound_extensions: Any = None
 
 
 def _is_own_schema(uri: str) -> bool:
@@ -623,11 +624,15 @@ def register_extension_schemas() -> None:
     Roman product reads about 40 of the 1,234 schemas the extensions can reach). The ASDF
     Standard's own tags keep asdf-rs's schemas. Process-wide; :func:`open` calls it when
     ``validate=True`` (extensions added since the last call are bound then)."""
-    global _source_set
+    global _source_set, _bound_extensions
     if not _source_set:
         _asdf_rs.set_schema_source(_schema_text)
         _source_set = True
-    for ext in get_config().extensions:
+    extensions = get_config().extensions
+    if extensions is _bound_extensions:
+        return  # python asdf makes a new list when its extensions change
+    _bound_extensions = extensions
+    for ext in extensions:
         for tag in ext.tags:
             for uri in tag.schema_uris:
                 key = (tag.tag_uri, uri)
