@@ -500,3 +500,29 @@ def test_each_unit_string_is_parsed_once_per_file(tmp_path, monkeypatch):
         assert [g[0] for g in got] == [e[0] for e in expected]
         for g, e in zip(got, expected):
             np.testing.assert_array_equal(g[1], e[1])
+
+
+def test_validation_reads_only_the_schemas_a_file_needs(tmp_path):
+    """validate=True takes the extensions' schemas from python asdf's resource manager when a
+    file first needs them (a fresh process: the source is process-wide): a Roman image asks
+    for rad's schemas, not stdatamodels' or the other Roman products' ones, and a second open
+    asks for nothing."""
+    image = next(p for p in ROMAN if p.name == "image.asdf")
+    code = (
+        "import asdf, asdf_rs, asdf_rs.converters as conv\n"
+        "asked = []\n"
+        "real = conv._schema_text\n"
+        "conv._schema_text = lambda uri: asked.append(uri) or real(uri)\n"
+        f"asdf_rs.open({str(image)!r}, converters=True, validate=True).close()\n"
+        "first = list(asked)\n"
+        f"asdf_rs.open({str(image)!r}, converters=True, validate=True).close()\n"
+        "print(len(first), len(asked) - len(first))\n"
+        "print(sum(u.startswith('asdf://stsci.edu/datamodels/roman/') for u in first))\n"
+        "print(sum('jwst' in u or 'stdatamodels' in u for u in first))\n"
+        "print(sum(1 for u in first if '/schemas/wfi_image-' in u))\n"
+    )
+    # (the wrapper is in place before the first validated open, which sets the source)
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    first, again, roman, jwst_like, image_schema = map(int, out.stdout.split())
+    assert 10 < first < 200, out.stdout
+    assert again == 0 and jwst_like == 0 and roman >= 10 and image_schema == 1, out.stdout
