@@ -16,11 +16,15 @@ tagged node is converted; arrays are not read), with validation on and off:
 
 - python asdf 6.0.0: ``asdf.open(path, lazy_tree=L)`` for L in (False, True), validation
   by ``asdf.config_context().validate_on_read``;
-- asdf_rs: ``asdf_rs.open(path, converters=True, validate=V)``.
+- asdf_rs: ``asdf_rs.open(path, converters=True, validate=V, lazy_tree=L)`` (case 5 is
+  ``lazy_tree=True``).
 
-Two figures each: the median of ``--runs`` runs in one process (imports done, the first run
-counted with the others), and the median wall time of ``--whole-runs`` whole processes
-(interpreter start, imports, open, walk, close: what a script pays). ``profile`` runs asdf_rs
+Three figures each: the median of ``--runs`` runs in one process (imports done, the first run
+counted with the others); the median wall time of ``--whole-runs`` whole processes
+(interpreter start, imports, open, walk, close: what a script pays); and, of those processes,
+the median first open (with the walk), timed after the imports and after python asdf has
+loaded the installed extensions (``asdf.get_config().extensions``, which python asdf's own
+first open does and asdf_rs's converters need, so both sides pay it). ``profile`` runs asdf_rs
 once per file under cProfile, validation on, and sums the time by where it is spent (the
 native open, the converters' packages, python asdf's validation, the rest).
 
@@ -102,10 +106,10 @@ def open_python_asdf(path, validate: bool, lazy_tree: bool) -> int:
             return walk(af.tree)
 
 
-def open_asdf_rs(path, validate: bool, python_validation: bool = False) -> int:
+def open_asdf_rs(path, validate: bool, python_validation: bool = False, lazy_tree: bool = False) -> int:
     import asdf_rs
 
-    f = asdf_rs.open(path, converters=True, validate=validate)
+    f = asdf_rs.open(path, converters=True, validate=validate, lazy_tree=lazy_tree)
     try:
         n = walk(f.tree)
         if python_validation:
@@ -180,6 +184,7 @@ CASES = [
         False,
     ),
     ("asdf_rs + python schemas on read tree", open_asdf_rs_python_schemas, True, False),
+    ("asdf_rs converters=True lazy_tree", lambda p, v: open_asdf_rs(p, v, lazy_tree=True), True, True),
 ]
 
 
@@ -193,25 +198,52 @@ def in_process(path, fn, validate, runs):
     return statistics.median(times), times
 
 
-def whole_process(path, case: int, validate: bool, runs: int) -> float:
-    times = []
+def whole_process(path, case: int, validate: bool, runs: int) -> tuple[float, float, float]:
+    """Medians of whole processes: wall time, the part before the open (interpreter start,
+    imports, python asdf loading the installed extensions, which both sides need), and the
+    first open of the process (with the walk)."""
+    times, setups, opens = [], [], []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run(
+        out = subprocess.run(
             [sys.executable, __file__, "once", str(path), str(case), str(int(validate))],
             check=True,
+            capture_output=True,
+            text=True,
         )
         times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        first_open = float(out.stdout.split()[-1])
+        opens.append(first_open)
+        setups.append(times[-1] - first_open)
+    return statistics.median(times), statistics.median(setups), statistics.median(opens)
+
+
+def once(path: str, case: int, validate: bool) -> None:
+    """One whole process's work: the imports, the extensions loaded (as python asdf's first
+    open would load them, for both sides), then one open and walk, whose time is printed."""
+    import warnings
+
+    import asdf
+
+    if case >= 2:
+        import asdf_rs  # noqa: F401
+    warnings.simplefilter("ignore")
+    asdf.get_config().extensions
+    t = time.perf_counter()
+    CASES[case][1](path, validate)
+    print(f"{time.perf_counter() - t:.6f}")
 
 
 def run(d: Path, runs: int, whole_runs: int, only=None, files=FILES, validations=(True, False)) -> None:
     import warnings
 
-    import asdf  # noqa: F401  (imports outside the timings)
+    import asdf  # (imports outside the timings)
     import asdf_rs  # noqa: F401
 
     warnings.simplefilter("ignore")
+    # python asdf loads the installed extensions on its first open, outside any config_context
+    # (within one, every open would load them again): loaded here, outside the timings
+    asdf.get_config().extensions
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; median of {runs} runs in "
           f"process (each run in brackets), of {whole_runs} whole processes")
     for f in files:
@@ -222,17 +254,20 @@ def run(d: Path, runs: int, whole_runs: int, only=None, files=FILES, validations
                 if not (on if validate else off) or (only and i not in only):
                     continue
                 med, first = in_process(path, fn, validate, runs)
-                whole = whole_process(path, i, validate, whole_runs) if whole_runs else float("nan")
+                nan = float("nan")
+                whole = whole_process(path, i, validate, whole_runs) if whole_runs else (nan, nan, nan)
                 rows.append((name, med, first, whole))
             print(f"\n{f}, validation {'on' if validate else 'off'}")
-            for name, med, first, whole in rows:
+            for name, med, first, (whole, setup, first_open) in rows:
                 runs_ms = ", ".join(f"{t * 1e3:.1f}" for t in first)
                 print(f"  {name:34} {med * 1e3:9.1f} ms ({runs_ms})   "
-                      f"whole process {whole * 1e3:8.1f} ms")
+                      f"whole process {whole * 1e3:8.1f} ms = {setup * 1e3:.0f} ms start, imports "
+                      f"and extensions + {first_open * 1e3:.1f} ms first open")
             for ours in rows[2:] if only is None else [r for r in rows if r[0].startswith("asdf_rs")]:
                 for theirs in [r for r in rows if not r[0].startswith("asdf_rs")]:
                     print(f"    {theirs[0]} / {ours[0]}: {theirs[1] / ours[1]:.2f}x in process, "
-                          f"{theirs[3] / ours[3]:.2f}x whole process")
+                          f"{theirs[3][2] / ours[3][2]:.2f}x first open of a process, "
+                          f"{theirs[3][0] / ours[3][0]:.2f}x whole process")
 
 
 def where(filename: str, func: str) -> str:
@@ -291,11 +326,7 @@ def profile(d: Path) -> None:
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "once":
-        import warnings
-
-        warnings.simplefilter("ignore")
-        path, case, validate = sys.argv[2], int(sys.argv[3]), bool(int(sys.argv[4]))
-        CASES[case][1](path, validate)
+        once(sys.argv[2], int(sys.argv[3]), bool(int(sys.argv[4])))
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["make", "run", "profile"])
@@ -304,7 +335,7 @@ def main():
     ap.add_argument("--blocks", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--whole-runs", type=int, default=5)
-    ap.add_argument("--cases", help="comma-separated case numbers (0-4) to run, default all")
+    ap.add_argument("--cases", help="comma-separated case numbers (0-5) to run, default all")
     ap.add_argument("--files", help="comma-separated file names, default both")
     ap.add_argument("--validation", choices=["on", "off", "both"], default="both")
     a = ap.parse_args()
