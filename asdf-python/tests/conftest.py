@@ -23,3 +23,17 @@ def scratch():
         yield d
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def history_extension_entries(path) -> list[str]:
+    """The YAML text of each ``history.extensions`` entry of an ASDF file, in order."""
+    lines = Path(path).read_bytes().split(b"\n...\n")[0].decode().splitlines()
+    entries: list[list[str]] = []
+    for line in lines[lines.index("  extensions:") + 1 :]:
+        if line.startswith("  - "):
+            entries.append([line])
+        elif line.startswith("    ") and entries:
+            entries[-1].append(line)
+        else:
+            break
+    return ["\n".join(e) for e in entries]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import asdf_rs
-from conftest import testdata
+from conftest import history_extension_entries, testdata
 
 
 def test_round_trip_of_python_values(scratch):
@@ -364,20 +364,6 @@ def test_a_tagged_mapping_met_twice_is_written_once(scratch):
             assert af["other"] is not af["x"] and af["other"] == af["x"]
 
 
-def _extension_entries(path):
-    """The YAML text of each history.extensions entry, in order."""
-    lines = path.read_bytes().split(b"\n...\n")[0].decode().splitlines()
-    entries = []
-    for line in lines[lines.index("  extensions:") + 1:]:
-        if line.startswith("  - "):
-            entries.append([line])
-        elif line.startswith("    ") and entries:
-            entries[-1].append(line)
-        else:
-            break
-    return ["\n".join(e) for e in entries]
-
-
 def test_write_records_the_extensions_given(scratch):
     """write(..., extensions=[...]): the entries in history.extensions before the writer's
     core entry, tagged and styled as python asdf writes them; a URI once (a later entry in
@@ -399,7 +385,7 @@ def test_write_records_the_extensions_given(scratch):
     out = scratch / "ext.asdf"
     asdf_rs.write(out, tree, extensions=[x, y, legacy, x2, core])
     assert tree["history"]["extensions"][0]["extension_class"] == "Old"  # not changed
-    entries = _extension_entries(out)
+    entries = history_extension_entries(out)
     assert entries[:3] == [
         "  - !core/extension_metadata-1.0.0\n"
         "    extension_class: x.New\n"
@@ -417,7 +403,7 @@ def test_write_records_the_extensions_given(scratch):
     asdf.AsdfFile({"history": {"extensions": [
         ExtensionMetadata(x2, software=Software(x2["software"])), ExtensionMetadata(y.value),
         ExtensionMetadata(legacy)]}}).write_to(theirs)
-    assert _extension_entries(theirs)[:3] == entries[:3]
+    assert history_extension_entries(theirs)[:3] == entries[:3]
     assert len(entries) == 4 and "name: asdf-rs" in entries[3]
     assert "extension_uri: asdf://asdf-format.org/core/extensions/core-1.6.0" in entries[3]
     with warnings.catch_warnings():

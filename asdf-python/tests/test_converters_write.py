@@ -31,6 +31,7 @@ from gwcs import wcs as gwcs_wcs
 
 import asdf_rs
 from asdf_rs import _write_objects
+from conftest import history_extension_entries
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 ROMAN = REPOSITORY / "asdf-codegen" / "tests" / "roman"
@@ -109,18 +110,8 @@ def yaml_text(path):
 def extension_entries_yaml(path):
     """The YAML text of each ``history.extensions`` entry of the file, by extension URI (by
     class for a legacy entry)."""
-    lines = yaml_text(path).splitlines()
-    entries = []
-    for line in lines[lines.index("  extensions:") + 1 :]:
-        if line.startswith("  - "):
-            entries.append([line])
-        elif line.startswith("    ") and entries:
-            entries[-1].append(line)
-        else:
-            break
     out = {}
-    for e in entries:
-        text = "\n".join(e)
+    for text in history_extension_entries(path):
         # a legacy entry (no extension_uri) by its class
         uri = (re.search(r"extension_uri: (\S+)", text)
                or re.search(r"extension_class: (\S+)", text)).group(1)
