@@ -7,7 +7,7 @@ DIR is the ASDF_WRITE_OUT folder of a test run: DIR/blosc2-frames/NAME.b2nd (wri
 `frames_written_here_read_back_and_are_left_for_python`) beside NAME.bin, the C-order bytes
 the array must hold. Every frame must open in python-blosc2 and read back those bytes, with
 its variable-length metalayers readable. DIR/blosc1-chunks/NAME.blosc1 (written by
-`chunks_written_here_read_back_and_are_left_for_python`, tests/blosc1_chunks.rs) beside
+`chunks_written_here_read_back_and_are_left_for_python`, tests/it/blosc1_chunks.rs) beside
 NAME.bin: `blosc.decompress` must give those bytes. Exit 1 on any failure, and on no frames
 or no chunks at all.
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """h5py's side of the HDF5 round trip: for each fixture NAME.h5 of asdf-hdf5/tests/data, the
 file ``DIR/hdf5_NAME.back.h5`` that asdf-rs wrote from its own conversion (h5 → asdf → h5,
-made by asdf-hdf5/tests/round_trip.rs with ASDF_WRITE_OUT=DIR), and ``DIR/hdf5_NAME.banded.h5``
+made by asdf-hdf5/tests/it/round_trip.rs with ASDF_WRITE_OUT=DIR), and ``DIR/hdf5_NAME.banded.h5``
 written the same way band by band (the path of datasets larger than memory), must hold, as h5py reads it,
 the same datasets (values, datatypes, shapes), attributes (values and types), chunk shapes,
 filters, and soft and external links (same paths and files) as the original. Also, python asdf must open ``DIR/hdf5_NAME.asdf`` (the middle step)
@@ -226,7 +226,7 @@ def compare_links(orig, back, h5py) -> list[str]:
 
 
 def check_masks(out, np, h5py, asdf) -> int:
-    """Masked arrays (asdf-hdf5/tests/masks.rs): python asdf's reading of the original
+    """Masked arrays (asdf-hdf5/tests/it/masks.rs): python asdf's reading of the original
     ``hdf5_masked.asdf`` is the oracle. In ``hdf5_masked.h5`` an array mask is the companion
     dataset that the data's ``_asdf_mask`` attribute names, which h5py reads as those booleans;
     a mask number is the ``_asdf_mask_value`` attribute. ``hdf5_masked.back.asdf`` (converted

@@ -1,6 +1,7 @@
 //! What the object-store tests share about region reads: a cutout of an uncompressed and of
 //! an `lz4` image, uploaded under a prefix, read back with the bytes and requests it costs.
-//! Included by the tests that use it alone (`#[path]`), as uploads.rs is.
+//! Included beside `support` by asdf-store's test program (`tests/it/main.rs`, `#[path]`), as
+//! uploads.rs is, not by `support` itself.
 
 use std::sync::Arc;
 

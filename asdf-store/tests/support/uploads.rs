@@ -1,6 +1,7 @@
 //! What the `s3://` and `gs://` tests share about uploads that fail: an array whose source
-//! fails midway, and the check that a failed upload left nothing behind. Included by those
-//! two tests alone (`#[path]`), so the other users of `support` do not need asdf-store.
+//! fails midway, and the check that a failed upload left nothing behind. Included beside
+//! `support` by asdf-store's test program (`tests/it/main.rs`, `#[path]`), not by `support`
+//! itself, so its other users (asdftool's tests) do not need asdf-store.
 
 use asdf_core::write::Writer;
 use asdf_core::Node;

@@ -20,12 +20,6 @@
 //! `"gcs_base_url"` and `"disable_oauth": true`, which is how `object_store`'s own tests reach
 //! fake-gcs-server).
 
-#[path = "support/regions.rs"]
-mod regions;
-mod support;
-#[path = "support/uploads.rs"]
-mod uploads;
-
 use std::time::Duration;
 
 use asdf_core::tree;
@@ -34,7 +28,9 @@ use asdf_store::{StoreError, StoreOptions};
 use object_store::gcp::{GoogleCloudStorage, GoogleCloudStorageBuilder};
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
-use support::moto::{raw, raw_body, start_moto};
+
+use crate::support::moto::{raw, raw_body, start_moto};
+use crate::{regions, support, uploads};
 
 fn base(port: u16) -> String {
     format!("http://127.0.0.1:{port}")

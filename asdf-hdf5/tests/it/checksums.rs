@@ -12,8 +12,7 @@ use asdf_core::write::{CompressionChoice, WriteOptions, Writer};
 use asdf_core::{AsdfFile, Node, Value};
 use asdf_hdf5::{from_asdf_with, FromAsdfOptions, Hdf5Error};
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 /// 4 MiB of uint32 values, varied enough that no codec makes them a single run.
 fn values() -> ndarray::Array2<u32> {

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use asdf_core::AsdfFile;
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
+use crate::common;
 use asdf_hdf5::{from_asdf, from_asdf_with, to_asdf, FromAsdfOptions, ToAsdfOptions};
 
 /// The fixtures, every one of which round-trips whole (soft and external links come back as

@@ -4,18 +4,14 @@
 //! server and stops it; a server that cannot start fails the test. `ASDF_MOTO_SERVER` names
 //! another `moto_server` program.
 
-#[path = "support/regions.rs"]
-mod regions;
-mod support;
-#[path = "support/uploads.rs"]
-mod uploads;
-
 use std::time::Duration;
 
 use asdf_core::tree;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_store::{StoreError, StoreOptions};
-use support::moto::{raw, start_moto};
+
+use crate::support::moto::{raw, start_moto};
+use crate::{regions, uploads};
 
 fn opts(port: u16) -> StoreOptions {
     StoreOptions::new()

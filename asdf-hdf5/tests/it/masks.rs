@@ -16,8 +16,7 @@ use asdf_core::{AsdfFile, Node, Value};
 use asdf_hdf5::{from_asdf_with, to_asdf, FromAsdfOptions, Hdf5Error, ToAsdfOptions};
 use hdf5_writer::{AttributeBuilder, DatasetBuilder, Hdf5Builder, Hdf5Writer};
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 fn map(entries: Vec<(&str, Node)>) -> Node {
     Node::new(Value::Map(

@@ -11,8 +11,7 @@ use asdf_core::{AsdfFile, Node, Value};
 use asdf_hdf5::{to_asdf, ToAsdfOptions, META_KEY};
 use serde_json::Value as Json;
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 /// Every `.h5` file of the test data, by name.
 fn fixtures() -> Vec<String> {

@@ -3,7 +3,8 @@
 //! `.ci/run` with `npm ci`), started on loopback by the test and stopped after it; a server
 //! that cannot start fails the test. `ASDF_AZURITE_BLOB` names another `azurite-blob`
 //! program. object_store reaches the emulator through `AZURITE_BLOB_STORAGE_URL`, which this
-//! test binary (one test) sets.
+//! test sets for its process (nextest runs each test in a process of its own; no other test
+//! here reads it).
 
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -14,8 +15,7 @@ use asdf_core::tree;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_store::{StoreError, StoreOptions};
 
-#[path = "support/regions.rs"]
-mod regions;
+use crate::regions;
 
 struct Azurite {
     child: Child,

@@ -15,8 +15,7 @@ use asdf_core::{AsdfFile, Node, Value};
 use asdf_hdf5::{from_asdf, from_asdf_with, to_asdf, FromAsdfOptions, ToAsdfOptions, META_KEY};
 use hdf5_reader::{Dataset, Datatype, Hdf5File, VarLenKind};
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")

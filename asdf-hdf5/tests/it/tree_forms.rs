@@ -13,8 +13,7 @@ use asdf_core::{AsdfFile, Node, Value};
 use asdf_hdf5::{from_asdf, to_asdf, ToAsdfOptions, META_KEY};
 use serde_json::{json, Value as Json};
 
-#[path = "../../asdf-core/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")

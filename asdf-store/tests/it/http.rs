@@ -1,8 +1,6 @@
 //! Reading ASDF files over HTTP from a loopback server (tests/support): transfer bounds,
 //! block data only when read, and faults.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +8,8 @@ use asdf_core::file::ReadAt;
 use asdf_core::tree;
 use asdf_core::write::{WriteOptions, Writer};
 use asdf_store::{StoreError, StoreOptions, StoreReader};
-use support::{Fault, Server};
+
+use crate::support::{self, Fault, Server};
 
 fn opts() -> StoreOptions {
     StoreOptions::new()
