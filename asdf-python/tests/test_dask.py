@@ -364,7 +364,7 @@ def test_cluster_reductions_over_s3(client, files, s3, label):
 
 def test_cluster_reductions_over_gs(client, files, s3):
     """gs:// through the XML API of Google Cloud Storage, which moto_server answers as S3
-    (asdf-store/tests/gcs.rs says what this leaves untested)."""
+    (asdf-store/tests/it/gcs.rs says what this leaves untested)."""
     port = s3_fixture_port[0]
     opts = {"google_base_url": f"http://127.0.0.1:{port}", "google_bearer_token": "testing"}
     path, want = files["lz4"]
