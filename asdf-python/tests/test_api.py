@@ -438,3 +438,41 @@ def test_write_checks_the_extensions_given(scratch):
         with pytest.raises(err, match=f"^{message}"):
             asdf_rs.write(out, {"a": 1}, extensions=bad)
     assert not out.exists()
+
+
+def test_own_schemas_validate_on_open_and_write(scratch):
+    """register_tag + set_schema_source: a tag's schema (and the schema it refers to) comes
+    from the source when a validation first needs it, once; invalid trees are refused on write
+    and on open, naming the path."""
+    tag = "asdf://example.org/tags/exposure-1.0.0"
+    schemas = {
+        "asdf://example.org/schemas/exposure-1.0.0": (
+            "id: asdf://example.org/schemas/exposure-1.0.0\n"
+            "type: object\n"
+            "properties:\n"
+            "  seconds: {$ref: 'positive-1.0.0'}\n"
+            "required: [seconds]\n"
+        ),
+        "asdf://example.org/schemas/positive-1.0.0": "type: number\nexclusiveMinimum: true\nminimum: 0\n",
+    }
+    asked = []
+
+    def source(uri):
+        asked.append(uri)
+        return schemas.get(uri)
+
+    asdf_rs.set_schema_source(source)
+    try:
+        asdf_rs.register_tag(tag, "asdf://example.org/schemas/exposure-1.0.0")
+        good, bad = scratch / "good.asdf", scratch / "bad.asdf"
+        asdf_rs.write(good, {"exp": asdf_rs.Tagged(tag, {"seconds": 12.5})})
+        with pytest.raises(asdf_rs.ValidationError, match="/exp/seconds"):
+            asdf_rs.write(bad, {"exp": asdf_rs.Tagged(tag, {"seconds": -1})})
+        assert not bad.exists()
+        asdf_rs.write(bad, {"exp": asdf_rs.Tagged(tag, {"seconds": -1})}, validate=False)
+        asdf_rs.open(good, validate=True).close()
+        with pytest.raises(asdf_rs.ValidationError, match="/exp/seconds"):
+            asdf_rs.open(bad, validate=True)
+        assert sorted(asked) == sorted(schemas)  # each once, though used four times
+    finally:
+        asdf_rs.set_schema_source(None)

@@ -19,6 +19,12 @@ nodes), in an :class:`asdf_rs.converters.AsdfFile`, a subclass of ``asdf.AsdfFil
 ``roman_datamodels.datamodels.open`` and stdatamodels' models accept (see
 :mod:`asdf_rs.converters`; needs python asdf 6: ``pip install asdf-rs[astropy]``, ``[gwcs]``,
 ``[roman]``, ``[jwst]``). Without ``converters``, nothing of python asdf is imported.
+
+``validate=True`` (on open, and on write by default) checks the tree against the ASDF
+Standard's schemas and against your own: :func:`register_schema` (a YAML schema under a URI;
+its top-level ``tag`` binds it), :func:`register_tag` (a tag or ``*`` pattern to a schema URI),
+and :func:`set_schema_source` (a function giving a schema's YAML by URI, asked once per URI
+when a validation first needs it: a schema store that costs only what is used).
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ from ._asdf_rs import (
     __version__,
     convert,
     preview,
+    register_schema,
+    register_tag,
+    set_schema_source,
 )
 from ._asdf_rs import open as _open
 from ._asdf_rs import write as _write
@@ -107,6 +116,9 @@ __all__ = [
     "convert",
     "open",
     "preview",
+    "register_schema",
+    "register_tag",
+    "set_schema_source",
     "stack_dask",
     "to_dask",
     "write",
