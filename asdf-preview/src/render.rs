@@ -1,12 +1,12 @@
 //! From a tree path to PNG or SVG bytes: finding the array, reading the plane (by region,
 //! strided when that saves bytes), and handing it to the image or plot drawer.
 
-use asdf_core::array::{ByteOrder, DType, Dim, DynArray, NdArrayMeta, ScalarType};
+use asdf_core::array::{DType, Dim, DynArray, NdArrayMeta};
 use asdf_core::{AsdfFile, Node, SelItem, Selection, Value};
 
 use crate::image::Image;
 use crate::plot::{Plot, Series};
-use crate::scan::{numeric, read, Plane};
+use crate::scan::{convert, numeric, read, Plane};
 use crate::{Format, PreviewError, PreviewOptions};
 
 /// The PNG or SVG bytes of the array at `path` (a JSON pointer such as `/sci` or
@@ -354,42 +354,7 @@ fn value_label(dtype: &DType, unit: Option<&str>) -> String {
     }
 }
 
-/// One element's value as `f64`.
-fn value_at(ty: ScalarType, order: ByteOrder, b: &[u8]) -> f64 {
-    macro_rules! num {
-        ($t:ty, $n:literal) => {{
-            let mut a = [0u8; $n];
-            a.copy_from_slice(&b[..$n]);
-            match order {
-                ByteOrder::Little => <$t>::from_le_bytes(a) as f64,
-                ByteOrder::Big => <$t>::from_be_bytes(a) as f64,
-            }
-        }};
-    }
-    match ty {
-        ScalarType::Int8 => f64::from(b[0] as i8),
-        ScalarType::UInt8 => f64::from(b[0]),
-        ScalarType::Bool8 => f64::from(u8::from(b[0] != 0)),
-        ScalarType::Int16 => num!(i16, 2),
-        ScalarType::UInt16 => num!(u16, 2),
-        ScalarType::Int32 => num!(i32, 4),
-        ScalarType::UInt32 => num!(u32, 4),
-        ScalarType::Int64 => num!(i64, 8),
-        ScalarType::UInt64 => num!(u64, 8),
-        ScalarType::Float32 => num!(f32, 4),
-        ScalarType::Float64 => num!(f64, 8),
-        ScalarType::Float16 => {
-            let bits = match order {
-                ByteOrder::Little => u16::from_le_bytes([b[0], b[1]]),
-                ByteOrder::Big => u16::from_be_bytes([b[0], b[1]]),
-            };
-            half::f16::from_bits(bits).to_f64()
-        }
-        _ => f64::NAN,
-    }
-}
-
-/// The elements of a numeric array as `f64`, in C order.
+/// The elements of a numeric array as `f64`, in C order (infinities as NaN, as in images).
 fn to_f64(arr: &DynArray, path: &str) -> Result<Vec<f64>, PreviewError> {
     let (ty, order) = numeric(&arr.dtype).ok_or_else(|| PreviewError::NotDrawable {
         path: path.into(),
@@ -402,11 +367,9 @@ fn to_f64(arr: &DynArray, path: &str) -> Result<Vec<f64>, PreviewError> {
             what: "an array whose bytes do not match its shape".into(),
         });
     }
-    Ok(arr
-        .data
-        .chunks_exact(size)
-        .map(|c| value_at(ty, order, c))
-        .collect())
+    let mut out = Vec::with_capacity(arr.element_count());
+    convert(ty, order, &arr.data, &mut out);
+    Ok(out)
 }
 
 /// The selection items of the leading axes of the plane `opts.slice` chooses.
@@ -548,10 +511,11 @@ fn table(
     }
     let column = |c: usize| -> Vec<f64> {
         let (_, off, ty, order, _) = &columns[c];
-        arr.data
-            .chunks_exact(record)
-            .map(|r| value_at(*ty, *order, &r[*off..]))
-            .collect()
+        let mut out = Vec::with_capacity(rows);
+        for r in arr.data.chunks_exact(record) {
+            convert(*ty, *order, &r[*off..*off + ty.itemsize()], &mut out);
+        }
+        out
     };
     let ys = column(y);
     let (xs, x_label) = match x {
