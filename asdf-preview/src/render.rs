@@ -112,17 +112,7 @@ pub fn draw<'a>(
             bytes(plot.render(format))
         }
         _ => {
-            let lead = lead_items(&target, shape.as_deref(), ndim, opts)?;
-            let step = stride_step(&target, shape.as_deref(), ndim, opts);
-            let plane = Plane::open(
-                file,
-                &target.node,
-                &target.path,
-                lead,
-                step,
-                shape.as_deref(),
-            )?;
-            let image = Image::new(plane, opts)?;
+            let image = Image::new(plane(file, &target, shape.as_deref(), ndim, opts)?, opts)?;
             Ok(Drawing {
                 inner: Drawn::Image(Box::new(image), opts.clone(), format),
             })
@@ -158,17 +148,21 @@ pub fn image_limits(
             what,
         });
     }
-    let lead = lead_items(&target, shape.as_deref(), ndim, opts)?;
-    let step = stride_step(&target, shape.as_deref(), ndim, opts);
-    let plane = Plane::open(
-        file,
-        &target.node,
-        &target.path,
-        lead,
-        step,
-        shape.as_deref(),
-    )?;
-    Ok(Image::new(plane, opts)?.limits)
+    Ok(Image::new(plane(file, &target, shape.as_deref(), ndim, opts)?, opts)?.limits)
+}
+
+/// The plane of an array of 2 or more dimensions that `opts` chooses (`--slice`, strided
+/// reading of large planes).
+fn plane<'a>(
+    file: &'a AsdfFile,
+    target: &Target,
+    shape: Option<&[usize]>,
+    ndim: usize,
+    opts: &PreviewOptions,
+) -> Result<Plane<'a>, PreviewError> {
+    let lead = lead_items(target, shape, ndim, opts)?;
+    let step = stride_step(target, shape, ndim, opts);
+    Plane::open(file, &target.node, &target.path, lead, step, shape)
 }
 
 /// An array found at a path.
