@@ -23,7 +23,8 @@ pub fn register_tag(tag_pattern: &str, schema_uri: &str) {
 
 /// Sets (or, with `None`, removes) the process-wide schema source: `source(uri)` gives the YAML
 /// text (str or bytes) of a schema asdf-rs neither bundles nor has registered, or `None`; it is
-/// asked once per URI, when a validation first needs that schema. An exception in it is
+/// asked once per URI, when a validation first needs that schema (the first time, possibly
+/// once per thread when validators that refer to it are compiled in parallel). An exception in it is
 /// reported as unraisable and counts as `None`.
 #[pyfunction]
 pub fn set_schema_source(source: Option<Py<PyAny>>) {

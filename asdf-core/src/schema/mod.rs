@@ -221,8 +221,9 @@ pub fn register_schema(uri: &str, yaml: &str) -> Result<(), SchemaError> {
 ///
 /// So a large schema set (python asdf's installed extensions, a directory of schemas) costs
 /// only what a validation uses. The function runs without any registry lock held, on the
-/// thread validating, and may be called from several threads at once; a panic in it counts
-/// as `None`.
+/// thread validating, and may be called from several threads at once (schemas a tree needs
+/// are compiled in parallel, so two threads may each ask for a schema they both refer to,
+/// the first time); a panic in it counts as `None`.
 ///
 /// ```
 /// use asdf_core::schema::{register_tag, set_schema_source, validate_tree};
